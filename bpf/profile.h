@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * profile.h - what the BPF program and user space share: the ring-buffer
+ * record and the per-CPU counters. Fixed-size __u* types only, so both sides
+ * agree on the layout.
+ */
+#ifndef PROFILER_BPF_PROFILE_H
+#define PROFILER_BPF_PROFILE_H
+
+#ifndef __bpf__
+#include <linux/types.h> /* the BPF side has them from vmlinux.h */
+#endif
+
+/* The kernel's default perf_event_max_stack. */
+#define PROFILE_MAX_STACK 127
+#define PROFILE_COMM_LEN 16
+#define PROFILE_MAX_TARGETS 4096
+
+/* sample_event.flags */
+#define SAMPLE_USER_TRUNCATED (1U << 0)	  /* the user stack filled its buffer */
+#define SAMPLE_KERNEL_TRUNCATED (1U << 1) /* the kernel stack filled its buffer */
+#define SAMPLE_USER_ERROR (1U << 2)	  /* bpf_get_stack() failed on the user stack */
+#define SAMPLE_KERNEL_ERROR (1U << 3)	  /* ... on the kernel stack */
+
+/* Indexes of the per-CPU `stats` array. */
+enum profile_stat {
+	STAT_SAMPLES,		/* samples of a target, submitted or not */
+	STAT_RINGBUF_FULL,	/* samples lost: no room in the ring buffer */
+	STAT_USER_STACK_ERROR,
+	STAT_KERNEL_STACK_ERROR,
+	STAT_TRUNCATED,		/* samples with a truncated stack */
+	STAT__MAX,
+};
+
+/* One sample of one thread. */
+struct sample_event {
+	__u64 time_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u32 pid;		/* thread group id */
+	__u32 tid;
+	__u32 cpu;
+	__u32 flags;		/* SAMPLE_* */
+	__u16 nr_kernel;	/* valid entries in kernel[], leaf first */
+	__u16 nr_user;		/* valid entries in user[], leaf first */
+	__u32 pad;
+	char comm[PROFILE_COMM_LEN];	/* the thread's name */
+	char pcomm[PROFILE_COMM_LEN];	/* the thread group leader's name */
+	__u64 kernel[PROFILE_MAX_STACK];
+	__u64 user[PROFILE_MAX_STACK];
+};
+
+#endif

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+const char options_usage[] =
+"Usage: profiler [OPTIONS] -p PID[,PID...]\n"
+"       profiler [OPTIONS] -- COMMAND [ARGS...]\n"
+"\n"
+"Sample the user and kernel call stacks of running processes, or of a command\n"
+"it starts, with a BPF program on a CPU clock, and write a symbolized profile.\n"
+"\n"
+"Options:\n"
+"  -p, --pid PID[,PID...]  profile these processes (all their threads)\n"
+"  -o, --output FILE       write the profile to FILE; '-' is stdout. The format\n"
+"                          follows the extension (.pb.gz/.pb: pprof,\n"
+"                          .folded/.txt: folded) unless -f is given.\n"
+"                          Default: profile.pb.gz, or stdout for -f folded\n"
+"  -f, --format FMT        pprof | folded\n"
+"  -F, --freq HZ           samples per second per CPU (default 99)\n"
+"  -d, --duration SEC      stop after SEC seconds (default: Ctrl-C, or when\n"
+"                          every target has exited)\n"
+"      --ringbuf-size BYTES ring buffer size (default: from -F and the CPU count)\n"
+"  -v, --verbose           more messages; twice for debug output\n"
+"  -h, --help              show this help\n"
+"\n"
+"Needs root, or CAP_BPF and CAP_PERFMON.\n"
+"Exit status: 0 success, 1 runtime failure, 2 usage error.\n"
+"\n"
+"Examples:\n"
+"  profiler -p 1234 -d 10 -o out.pb.gz     # 10 s of pid 1234, for go tool pprof\n"
+"  go tool pprof -http=:8080 out.pb.gz      # browse it\n"
+"  profiler -F 499 -f folded -- ./myprog | flamegraph.pl > flame.svg\n"
+"  profiler -p 1234,1240 -o app.folded     # two processes, Ctrl-C to stop\n";
+
+enum {
+	OPT_RINGBUF_SIZE = 256,
+};
+
+static const struct option long_options[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{},
+};
+
+static int fail(char *err, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, size, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* A whole decimal number in [min, max]. */
+static bool parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+static int parse_pids(struct options *o, const char *arg, char *err, size_t size)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int ret = 0;
+
+	if (!copy)
+		return fail(err, size, "out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t pid;
+		pid_t *pids;
+
+		if (!parse_u64(tok, 1, 0x3fffffff, &pid)) {
+			ret = fail(err, size, "invalid pid '%s': expected a positive number", tok);
+			break;
+		}
+		pids = realloc(o->pids, (o->nr_pids + 1) * sizeof(*pids));
+		if (!pids) {
+			ret = fail(err, size, "out of memory");
+			break;
+		}
+		o->pids = pids;
+		o->pids[o->nr_pids++] = pid;
+	}
+	if (!ret && !o->nr_pids)
+		ret = fail(err, size, "invalid pid list '%s'", arg);
+	free(copy);
+	return ret;
+}
+
+static int parse_duration(const char *arg, uint64_t *ns)
+{
+	char *end;
+	double sec;
+
+	errno = 0;
+	sec = strtod(arg, &end);
+	if (errno || end == arg || *end || !(sec > 0) || sec > 1e9)
+		return -EINVAL;
+	*ns = (uint64_t)(sec * 1e9);
+	return *ns ? 0 : -EINVAL;
+}
+
+int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, char *err,
+		   size_t size)
+{
+	const char *format = NULL;
+	uint64_t v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->freq_hz = DEFAULT_FREQ_HZ;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:p:o:f:F:d:vh", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_pids(o, optarg, err, size))
+				return -EINVAL;
+			break;
+		case 'o':
+			if (o->output)
+				return fail(err, size, "-o given twice");
+			if (!*optarg)
+				return fail(err, size, "empty output path");
+			o->output = optarg;
+			break;
+		case 'f':
+			format = optarg;
+			break;
+		case 'F':
+			if (!parse_u64(optarg, 1, UINT32_MAX, &v))
+				return fail(err, size, "invalid frequency '%s': expected 1 Hz or more",
+					    optarg);
+			if (max_freq && v > max_freq)
+				return fail(err, size,
+					    "frequency %s Hz is above kernel.perf_event_max_sample_rate"
+					    " (%u): lower -F or raise the sysctl",
+					    optarg, max_freq);
+			o->freq_hz = v;
+			break;
+		case 'd':
+			if (parse_duration(optarg, &o->duration_ns))
+				return fail(err, size,
+					    "invalid duration '%s': expected seconds above 0", optarg);
+			break;
+		case OPT_RINGBUF_SIZE:
+			if (!parse_u64(optarg, 4096, 1ULL << 31, &o->ringbuf_bytes))
+				return fail(err, size,
+					    "invalid ring buffer size '%s': expected 4096 to 2147483648 "
+					    "bytes",
+					    optarg);
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'h':
+			o->help = 1;
+			return 0;
+		case ':':
+			return fail(err, size, "option '%s' needs an argument", argv[optind - 1]);
+		default:
+			if (optopt)
+				return fail(err, size, "unknown option '-%c'", optopt);
+			return fail(err, size, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc) {
+		/* getopt stops at "--" or at the first non-option with "+". */
+		if (strcmp(argv[optind - 1], "--"))
+			return fail(err, size, "unexpected argument '%s': put a command after '--'",
+				    argv[optind]);
+		o->command = &argv[optind];
+	}
+	if (o->command && o->nr_pids)
+		return fail(err, size, "-p and a command cannot be combined: choose one target");
+	if (!o->command && !o->nr_pids)
+		return fail(err, size, "nothing to profile: give -p PID or -- COMMAND");
+
+	if (format) {
+		o->format = export_format__from_name(format);
+		if (o->format == EXPORT_NONE)
+			return fail(err, size, "unknown format '%s': use one of %s", format,
+				    export_format__names());
+	} else if (o->output && strcmp(o->output, "-")) {
+		o->format = export_format__from_path(o->output);
+		if (o->format == EXPORT_NONE)
+			return fail(err, size,
+				    "cannot tell the format of '%s' from its extension: use -f with "
+				    "one of %s",
+				    o->output, export_format__names());
+	} else {
+		o->format = o->output ? EXPORT_FOLDED : EXPORT_PPROF;
+	}
+	if (!o->output)
+		o->output = o->format == EXPORT_FOLDED ? "-" : DEFAULT_PPROF_OUTPUT;
+	return 0;
+}
+
+void options__release(struct options *o)
+{
+	free(o->pids);
+	o->pids = NULL;
+	o->nr_pids = 0;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * options.h - the command line of `profiler`, parsed and checked.
+ *
+ * Parsing does no I/O beyond reading argv, so every usage error can be unit
+ * tested; checks that need the system (does the pid exist, can the output be
+ * written) happen in main() before profiling starts.
+ */
+#ifndef PROFILER_OPTIONS_H
+#define PROFILER_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "export/export.h"
+
+#define DEFAULT_FREQ_HZ 99
+#define DEFAULT_PPROF_OUTPUT "profile.pb.gz"
+
+struct options {
+	pid_t *pids;		/* owned */
+	size_t nr_pids;
+	char **command;		/* points into argv: COMMAND ARGS after "--", or NULL */
+	const char *output;	/* never NULL after parsing: a path or "-" */
+	enum export_format format;
+	uint32_t freq_hz;
+	uint64_t duration_ns;	/* 0: until Ctrl-C or the targets exit */
+	uint64_t ringbuf_bytes;	/* 0: automatic */
+	int verbose;
+	int help;
+};
+
+/*
+ * Parse @argv into @o. Returns 0, or -EINVAL with a one-line reason in
+ * @err (no trailing newline). @max_freq is the highest allowed -F (the
+ * kernel's perf_event_max_sample_rate); 0 means no limit.
+ */
+int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, char *err,
+		   size_t err_size);
+void options__release(struct options *o);
+
+extern const char options_usage[];
+
+#endif

@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * One profiling run: check everything a user could have got wrong, start
+ * the command if there is one, sample until told to stop, symbolize every
+ * distinct stack, and write the profile atomically.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bpf/profile.h"
+#include "collector/collector.h"
+#include "collector/stack_table.h"
+#include "common/log.h"
+#include "common/output.h"
+#include "common/profile.h"
+#include "common/strset.h"
+#include "export/export.h"
+#include "options.h"
+#include "record.h"
+#include "symbolize/symbolizer.h"
+
+static struct collector *active_collector;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	if (active_collector)
+		collector__stop(active_collector);
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* Is @file an executable we could exec, searching $PATH like execvp()? 0 or -errno. */
+static int find_command(const char *file)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+	int err = -ENOENT;
+
+	if (strchr(file, '/'))
+		return access(file, X_OK) ? -errno : 0;
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		size_t len = strcspn(path, ":");
+		struct stat st;
+
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, len ? path : ".", file);
+		if (!stat(buf, &st) && S_ISREG(st.st_mode)) {
+			if (!access(buf, X_OK))
+				return 0;
+			err = -EACCES;
+		}
+		path += len + (path[len] == ':');
+	}
+	return err;
+}
+
+struct child {
+	pid_t pid;
+	int go_fd;	/* write a byte to let the child exec */
+	int err_fd;	/* the child writes errno here if exec fails; EOF on success */
+};
+
+/* Fork a child that waits for the go-ahead, then execs @argv. 0 or -errno. */
+static int child__fork(struct child *child, char **argv)
+{
+	int go[2], status[2];
+	char c;
+
+	if (pipe2(go, O_CLOEXEC))
+		return -errno;
+	if (pipe2(status, O_CLOEXEC)) {
+		close(go[0]);
+		close(go[1]);
+		return -errno;
+	}
+	child->pid = fork();
+	if (child->pid < 0) {
+		int err = -errno;
+
+		close(go[0]);
+		close(go[1]);
+		close(status[0]);
+		close(status[1]);
+		return err;
+	}
+	if (!child->pid) {
+		int err;
+
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		close(go[1]);
+		close(status[0]);
+		/* EOF without a byte means the profiler gave up: do not run. */
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		err = errno;
+		if (write(status[1], &err, sizeof(err)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(status[1]);
+	child->go_fd = go[1];
+	child->err_fd = status[0];
+	return 0;
+}
+
+/* Let the child exec; 0 once it did, or the -errno of its failed exec. */
+static int child__release(struct child *child)
+{
+	int err = 0;
+	ssize_t n;
+
+	if (write(child->go_fd, "g", 1) != 1)
+		err = errno;
+	close(child->go_fd);
+	child->go_fd = -1;
+	if (!err) {
+		do
+			n = read(child->err_fd, &err, sizeof(err));
+		while (n < 0 && errno == EINTR);
+		if (n != sizeof(err))
+			err = 0;
+	}
+	close(child->err_fd);
+	child->err_fd = -1;
+	return -err;
+}
+
+/* Abandon a child that never got to exec. */
+static void child__abort(struct child *child)
+{
+	if (child->go_fd >= 0)
+		close(child->go_fd);
+	if (child->err_fd >= 0)
+		close(child->err_fd);
+	waitpid(child->pid, NULL, 0);
+}
+
+/* Turn every aggregated stack into a symbolized sample of @p. 0 or -ENOMEM. */
+static int symbolize_stacks(struct profile *p, struct symbolizer *sym,
+			    const struct stack_table *stacks, uint64_t start_mono)
+{
+	const struct profile_frame **frames = NULL;
+	struct stack_entry *s;
+	uint64_t *times = NULL;
+	size_t i, alloc_times = 0;
+	int err = 0;
+
+	frames = malloc(2 * PROFILE_MAX_STACK * sizeof(*frames));
+	if (!frames)
+		return -ENOMEM;
+	stack_table__for_each_entry(stacks, i, s) {
+		struct profile_sample sample = {
+			.pid = s->pid,
+			.tid = s->tid,
+			.process_name = s->process_name,
+			.thread_name = s->thread_name,
+			.count = s->count,
+			.truncated = s->flags & (SAMPLE_USER_TRUNCATED | SAMPLE_KERNEL_TRUNCATED),
+		};
+		uint32_t n = 0;
+
+		for (uint16_t k = 0; k < s->nr_kernel; k++)
+			frames[n++] = symbolizer__kernel_frame(sym, s->ips[k]);
+		for (uint16_t u = 0; u < s->nr_user; u++)
+			frames[n++] = symbolizer__user_frame(sym, s->maps, s->ips[s->nr_kernel + u]);
+		for (uint32_t k = 0; k < n; k++)
+			if (!frames[k])
+				goto out_nomem;
+		if (s->count > alloc_times) {
+			free(times);
+			alloc_times = s->count;
+			times = malloc(alloc_times * sizeof(*times));
+			if (!times)
+				goto out_nomem;
+		}
+		for (uint64_t t = 0; t < s->count; t++)
+			times[t] = s->times[t] > start_mono ? s->times[t] - start_mono : 0;
+		sample.frames = frames;
+		sample.nr_frames = n;
+		sample.times = times;
+		if (!profile__add_sample(p, &sample))
+			goto out_nomem;
+	}
+	profile__sort(p);
+out:
+	free(frames);
+	free(times);
+	return err;
+out_nomem:
+	err = -ENOMEM;
+	goto out;
+}
+
+static void print_summary(const struct profile *p, const struct symbolizer *sym,
+			  const char *output, enum export_format format)
+{
+	struct symbolizer_stats st;
+
+	symbolizer__stats(sym, &st);
+	fprintf(stderr,
+		"profiler: %llu samples in %.1f s, %llu lost, %llu truncated, %llu stack errors\n",
+		(unsigned long long)p->stats.samples, p->duration / 1e9,
+		(unsigned long long)p->stats.lost, (unsigned long long)p->stats.truncated,
+		(unsigned long long)p->stats.stack_errors);
+	pr_info("symbolized %llu of %llu distinct frames (%llu outside any mapping)",
+		(unsigned long long)st.resolved, (unsigned long long)st.frames,
+		(unsigned long long)st.unmapped);
+	if (strcmp(output, "-"))
+		fprintf(stderr, "profiler: wrote %s (%s)\n", output, export_format__name(format));
+}
+
+static int write_profile(const struct profile *p, const struct options *o)
+{
+	struct output_file out;
+	int err;
+
+	err = output_file__open(&out, o->output);
+	if (err) {
+		pr_warn("cannot write '%s': %s", o->output, strerror(-err));
+		return err;
+	}
+	err = export__write(o->format, p, out.fp);
+	if (!err)
+		err = output_file__commit(&out);
+	if (err) {
+		output_file__abort(&out);
+		pr_warn("cannot write '%s': %s", o->output, strerror(-err));
+	}
+	return err;
+}
+
+/* A profiler with many targets keeps one descriptor per mapped file open. */
+static void raise_nofile_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+int record(const struct options *o)
+{
+	struct collector_opts copts = {
+		.freq_hz = o->freq_hz,
+		.duration_ns = o->duration_ns,
+		.ringbuf_bytes = o->ringbuf_bytes,
+	};
+	struct child child = { .pid = -1, .go_fd = -1, .err_fd = -1 };
+	struct symbolizer *sym = NULL;
+	struct collector *c = NULL;
+	struct profile *p = NULL;
+	int err, ret = 1, status;
+
+	/* Everything a user could have got wrong is checked before sampling starts. */
+	err = output_file__check(o->output);
+	if (err) {
+		pr_warn("cannot write '%s': %s", o->output, strerror(-err));
+		return 1;
+	}
+	for (size_t i = 0; i < o->nr_pids; i++) {
+		if (kill(o->pids[i], 0) && errno == ESRCH) {
+			pr_warn("no such process %d", o->pids[i]);
+			return 1;
+		}
+	}
+	if (o->command) {
+		err = find_command(o->command[0]);
+		if (err) {
+			pr_warn("cannot execute '%s': %s", o->command[0], strerror(-err));
+			return 1;
+		}
+	}
+	raise_nofile_limit();
+
+	p = profile__new(o->freq_hz);
+	if (!p) {
+		pr_warn("out of memory");
+		return 1;
+	}
+	c = collector__new(&copts, p->strings);
+	if (!c)
+		goto out;
+	for (size_t i = 0; i < o->nr_pids; i++) {
+		err = collector__add_target(c, o->pids[i], false);
+		if (err == -ESRCH) {
+			pr_warn("no such process %d", o->pids[i]);
+			goto out;
+		}
+		if (err) {
+			pr_warn("cannot profile pid %d: %s", o->pids[i], strerror(-err));
+			goto out;
+		}
+	}
+	if (o->command) {
+		err = child__fork(&child, o->command);
+		if (err) {
+			pr_warn("cannot start '%s': %s", o->command[0], strerror(-err));
+			goto out;
+		}
+		err = collector__add_target(c, child.pid, true);
+		if (err) {
+			pr_warn("cannot profile '%s': %s", o->command[0], strerror(-err));
+			child__abort(&child);
+			goto out;
+		}
+	}
+
+	active_collector = c;
+	install_signals();
+	err = collector__start(c);
+	if (err) {
+		if (o->command)
+			child__abort(&child);
+		goto out;
+	}
+	if (o->command) {
+		err = child__release(&child);
+		if (err) {
+			pr_warn("cannot execute '%s': %s", o->command[0], strerror(-err));
+			waitpid(child.pid, NULL, 0);
+			goto out;
+		}
+		fprintf(stderr, "profiler: profiling '%s' (pid %d) at %u Hz\n", o->command[0],
+			child.pid, o->freq_hz);
+	} else {
+		fprintf(stderr, "profiler: profiling %zu process%s at %u Hz%s\n", o->nr_pids,
+			o->nr_pids == 1 ? "" : "es", o->freq_hz,
+			o->duration_ns ? "" : ", Ctrl-C to stop");
+	}
+
+	err = collector__run(c);
+	active_collector = NULL;
+	if (err)
+		goto out;
+	status = collector__child_status(c);
+	if (o->command && status != -1 && (WIFSIGNALED(status) || WEXITSTATUS(status)))
+		fprintf(stderr, "profiler: '%s' %s %d\n", o->command[0],
+			WIFSIGNALED(status) ? "was killed by signal" : "exited with status",
+			WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+
+	collector__stats(c, &p->stats);
+	p->start_time = collector__start_real(c);
+	p->duration = collector__duration(c);
+	sym = symbolizer__new(p->strings, NULL);
+	if (!sym || symbolize_stacks(p, sym, collector__stacks(c), collector__start_mono(c))) {
+		pr_warn("cannot symbolize: out of memory");
+		goto out;
+	}
+	if (o->verbose) {
+		uint64_t run_ns, runs;
+
+		if (!collector__bpf_stats(c, &run_ns, &runs) && runs)
+			pr_info("bpf: %llu runs, %llu ns per run", (unsigned long long)runs,
+				(unsigned long long)(run_ns / runs));
+	}
+	if (write_profile(p, o))
+		goto out;
+	print_summary(p, sym, o->output, o->format);
+	ret = 0;
+out:
+	active_collector = NULL;
+	profile__free(p);
+	symbolizer__free(sym);
+	collector__free(c);
+	return ret;
+}

@@ -1,0 +1,548 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/profile.h"
+#include "common/hashtab.h"
+#include "common/log.h"
+#include "common/strset.h"
+#include "collector.h"
+#include "proc_maps.h"
+#include "profile.skel.h"
+#include "stack_table.h"
+
+/* How long the reader sleeps between drains when nothing wakes it. */
+#define DRAIN_INTERVAL_MS 10
+/* Seconds of samples the ring buffer holds by default, a margin for slow drains. */
+#define RINGBUF_SECONDS_NUM 1
+#define RINGBUF_SECONDS_DEN 2
+#define RINGBUF_MIN_BYTES (1ULL << 20)
+/* A process's maps are re-read at most this often, for addresses they do not cover. */
+#define MAPS_REFRESH_NS (20ULL * 1000 * 1000)
+
+struct target {
+	pid_t pid;
+	int pidfd;	/* readable once the process has exited; -1 once seen exiting */
+	bool child;
+};
+
+/* What the collector knows of one sampled process. */
+struct proc_state {
+	pid_t pid;
+	struct proc_maps *maps;		/* latest snapshot, or NULL if none could be read */
+	uint64_t snapshot_time;		/* CLOCK_MONOTONIC of the last attempt */
+};
+
+struct collector {
+	struct collector_opts opts;
+	struct strset *strings;
+	struct profile_bpf *skel;
+	struct ring_buffer *rb;
+	int *perf_fds;
+	struct bpf_link **links;
+	int nr_cpus;
+
+	struct target *targets;
+	size_t nr_targets;
+	int child_status;
+
+	struct stack_table stacks;
+	struct file_table *files;
+	struct hashtab procs;		/* struct proc_state by pid */
+	struct proc_maps **snapshots;	/* every snapshot taken, owned */
+	size_t nr_snapshots, alloc_snapshots;
+
+	uint64_t start_mono, start_real, stop_mono;
+	uint64_t malformed;		/* records too short or with impossible counts */
+	int err;			/* first error in the ring-buffer callback */
+	volatile sig_atomic_t stopping;
+};
+
+static uint64_t now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	char buf[1024];
+	size_t len;
+
+	vsnprintf(buf, sizeof(buf), fmt, args);
+	len = strlen(buf);
+	while (len && buf[len - 1] == '\n')
+		buf[--len] = '\0';
+	/* libbpf's warnings repeat our own one-line error in detail: show them with -v. */
+	log_printf(level == LIBBPF_WARN ? LOG_INFO : LOG_DEBUG, "%s", buf);
+	return 0;
+}
+
+static uint64_t round_up_pow2(uint64_t v)
+{
+	uint64_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+static int read_sysctl(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int v = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static void warn_privilege(const char *what, int err)
+{
+	pr_warn("%s: %s: needs root, or CAP_BPF + CAP_PERFMON with kernel.perf_event_paranoid=%d "
+		"and kernel.unprivileged_bpf_disabled=%d allowing it",
+		what, strerror(err), read_sysctl("/proc/sys/kernel/perf_event_paranoid"),
+		read_sysctl("/proc/sys/kernel/unprivileged_bpf_disabled"));
+}
+
+struct collector *collector__new(const struct collector_opts *opts, struct strset *strings)
+{
+	struct collector *c;
+	uint64_t rb_bytes;
+	int err, nr_cpus;
+
+	nr_cpus = libbpf_num_possible_cpus();
+	if (nr_cpus < 0) {
+		errno = -nr_cpus;
+		pr_warn("cannot count CPUs: %s", strerror(errno));
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->opts = *opts;
+	c->strings = strings;
+	c->nr_cpus = nr_cpus;
+	c->child_status = -1;
+	stack_table__init(&c->stacks);
+	c->files = file_table__new(strings);
+	c->perf_fds = malloc(nr_cpus * sizeof(*c->perf_fds));
+	c->links = calloc(nr_cpus, sizeof(*c->links));
+	if (!c->files || !c->perf_fds || !c->links) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	for (int i = 0; i < nr_cpus; i++)
+		c->perf_fds[i] = -1;
+
+	libbpf_set_print(libbpf_print);
+	c->skel = profile_bpf__open();
+	if (!c->skel) {
+		err = -errno;
+		pr_warn("cannot open the BPF program: %s", strerror(-err));
+		goto out_free;
+	}
+	rb_bytes = opts->ringbuf_bytes;
+	if (!rb_bytes) {
+		rb_bytes = (uint64_t)opts->freq_hz * nr_cpus * sizeof(struct sample_event) *
+			   RINGBUF_SECONDS_NUM / RINGBUF_SECONDS_DEN;
+		if (rb_bytes < RINGBUF_MIN_BYTES)
+			rb_bytes = RINGBUF_MIN_BYTES;
+	}
+	rb_bytes = round_up_pow2(rb_bytes);
+	c->skel->rodata->wakeup_bytes = rb_bytes / 4;
+	bpf_map__set_max_entries(c->skel->maps.events, rb_bytes);
+	pr_debug("ring buffer: %llu bytes", (unsigned long long)rb_bytes);
+
+	err = profile_bpf__load(c->skel);
+	if (err) {
+		if (err == -EPERM || err == -EACCES)
+			warn_privilege("cannot load the BPF program", -err);
+		else
+			pr_warn("cannot load the BPF program: %s", strerror(-err));
+		goto out_free;
+	}
+	return c;
+
+out_free:
+	collector__free(c);
+	errno = -err;
+	return NULL;
+}
+
+void collector__free(struct collector *c)
+{
+	struct proc_state *p;
+	size_t i;
+
+	if (!c)
+		return;
+	ring_buffer__free(c->rb);
+	for (int cpu = 0; c->links && cpu < c->nr_cpus; cpu++)
+		bpf_link__destroy(c->links[cpu]);
+	for (int cpu = 0; c->perf_fds && cpu < c->nr_cpus; cpu++)
+		if (c->perf_fds[cpu] >= 0)
+			close(c->perf_fds[cpu]);
+	profile_bpf__destroy(c->skel);
+	for (i = 0; i < c->nr_targets; i++)
+		if (c->targets[i].pidfd >= 0)
+			close(c->targets[i].pidfd);
+	free(c->targets);
+	stack_table__release(&c->stacks);
+	hashtab__for_each_entry(&c->procs, i, p)
+		free(p);
+	hashtab__release(&c->procs);
+	for (i = 0; i < c->nr_snapshots; i++)
+		proc_maps__free(c->snapshots[i]);
+	free(c->snapshots);
+	file_table__free(c->files);
+	free(c->links);
+	free(c->perf_fds);
+	free(c);
+}
+
+static bool proc_eq(const void *entry, const void *key)
+{
+	return ((const struct proc_state *)entry)->pid == *(const pid_t *)key;
+}
+
+static struct proc_state *proc_state__get(struct collector *c, pid_t pid)
+{
+	uint64_t hash = hash_mix(0, pid);
+	struct proc_state *p = hashtab__find(&c->procs, hash, proc_eq, &pid);
+
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	if (hashtab__insert(&c->procs, hash, p)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* Take a new snapshot of @p's maps; on failure keep the previous one. */
+static void proc_state__snapshot(struct collector *c, struct proc_state *p)
+{
+	struct proc_maps *maps;
+
+	p->snapshot_time = now_ns(CLOCK_MONOTONIC);
+	if (c->nr_snapshots == c->alloc_snapshots) {
+		size_t alloc = c->alloc_snapshots ? c->alloc_snapshots * 2 : 16;
+		void *mem = realloc(c->snapshots, alloc * sizeof(*c->snapshots));
+
+		if (!mem)
+			return;
+		c->snapshots = mem;
+		c->alloc_snapshots = alloc;
+	}
+	maps = proc_maps__read(p->pid, c->files);
+	if (!maps) {
+		pr_debug("cannot read maps of pid %d: %s", p->pid, strerror(errno));
+		return;
+	}
+	c->snapshots[c->nr_snapshots++] = maps;
+	p->maps = maps;
+	pr_debug("pid %d: snapshot of %zu executable mappings", p->pid, maps->nr);
+}
+
+/* The snapshot to symbolize a new stack with: refreshed if it misses an address. */
+static const struct proc_maps *maps_for(struct collector *c, const struct stack_entry *s)
+{
+	struct proc_state *p = proc_state__get(c, s->pid);
+	const uint64_t *user = s->ips + s->nr_kernel;
+	bool miss = false;
+
+	if (!p)
+		return NULL;
+	if (!p->snapshot_time) {
+		proc_state__snapshot(c, p);
+		return p->maps;
+	}
+	for (uint16_t i = 0; i < s->nr_user && !miss; i++)
+		miss = !proc_maps__find(p->maps, user[i]);
+	if (miss && now_ns(CLOCK_MONOTONIC) - p->snapshot_time >= MAPS_REFRESH_NS)
+		proc_state__snapshot(c, p);
+	return p->maps;
+}
+
+static const char *intern_comm(struct strset *strings, const char *comm)
+{
+	return strset__add_len(strings, comm, strnlen(comm, PROFILE_COMM_LEN));
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	struct collector *c = ctx;
+	const struct sample_event *e = data;
+	const char *thread_name, *process_name;
+	struct stack_entry *s;
+	bool is_new;
+
+	if (size < sizeof(*e) || e->nr_kernel > PROFILE_MAX_STACK ||
+	    e->nr_user > PROFILE_MAX_STACK) {
+		c->malformed++;
+		return 0;
+	}
+	thread_name = intern_comm(c->strings, e->comm);
+	process_name = intern_comm(c->strings, e->pcomm);
+	if (!thread_name || !process_name)
+		goto out_nomem;
+	s = stack_table__add(&c->stacks, e, thread_name, process_name, &is_new);
+	if (!s)
+		goto out_nomem;
+	if (is_new)
+		s->maps = maps_for(c, s);
+	return 0;
+
+out_nomem:
+	c->err = -ENOMEM;
+	return -ENOMEM;
+}
+
+int collector__add_target(struct collector *c, pid_t pid, bool child)
+{
+	struct target *t;
+	struct proc_state *p;
+	__u32 key = pid;
+	__u8 one = 1;
+	int pidfd, err;
+
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0)
+		return -errno;
+	t = realloc(c->targets, (c->nr_targets + 1) * sizeof(*t));
+	if (!t) {
+		close(pidfd);
+		return -ENOMEM;
+	}
+	c->targets = t;
+	t = &c->targets[c->nr_targets++];
+	t->pid = pid;
+	t->pidfd = pidfd;
+	t->child = child;
+
+	err = bpf_map__update_elem(c->skel->maps.targets, &key, sizeof(key), &one, sizeof(one),
+				   BPF_ANY);
+	if (err) {
+		pr_warn("cannot add pid %d to the targets: %s", pid, strerror(-err));
+		return err;
+	}
+	/* A forked child has not exec'd yet: its first sample takes the snapshot. */
+	if (!child) {
+		p = proc_state__get(c, pid);
+		if (!p)
+			return -ENOMEM;
+		proc_state__snapshot(c, p);
+	}
+	return 0;
+}
+
+static int open_cpu_clock(uint32_t freq_hz, int cpu)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		.freq = 1,
+		.sample_freq = freq_hz,
+	};
+
+	return syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+int collector__start(struct collector *c)
+{
+	int err, attached = 0;
+
+	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), handle_event, c, NULL);
+	if (!c->rb) {
+		err = -errno;
+		pr_warn("cannot open the ring buffer: %s", strerror(-err));
+		return err;
+	}
+	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
+		int fd = open_cpu_clock(c->opts.freq_hz, cpu);
+
+		if (fd < 0) {
+			err = -errno;
+			/* A possible CPU that is offline has no events. */
+			if (err == -ENODEV)
+				continue;
+			if (err == -EACCES || err == -EPERM)
+				warn_privilege("cannot open perf events", -err);
+			else
+				pr_warn("cannot open a cpu-clock perf event on cpu %d: %s", cpu,
+					strerror(-err));
+			return err;
+		}
+		c->perf_fds[cpu] = fd;
+		c->links[cpu] = bpf_program__attach_perf_event(c->skel->progs.profile_sample, fd);
+		if (!c->links[cpu]) {
+			err = -errno;
+			c->links[cpu] = NULL;
+			pr_warn("cannot attach the BPF program on cpu %d: %s", cpu, strerror(-err));
+			return err;
+		}
+		attached++;
+	}
+	if (!attached) {
+		pr_warn("no online CPU to sample");
+		return -ENODEV;
+	}
+	c->start_mono = now_ns(CLOCK_MONOTONIC);
+	c->start_real = now_ns(CLOCK_REALTIME);
+	pr_debug("sampling %d cpus at %u Hz", attached, c->opts.freq_hz);
+	return 0;
+}
+
+/* Note exited targets; true while at least one is alive. */
+static bool targets_alive(struct collector *c)
+{
+	bool alive = false;
+
+	for (size_t i = 0; i < c->nr_targets; i++) {
+		struct target *t = &c->targets[i];
+		struct pollfd pfd = { .fd = t->pidfd, .events = POLLIN };
+
+		if (t->pidfd < 0)
+			continue;
+		if (poll(&pfd, 1, 0) == 0) {
+			alive = true;
+			continue;
+		}
+		pr_debug("pid %d exited", t->pid);
+		if (t->child && waitpid(t->pid, &c->child_status, 0) < 0)
+			c->child_status = -1;
+		close(t->pidfd);
+		t->pidfd = -1;
+	}
+	return alive;
+}
+
+int collector__run(struct collector *c)
+{
+	uint64_t deadline = c->opts.duration_ns ? c->start_mono + c->opts.duration_ns : 0;
+	int err = 0;
+
+	while (!c->stopping) {
+		err = ring_buffer__poll(c->rb, DRAIN_INTERVAL_MS);
+		if (err == -EINTR)
+			continue;
+		if (err < 0)
+			break;
+		/* Records submitted without a wakeup are only seen by consuming. */
+		err = ring_buffer__consume(c->rb);
+		if (err < 0 && err != -EINTR)
+			break;
+		err = 0;
+		if (deadline && now_ns(CLOCK_MONOTONIC) >= deadline)
+			break;
+		if (!targets_alive(c))
+			break;
+	}
+	c->stop_mono = now_ns(CLOCK_MONOTONIC);
+	/* Stop sampling, then take what is still in the buffer. */
+	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
+		bpf_link__destroy(c->links[cpu]);
+		c->links[cpu] = NULL;
+	}
+	if (err >= 0) {
+		err = ring_buffer__consume(c->rb);
+		err = err < 0 ? err : 0;
+	}
+	if (c->err)
+		err = c->err;
+	if (err)
+		pr_warn("cannot drain the ring buffer: %s", strerror(-err));
+	targets_alive(c);
+	return err;
+}
+
+void collector__stop(struct collector *c)
+{
+	c->stopping = 1;
+}
+
+const struct stack_table *collector__stacks(const struct collector *c)
+{
+	return &c->stacks;
+}
+
+static uint64_t stat_sum(const struct collector *c, enum profile_stat stat)
+{
+	__u32 key = stat;
+	uint64_t sum = 0;
+	__u64 *values = calloc(c->nr_cpus, sizeof(*values));
+
+	if (!values)
+		return 0;
+	if (!bpf_map__lookup_elem(c->skel->maps.stats, &key, sizeof(key), values,
+				  c->nr_cpus * sizeof(*values), 0))
+		for (int i = 0; i < c->nr_cpus; i++)
+			sum += values[i];
+	free(values);
+	return sum;
+}
+
+void collector__stats(const struct collector *c, struct profile_stats *stats)
+{
+	stats->samples = c->stacks.nr_samples;
+	stats->lost = stat_sum(c, STAT_RINGBUF_FULL) + c->malformed;
+	stats->truncated = stat_sum(c, STAT_TRUNCATED);
+	stats->stack_errors = stat_sum(c, STAT_USER_STACK_ERROR) + stat_sum(c, STAT_KERNEL_STACK_ERROR);
+}
+
+uint64_t collector__start_mono(const struct collector *c)
+{
+	return c->start_mono;
+}
+
+uint64_t collector__start_real(const struct collector *c)
+{
+	return c->start_real;
+}
+
+uint64_t collector__duration(const struct collector *c)
+{
+	return c->stop_mono > c->start_mono ? c->stop_mono - c->start_mono : 0;
+}
+
+int collector__child_status(const struct collector *c)
+{
+	return c->child_status;
+}
+
+int collector__bpf_stats(const struct collector *c, uint64_t *run_time_ns, uint64_t *run_cnt)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int err;
+
+	err = bpf_obj_get_info_by_fd(bpf_program__fd(c->skel->progs.profile_sample), &info, &len);
+	if (err)
+		return err;
+	*run_time_ns = info.run_time_ns;
+	*run_cnt = info.run_cnt;
+	return 0;
+}

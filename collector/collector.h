@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * collector.h - load the BPF program, sample, drain and aggregate.
+ *
+ * The collector opens one CPU-clock software perf event per online CPU at the
+ * requested frequency, attaches the BPF program to each, and drains the ring
+ * buffer in batches (the program wakes the reader only when the buffer fills
+ * past a watermark; otherwise the reader polls every 10 ms). Samples of the
+ * target processes are aggregated into a stack table; each process's maps are
+ * snapshotted when it is first seen and again when a new stack has an address
+ * outside the known mappings.
+ *
+ * Usage: collector__new(), collector__add_target() for each pid,
+ * collector__start(), collector__run() until it returns, then read
+ * collector__stacks() and collector__stats(). collector__stop() may be
+ * called from a signal handler.
+ */
+#ifndef PROFILER_COLLECTOR_H
+#define PROFILER_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/profile.h"
+
+struct strset;
+struct stack_table;
+
+struct collector_opts {
+	uint32_t freq_hz;		/* samples per second per CPU */
+	uint64_t duration_ns;		/* 0: until stopped or every target exited */
+	uint64_t ringbuf_bytes;		/* 0: sized from frequency and CPUs */
+};
+
+/* Returns NULL and sets errno; the reason has been logged with pr_warn(). */
+struct collector *collector__new(const struct collector_opts *opts, struct strset *strings);
+void collector__free(struct collector *c);
+
+/*
+ * Profile process @pid. @child marks a process the caller forked: it is
+ * reaped with waitpid() when it exits and its status is kept. 0 or -errno
+ * (-ESRCH: no such process).
+ */
+int collector__add_target(struct collector *c, pid_t pid, bool child);
+
+/* Open the perf events and attach the program: sampling starts. 0 or -errno. */
+int collector__start(struct collector *c);
+
+/*
+ * Drain samples until the duration elapsed, collector__stop() was called, or
+ * every target exited, then drain what is left. 0 or -errno.
+ */
+int collector__run(struct collector *c);
+
+/* Async-signal-safe. */
+void collector__stop(struct collector *c);
+
+const struct stack_table *collector__stacks(const struct collector *c);
+/* Counters of samples seen, lost, truncated and stack errors. */
+void collector__stats(const struct collector *c, struct profile_stats *stats);
+/* CLOCK_MONOTONIC and CLOCK_REALTIME at start, and the time sampled, in ns. */
+uint64_t collector__start_mono(const struct collector *c);
+uint64_t collector__start_real(const struct collector *c);
+uint64_t collector__duration(const struct collector *c);
+/* Exit status (as from waitpid) of the child target, or -1 if it did not exit. */
+int collector__child_status(const struct collector *c);
+/* BPF run time and run count of the sampling program (needs kernel.bpf_stats_enabled). */
+int collector__bpf_stats(const struct collector *c, uint64_t *run_time_ns, uint64_t *run_cnt);
+
+#endif

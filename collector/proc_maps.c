@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "common/hashtab.h"
+#include "common/log.h"
+#include "common/strset.h"
+#include "proc_maps.h"
+
+struct file_table {
+	struct strset *strings;
+	struct hashtab files; /* of struct mapped_file, by (dev, ino) */
+};
+
+struct file_key {
+	uint64_t dev, ino;
+};
+
+static bool file_eq(const void *entry, const void *key)
+{
+	const struct mapped_file *f = entry;
+	const struct file_key *k = key;
+
+	return f->dev == k->dev && f->ino == k->ino;
+}
+
+struct file_table *file_table__new(struct strset *strings)
+{
+	struct file_table *files = calloc(1, sizeof(*files));
+
+	if (files)
+		files->strings = strings;
+	return files;
+}
+
+void file_table__free(struct file_table *files)
+{
+	struct mapped_file *f;
+	size_t i;
+
+	if (!files)
+		return;
+	hashtab__for_each_entry(&files->files, i, f) {
+		if (f->fd >= 0)
+			close(f->fd);
+		free(f);
+	}
+	hashtab__release(&files->files);
+	free(files);
+}
+
+/*
+ * Open the file as @pid maps it: map_files gives the very inode that is
+ * mapped (even if deleted or replaced since) but needs CAP_SYS_ADMIN; the
+ * process's root gives its mount namespace's view of the path.
+ */
+static int open_mapped_file(pid_t pid, const struct proc_maps_line *l, const char *path)
+{
+	char buf[PATH_MAX + 64];
+	int fd;
+
+	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", pid,
+		 (unsigned long long)l->start, (unsigned long long)l->end);
+	fd = open(buf, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	snprintf(buf, sizeof(buf), "/proc/%d/root%s", pid, path);
+	fd = open(buf, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		pr_debug("proc_maps: cannot open '%s' of pid %d: %s", path, pid, strerror(errno));
+	return fd;
+}
+
+static struct mapped_file *file_table__get(struct file_table *files, pid_t pid,
+					   const struct proc_maps_line *l)
+{
+	static const char deleted[] = " (deleted)";
+	struct file_key key = { l->dev, l->ino };
+	uint64_t hash = hash_mix(l->dev, l->ino);
+	size_t len = l->path_len;
+	struct mapped_file *f;
+	bool is_deleted = false;
+
+	f = hashtab__find(&files->files, hash, file_eq, &key);
+	if (f)
+		return f;
+	if (len > sizeof(deleted) - 1 &&
+	    !memcmp(l->path + len - (sizeof(deleted) - 1), deleted, sizeof(deleted) - 1)) {
+		len -= sizeof(deleted) - 1;
+		is_deleted = true;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->dev = l->dev;
+	f->ino = l->ino;
+	f->deleted = is_deleted;
+	f->path = strset__add_len(files->strings, l->path, len);
+	if (!f->path || hashtab__insert(&files->files, hash, f)) {
+		free(f);
+		errno = ENOMEM;
+		return NULL;
+	}
+	f->fd = open_mapped_file(pid, l, f->path);
+	return f;
+}
+
+int proc_maps__parse_line(const char *line, struct proc_maps_line *out)
+{
+	unsigned long long start, end, pgoff, ino;
+	unsigned int major, minor;
+	int pos = 0;
+	size_t len;
+
+	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu%n", &start, &end, out->perms, &pgoff,
+		   &major, &minor, &ino, &pos) != 7 ||
+	    start >= end || strlen(out->perms) != 4)
+		return -EINVAL;
+	line += pos;
+	while (*line == ' ' || *line == '\t')
+		line++;
+	len = strcspn(line, "\n");
+	out->start = start;
+	out->end = end;
+	out->pgoff = pgoff;
+	out->dev = makedev(major, minor);
+	out->ino = ino;
+	out->path = line;
+	out->path_len = len;
+	return 0;
+}
+
+struct proc_maps *proc_maps__parse(const char *text, pid_t pid, struct file_table *files)
+{
+	size_t nr = 0, alloc = 16;
+	struct proc_maps *maps, *tmp;
+	const char *line, *next;
+
+	maps = malloc(sizeof(*maps) + alloc * sizeof(maps->maps[0]));
+	if (!maps)
+		return NULL;
+	for (line = text; *line; line = next) {
+		struct proc_maps_line l;
+		struct proc_map *m;
+
+		next = strchr(line, '\n');
+		next = next ? next + 1 : line + strlen(line);
+		if (proc_maps__parse_line(line, &l)) {
+			pr_debug("proc_maps: pid %d: cannot parse '%.*s'", pid, (int)(next - line),
+				 line);
+			continue;
+		}
+		if (l.perms[2] != 'x')
+			continue;
+		if (nr == alloc) {
+			alloc *= 2;
+			tmp = realloc(maps, sizeof(*maps) + alloc * sizeof(maps->maps[0]));
+			if (!tmp)
+				goto out_nomem;
+			maps = tmp;
+		}
+		m = &maps->maps[nr];
+		m->start = l.start;
+		m->end = l.end;
+		m->pgoff = l.pgoff;
+		m->file = NULL;
+		if (l.path[0] == '/' && l.ino) {
+			m->file = file_table__get(files, pid, &l);
+			if (!m->file)
+				goto out_nomem;
+			m->name = m->file->path;
+		} else {
+			m->name = l.path_len ? strset__add_len(files->strings, l.path, l.path_len) :
+					       strset__add(files->strings, "[anon]");
+			if (!m->name)
+				goto out_nomem;
+		}
+		/* The kernel lists mappings in address order; trust but verify. */
+		if (nr && m->start < maps->maps[nr - 1].end) {
+			pr_debug("proc_maps: pid %d: mapping %llx out of order, skipped", pid,
+				 (unsigned long long)m->start);
+			continue;
+		}
+		nr++;
+	}
+	maps->pid = pid;
+	maps->nr = nr;
+	return maps;
+
+out_nomem:
+	free(maps);
+	errno = ENOMEM;
+	return NULL;
+}
+
+struct proc_maps *proc_maps__read(pid_t pid, struct file_table *files)
+{
+	char path[64];
+	size_t len = 0, alloc = 16384;
+	struct proc_maps *maps = NULL;
+	char *buf, *tmp;
+	ssize_t n;
+	int fd, err;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	buf = malloc(alloc);
+	if (!buf)
+		goto out_close;
+	for (;;) {
+		if (alloc - len < 4096) {
+			alloc *= 2;
+			tmp = realloc(buf, alloc);
+			if (!tmp)
+				goto out_free;
+			buf = tmp;
+		}
+		n = read(fd, buf + len, alloc - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto out_free;
+		if (!n)
+			break;
+		len += n;
+	}
+	buf[len] = '\0';
+	/* An exited process (a zombie) has an empty maps file. */
+	if (!len) {
+		errno = ESRCH;
+		goto out_free;
+	}
+	maps = proc_maps__parse(buf, pid, files);
+out_free:
+	err = errno;
+	free(buf);
+	errno = err;
+out_close:
+	err = errno;
+	close(fd);
+	errno = err;
+	return maps;
+}
+
+void proc_maps__free(struct proc_maps *maps)
+{
+	free(maps);
+}
+
+const struct proc_map *proc_maps__find(const struct proc_maps *maps, uint64_t addr)
+{
+	size_t lo = 0, hi;
+
+	if (!maps)
+		return NULL;
+	hi = maps->nr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < maps->maps[mid].start)
+			hi = mid;
+		else if (addr >= maps->maps[mid].end)
+			lo = mid + 1;
+		else
+			return &maps->maps[mid];
+	}
+	return NULL;
+}

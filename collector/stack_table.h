@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * stack_table.h - samples aggregated into distinct stacks.
+ *
+ * One entry per distinct (pid, tid, thread name, kernel stack, user stack),
+ * counting how often it was seen and keeping every sample's timestamp for
+ * exporters that draw a timeline. An entry also keeps the maps snapshot that
+ * was current when it was first seen, for the symbolizer.
+ *
+ * Adding a sample that matches an entry costs one hash of the stack and no
+ * allocation beyond the timestamp array's geometric growth. Not thread-safe.
+ */
+#ifndef PROFILER_STACK_TABLE_H
+#define PROFILER_STACK_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/hashtab.h"
+
+struct sample_event;
+struct proc_maps;
+
+struct stack_entry {
+	uint32_t pid, tid;
+	const char *thread_name;	/* interned */
+	const char *process_name;	/* interned */
+	const struct proc_maps *maps;	/* snapshot in effect when first seen, or NULL */
+	uint32_t flags;			/* SAMPLE_* of the first sample */
+	uint16_t nr_kernel, nr_user;
+	uint64_t count;
+	uint64_t *times;		/* @count CLOCK_MONOTONIC timestamps, ns */
+	size_t alloc_times;
+	uint64_t ips[];			/* nr_kernel kernel then nr_user user addresses, leaf first */
+};
+
+struct stack_table {
+	struct hashtab entries;
+	size_t nr_samples;
+};
+
+void stack_table__init(struct stack_table *t);
+/* Frees every entry. */
+void stack_table__release(struct stack_table *t);
+
+/*
+ * Count @e. @thread_name and @process_name are interned. When the stack is
+ * new, *@is_new is set and the entry is returned so the caller can attach a
+ * maps snapshot. Returns NULL on ENOMEM.
+ */
+struct stack_entry *stack_table__add(struct stack_table *t, const struct sample_event *e,
+				     const char *thread_name, const char *process_name,
+				     bool *is_new);
+
+#define stack_table__for_each_entry(t, i, e) hashtab__for_each_entry(&(t)->entries, i, e)
+
+#endif

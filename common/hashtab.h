@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * hashtab.h - an open-addressing hash table of caller-owned entries.
+ *
+ * Every cache and de-duplication table in the profiler is one of these: the
+ * stack aggregator (one lookup per sample), the string interner, the
+ * symbolizer's per-address memo and the exporters' id tables. It stores a
+ * pointer and the entry's 64-bit hash per slot, so a probe compares hashes
+ * before it calls the equality function and never touches a cold entry on
+ * a miss. Debian ships no small C hash table worth a dependency here (glib
+ * would be the whole of glib for one container), hence our own.
+ *
+ * The table never owns or frees entries. It is not thread-safe. Entries
+ * cannot be removed: every user only grows its table until it is released.
+ */
+#ifndef PROFILER_HASHTAB_H
+#define PROFILER_HASHTAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+struct hashtab_slot {
+	uint64_t hash;
+	void *entry; /* NULL: empty slot */
+};
+
+struct hashtab {
+	struct hashtab_slot *slots;
+	size_t cap; /* 0 or a power of two */
+	size_t nr;
+};
+
+/* Does @entry hold @key? */
+typedef bool (*hashtab_eq_fn)(const void *entry, const void *key);
+
+#define HASHTAB_INIT { NULL, 0, 0 }
+
+void hashtab__init(struct hashtab *ht);
+/* Free the slots (not the entries) and leave @ht empty and reusable. */
+void hashtab__release(struct hashtab *ht);
+
+/* The entry with hash @hash for which @eq(entry, @key) holds, or NULL. */
+void *hashtab__find(const struct hashtab *ht, uint64_t hash, hashtab_eq_fn eq, const void *key);
+
+/*
+ * Add @entry (non-NULL) under @hash. The caller has checked that no equal
+ * entry is present. Returns 0 or -ENOMEM.
+ */
+int hashtab__insert(struct hashtab *ht, uint64_t hash, void *entry);
+
+/* Iterate over the entries in slot order (not a stable order: sort before output). */
+#define hashtab__for_each_entry(ht, i, e)                                                  \
+	for ((i) = 0; (i) < (ht)->cap; (i)++)                                              \
+		if (((e) = (ht)->slots[(i)].entry) != NULL)
+
+/* Hashing helpers: a 64-bit multiply-xorshift mix, fast on word-sized keys. */
+static inline uint64_t hash_mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	h *= 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 32);
+}
+
+/* Hash @n 64-bit words at @words (any 64-bit integer type). */
+static inline uint64_t hash_words(uint64_t seed, const void *words, size_t n)
+{
+	const unsigned char *p = words;
+	uint64_t h = seed, w;
+
+	for (size_t i = 0; i < n; i++) {
+		memcpy(&w, p + i * sizeof(w), sizeof(w));
+		h = hash_mix(h, w);
+	}
+	return h;
+}
+
+uint64_t hash_bytes(const void *data, size_t len);
+
+#endif

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "output.h"
+
+static bool is_stdout(const char *path)
+{
+	return !strcmp(path, "-");
+}
+
+/* The directory part of @path into @dir ("." when there is none). */
+static void dir_of(const char *path, char *dir, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		snprintf(dir, size, ".");
+	else if (slash == path)
+		snprintf(dir, size, "/");
+	else
+		snprintf(dir, size, "%.*s", (int)(slash - path), path);
+}
+
+int output_file__check(const char *path)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (is_stdout(path))
+		return 0;
+	if (!*path)
+		return -ENOENT;
+	if (path[strlen(path) - 1] == '/')
+		return -EISDIR;
+	if (!stat(path, &st) && S_ISDIR(st.st_mode))
+		return -EISDIR;
+	dir_of(path, dir, sizeof(dir));
+	if (stat(dir, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (access(dir, W_OK | X_OK))
+		return -errno;
+	return 0;
+}
+
+int output_file__open(struct output_file *out, const char *path)
+{
+	char dir[PATH_MAX];
+	mode_t mask;
+	int fd, err;
+
+	memset(out, 0, sizeof(*out));
+	out->path = path;
+	if (is_stdout(path)) {
+		out->fp = stdout;
+		return 0;
+	}
+	dir_of(path, dir, sizeof(dir));
+	if (asprintf(&out->tmp_path, "%s/.profiler-XXXXXX", dir) < 0) {
+		out->tmp_path = NULL;
+		return -ENOMEM;
+	}
+	fd = mkstemp(out->tmp_path);
+	if (fd < 0)
+		goto out_err;
+	/* mkstemp() creates 0600; give the file the mode a plain creat() would. */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask))
+		goto out_close;
+	out->fp = fdopen(fd, "w");
+	if (!out->fp)
+		goto out_close;
+	return 0;
+
+out_close:
+	err = -errno;
+	close(fd);
+	unlink(out->tmp_path);
+	errno = -err;
+out_err:
+	err = -errno;
+	free(out->tmp_path);
+	out->tmp_path = NULL;
+	return err;
+}
+
+int output_file__commit(struct output_file *out)
+{
+	int err = 0;
+
+	if (!out->tmp_path) {
+		if (fflush(out->fp) || ferror(out->fp))
+			return -(errno ? errno : EIO);
+		return 0;
+	}
+	if (fflush(out->fp) || ferror(out->fp) || fsync(fileno(out->fp)))
+		err = -(errno ? errno : EIO);
+	if (fclose(out->fp) && !err)
+		err = -(errno ? errno : EIO);
+	out->fp = NULL;
+	if (!err && rename(out->tmp_path, out->path))
+		err = -errno;
+	if (err)
+		unlink(out->tmp_path);
+	free(out->tmp_path);
+	out->tmp_path = NULL;
+	return err;
+}
+
+void output_file__abort(struct output_file *out)
+{
+	if (!out->tmp_path)
+		return;
+	if (out->fp)
+		fclose(out->fp);
+	out->fp = NULL;
+	unlink(out->tmp_path);
+	free(out->tmp_path);
+	out->tmp_path = NULL;
+}

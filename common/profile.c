@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+#include "strset.h"
+
+struct profile *profile__new(uint32_t freq_hz)
+{
+	struct profile *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->strings = strset__new();
+	if (!p->strings) {
+		free(p);
+		return NULL;
+	}
+	p->freq_hz = freq_hz;
+	p->period_ns = freq_hz ? 1000000000ULL / freq_hz : 0;
+	return p;
+}
+
+void profile__free(struct profile *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		free(p->samples[i].frames);
+		free(p->samples[i].times);
+	}
+	free(p->samples);
+	strset__free(p->strings);
+	free(p);
+}
+
+static void *dup_array(const void *src, size_t n, size_t size)
+{
+	void *dst;
+
+	if (!n)
+		return NULL;
+	dst = malloc(n * size);
+	if (dst)
+		memcpy(dst, src, n * size);
+	return dst;
+}
+
+struct profile_sample *profile__add_sample(struct profile *p, const struct profile_sample *s)
+{
+	struct profile_sample *d;
+
+	if (p->nr_samples == p->alloc_samples) {
+		size_t alloc = p->alloc_samples ? p->alloc_samples * 2 : 256;
+		void *mem;
+
+		if (alloc > SIZE_MAX / sizeof(*p->samples))
+			goto out_nomem;
+		mem = realloc(p->samples, alloc * sizeof(*p->samples));
+		if (!mem)
+			goto out_nomem;
+		p->samples = mem;
+		p->alloc_samples = alloc;
+	}
+	d = &p->samples[p->nr_samples];
+	*d = *s;
+	d->frames = dup_array(s->frames, s->nr_frames, sizeof(*s->frames));
+	d->times = s->times ? dup_array(s->times, s->count, sizeof(*s->times)) : NULL;
+	if ((s->nr_frames && !d->frames) || (s->times && s->count && !d->times)) {
+		free(d->frames);
+		free(d->times);
+		goto out_nomem;
+	}
+	p->nr_samples++;
+	return d;
+
+out_nomem:
+	errno = ENOMEM;
+	return NULL;
+}
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_str(const char *a, const char *b)
+{
+	if (a == b)
+		return 0;
+	if (!a || !b)
+		return a ? 1 : -1;
+	return strcmp(a, b);
+}
+
+static int cmp_frame(const struct profile_frame *a, const struct profile_frame *b)
+{
+	int c;
+
+	if (a == b)
+		return 0;
+	c = cmp_str(a->name, b->name);
+	if (c)
+		return c;
+	c = cmp_str(a->mapping ? a->mapping->filename : NULL, b->mapping ? b->mapping->filename : NULL);
+	if (c)
+		return c;
+	c = cmp_u64(a->address, b->address);
+	if (c)
+		return c;
+	return cmp_u64(a->mapping ? a->mapping->start : 0, b->mapping ? b->mapping->start : 0);
+}
+
+static int cmp_sample(const void *pa, const void *pb)
+{
+	const struct profile_sample *a = pa, *b = pb;
+	uint32_t i;
+	int c;
+
+	c = cmp_u64(a->pid, b->pid);
+	if (!c)
+		c = cmp_u64(a->tid, b->tid);
+	if (!c)
+		c = cmp_str(a->thread_name, b->thread_name);
+	if (!c)
+		c = cmp_str(a->process_name, b->process_name);
+	if (c)
+		return c;
+	/* Root first, as a flame graph reads a stack. */
+	for (i = 0; i < a->nr_frames && i < b->nr_frames; i++) {
+		c = cmp_frame(a->frames[a->nr_frames - 1 - i], b->frames[b->nr_frames - 1 - i]);
+		if (c)
+			return c;
+	}
+	c = cmp_u64(a->nr_frames, b->nr_frames);
+	if (!c)
+		c = cmp_u64(a->truncated, b->truncated);
+	if (!c)
+		c = cmp_u64(a->count, b->count);
+	return c;
+}
+
+void profile__sort(struct profile *p)
+{
+	if (p->nr_samples > 1)
+		qsort(p->samples, p->nr_samples, sizeof(*p->samples), cmp_sample);
+}
+
+uint64_t profile__total(const struct profile *p)
+{
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < p->nr_samples; i++)
+		total += p->samples[i].count;
+	return total;
+}

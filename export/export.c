@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "export.h"
+#include "folded.h"
+#include "pprof.h"
+
+static const struct {
+	enum export_format format;
+	const char *name;
+	const char *extensions[3];
+} formats[] = {
+	{ EXPORT_PPROF, "pprof", { ".pb.gz", ".pb" } },
+	{ EXPORT_FOLDED, "folded", { ".folded", ".txt" } },
+};
+
+#define NR_FORMATS (sizeof(formats) / sizeof(formats[0]))
+
+enum export_format export_format__from_name(const char *name)
+{
+	for (size_t i = 0; i < NR_FORMATS; i++)
+		if (!strcmp(name, formats[i].name))
+			return formats[i].format;
+	return EXPORT_NONE;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n > m && !strcmp(s + n - m, suffix);
+}
+
+enum export_format export_format__from_path(const char *path)
+{
+	for (size_t i = 0; i < NR_FORMATS; i++)
+		for (size_t j = 0; formats[i].extensions[j]; j++)
+			if (ends_with(path, formats[i].extensions[j]))
+				return formats[i].format;
+	return EXPORT_NONE;
+}
+
+const char *export_format__name(enum export_format format)
+{
+	for (size_t i = 0; i < NR_FORMATS; i++)
+		if (formats[i].format == format)
+			return formats[i].name;
+	return "none";
+}
+
+const char *export_format__names(void)
+{
+	return "pprof, folded";
+}
+
+int export__write(enum export_format format, const struct profile *p, FILE *out)
+{
+	switch (format) {
+	case EXPORT_PPROF:
+		return pprof__write(p, out);
+	case EXPORT_FOLDED:
+		return folded__write(p, out);
+	case EXPORT_NONE:
+		break;
+	}
+	return -EINVAL;
+}

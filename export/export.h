@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * export.h - output formats by name and by file extension, and one call to
+ * write a profile in any of them.
+ */
+#ifndef PROFILER_EXPORT_H
+#define PROFILER_EXPORT_H
+
+#include <stdio.h>
+
+struct profile;
+
+enum export_format {
+	EXPORT_NONE,
+	EXPORT_PPROF,
+	EXPORT_FOLDED,
+};
+
+/* "pprof" or "folded"; EXPORT_NONE for anything else. */
+enum export_format export_format__from_name(const char *name);
+/* From the extension: .pb.gz/.pb → pprof, .folded/.txt → folded; else EXPORT_NONE. */
+enum export_format export_format__from_path(const char *path);
+const char *export_format__name(enum export_format format);
+/* The formats' names, for messages: "pprof, folded". */
+const char *export_format__names(void);
+
+/* Write @p to @out in @format. 0 or -errno. */
+int export__write(enum export_format format, const struct profile *p, FILE *out);
+
+#endif

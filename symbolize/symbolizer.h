@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * symbolizer.h - addresses to frames.
+ *
+ * User address -> mapping (from the snapshot the sample was taken under) ->
+ * file offset -> ELF virtual address (through the covering PT_LOAD, so PIE
+ * executables and shared libraries need no special case) -> function from the
+ * file's sorted symbol table. Kernel addresses resolve through /proc/kallsyms,
+ * modules included.
+ *
+ * Every answer is memoized per (mapping, address): the same address always
+ * yields the same `struct profile_frame` pointer, which exporters use to
+ * de-duplicate. Parsed ELF files are cached per file and shared between files
+ * with the same build-id. Frames and mappings belong to the symbolizer and
+ * stay valid until symbolizer__free(); names are interned in the strset given
+ * to symbolizer__new(), which must outlive it.
+ *
+ * Unresolvable addresses are never dropped: they become frames named
+ * "MODULE+0xADDR" (the ELF address, so `addr2line -e MODULE 0xADDR` agrees)
+ * or "[unknown]" when no mapping covers them.
+ *
+ * Not thread-safe.
+ */
+#ifndef PROFILER_SYMBOLIZER_H
+#define PROFILER_SYMBOLIZER_H
+
+#include <stdint.h>
+
+#include "common/profile.h"
+
+struct proc_maps;
+struct strset;
+
+struct symbolizer_opts {
+	const char *kallsyms_path;	/* NULL: /proc/kallsyms */
+};
+
+struct symbolizer_stats {
+	uint64_t frames;		/* distinct frames handed out */
+	uint64_t resolved;		/* ... that named a function */
+	uint64_t unmapped;		/* ... whose address no mapping covered */
+};
+
+/* Returns NULL and sets errno on failure. */
+struct symbolizer *symbolizer__new(struct strset *strings, const struct symbolizer_opts *opts);
+void symbolizer__free(struct symbolizer *sym);
+
+/* Frame for user address @addr of a process whose maps were @maps (may be NULL). */
+const struct profile_frame *symbolizer__user_frame(struct symbolizer *sym,
+						   const struct proc_maps *maps, uint64_t addr);
+
+/* Frame for kernel address @addr. */
+const struct profile_frame *symbolizer__kernel_frame(struct symbolizer *sym, uint64_t addr);
+
+void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *stats);
+
+#endif

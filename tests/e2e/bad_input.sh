@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Bad input: one line naming the cause, exit 2 for usage and 1 for runtime
+# failures, and never an output file.
+. "$(dirname "$0")/lib.sh"
+
+[[ -x $PROFILER ]] || { skip "bad input" "$PROFILER is not built"; exit 0; }
+
+# expect NAME STATUS PATTERN ARGS...: the profiler exits with STATUS, prints
+# one stderr line matching PATTERN, and leaves no file in $TMP/out. The
+# profiler runs under the command prefix in RUN_AS, if any.
+RUN_AS=()
+expect() {
+	local name=$1 status=$2 pattern=$3 rc lines
+	shift 3
+	rm -rf "$TMP/out" && mkdir -p "$TMP/out" && chmod 0777 "$TMP/out"
+	(cd "$TMP/out" && "${RUN_AS[@]}" "$PROFILER" "$@") >"$TMP/stdout" 2>"$TMP/stderr" </dev/null
+	rc=$?
+	lines=$(wc -l <"$TMP/stderr")
+	if [[ $rc -eq $status && $lines -eq 1 ]] && grep -qE "$pattern" "$TMP/stderr" &&
+		[[ -z $(ls -A "$TMP/out") ]]; then
+		ok "bad input: $name (exit $rc: $(cat "$TMP/stderr"))"
+	else
+		fail "bad input: $name (exit $rc, expected $status; $lines stderr lines)"
+		sed 's/^/#   /' "$TMP/stderr"
+		ls -A "$TMP/out" | sed 's/^/#   left behind: /'
+	fi
+}
+
+max=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+free_pid=$(($(cat /proc/sys/kernel/pid_max) - 1))
+while kill -0 "$free_pid" 2>/dev/null; do free_pid=$((free_pid - 1)); done
+
+expect "no target" 2 "nothing to profile" -d 1
+expect "-F 0" 2 "invalid frequency '0'" -F 0 -p 1
+expect "-F above the kernel's limit" 2 "perf_event_max_sample_rate" -F $((max + 1)) -p 1
+expect "unknown format" 2 "unknown format 'xml'" -f xml -p 1
+expect "unknown extension" 2 "cannot tell the format of 'out.xyz'" -o out.xyz -p 1
+expect "-p and a command" 2 "cannot be combined" -p 1 -- true
+expect "bad pid" 2 "invalid pid 'abc'" -p abc
+expect "unknown option" 2 "unknown option" --bogus -p 1
+expect "bad duration" 2 "invalid duration" -d -3 -p 1
+expect "pid that does not exist" 1 "no such process $free_pid" -p "$free_pid" -o x.pb.gz
+expect "output directory missing" 1 "cannot write '/nonexistent/dir/x.pb.gz'" \
+	-o /nonexistent/dir/x.pb.gz -p 1
+expect "command that cannot run" 1 "cannot execute 'no-such-command-xyz'" \
+	-o x.pb.gz -- no-such-command-xyz
+# Without privilege: drop root the way a user without CAP_BPF would run it.
+if [[ $(id -u) -eq 0 ]] && command -v setpriv >/dev/null; then
+	chmod 0755 "$TMP"
+	RUN_AS=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+	expect "no privilege" 1 "needs root, or CAP_BPF \+ CAP_PERFMON" -d 1 -o x.pb.gz -p 1
+	RUN_AS=()
+else
+	skip "bad input: no privilege" "needs root and setpriv to drop privileges"
+fi

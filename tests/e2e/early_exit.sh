@@ -1,0 +1,21 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# A process that exits long before the profiler stops is still fully symbolized.
+. "$(dirname "$0")/lib.sh"
+
+require_bpf "early exit: symbolized" "early exit: no unresolved frames"
+
+start_bg "$WORKLOADS/early_exit" 1
+early=$BG_PID
+start_bg "$WORKLOADS/split" 50 50 4
+sleep 0.1
+if ! "$PROFILER" -p "$early,$BG_PID" -F 299 -d 3 -o "$TMP/early.pb.gz" 2>"$TMP/err"; then
+	fail "early exit: profiler failed"
+	sed 's/^/#   /' "$TMP/err"
+	exit 0
+fi
+# Give the exited process's samples a stable reading: only its own.
+share_is "early exit: symbolized" "$TMP/early.pb.gz" short_lived_work 95 5 \
+	-tagfocus=process=early_exit
+unresolved=$(pprof -top -nodecount=1000 -tagfocus=process=early_exit "$TMP/early.pb.gz" 2>/dev/null |
+	grep -c 'early_exit+0x')
+check "early exit: no unresolved frames in early_exit ($unresolved)" test "$unresolved" -eq 0

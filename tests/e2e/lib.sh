@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Helpers for the end-to-end tests: sourced, not run.
+#
+# Each test reports with ok/fail/skip, TAP-style, and tests/run counts them.
+# Workloads and the profiler come from $OUTPUT (build/).
+
+set -uo pipefail
+OUTPUT=$(realpath -m "${OUTPUT:-build}")
+PROFILER=$OUTPUT/profiler
+WORKLOADS=$OUTPUT/workloads
+TMP=$(mktemp -d /tmp/profiler-e2e.XXXXXX)
+BG_PIDS=()
+
+cleanup() {
+	local pid
+	for pid in "${BG_PIDS[@]}"; do
+		kill "$pid" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+ok() { echo "ok - e2e: $*"; }
+fail() { echo "not ok - e2e: $*"; }
+skip() { echo "ok - e2e: $1 # SKIP $2"; }
+
+# check NAME COMMAND...: ok if COMMAND succeeds, else fail with its output.
+check() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		ok "$name"
+	else
+		fail "$name"
+		[[ -n $out ]] && sed 's/^/#   /' <<<"$out"
+	fi
+}
+
+# Why end-to-end tests cannot run here, or nothing.
+bpf_unavailable() {
+	[[ $(id -u) -eq 0 ]] || { echo "needs root (run 'sudo make test')"; return; }
+	[[ -x $PROFILER ]] || { echo "$PROFILER is not built"; return; }
+	[[ -r /sys/kernel/btf/vmlinux ]] || { echo "the kernel has no BTF"; return; }
+}
+
+# require_bpf TESTNAMES...: skip every named test and exit when BPF is out of reach.
+require_bpf() {
+	local why name
+	why=$(bpf_unavailable)
+	[[ -z $why ]] && return 0
+	for name in "$@"; do
+		skip "$name" "$why"
+	done
+	exit 0
+}
+
+# Start a workload in the background; its pid is in $BG_PID.
+start_bg() {
+	"$@" &
+	BG_PID=$!
+	BG_PIDS+=("$BG_PID")
+}
+
+pprof() {
+	go tool pprof -symbolize=none "$@"
+}
+
+# pct FILE FUNC [flat|cum] [PPROF_ARGS...]: FUNC's share of all samples in
+# percent, from `go tool pprof -top`; 0 when FUNC does not appear.
+pct() {
+	local file=$1 func=$2 col=${3:-flat}
+	shift 3 2>/dev/null || shift $#
+	pprof -top -nodecount=1000 "$@" "$file" 2>/dev/null | awk -v f="$func" -v col="$col" '
+		$NF == f && $2 ~ /%$/ { v = (col == "cum") ? $5 : $2; sub(/%/, "", v); print v; found = 1; exit }
+		END { if (!found) print 0 }'
+}
+
+# within VALUE EXPECTED TOLERANCE: is |VALUE - EXPECTED| <= TOLERANCE?
+within() {
+	awk -v v="$1" -v e="$2" -v t="$3" 'BEGIN { d = v - e; if (d < 0) d = -d; exit !(d <= t) }'
+}
+
+# share_is NAME FILE FUNC EXPECTED TOLERANCE [PPROF_ARGS...]
+share_is() {
+	local name=$1 file=$2 func=$3 expected=$4 tol=$5 got
+	shift 5
+	got=$(pct "$file" "$func" flat "$@")
+	if within "$got" "$expected" "$tol"; then
+		ok "$name ($func $got%, expected $expected±$tol)"
+	else
+		fail "$name ($func $got%, expected $expected±$tol)"
+		pprof -top -nodecount=15 "$@" "$file" 2>&1 | sed 's/^/#   /'
+	fi
+}

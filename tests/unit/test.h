@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * test.h - the unit-test harness: TEST() registers a case, CHECK*() fail it.
+ *
+ * build/tests/unit-tests runs every registered case (or those whose names
+ * contain argv[1]) and prints one TAP-style line per case, "ok - NAME" or
+ * "not ok - NAME: FILE:LINE: WHAT", which tests/run counts. Fixtures built by
+ * the Makefile live in the directory named by $FIXTURES (build/fixtures).
+ */
+#ifndef PROFILER_TEST_H
+#define PROFILER_TEST_H
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef void (*test_fn)(void);
+
+void test__register(const char *name, test_fn fn);
+void test__fail(const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+bool test__failed(void);
+/* Path of fixture @name under $FIXTURES, in a static buffer. */
+const char *test__fixture(const char *name);
+
+#define TEST(name)                                                                         \
+	static void name(void);                                                            \
+	__attribute__((constructor)) static void register_##name(void)                     \
+	{                                                                                  \
+		test__register(#name, name);                                               \
+	}                                                                                  \
+	static void name(void)
+
+#define CHECK(cond)                                                                        \
+	do {                                                                               \
+		if (!(cond)) {                                                             \
+			test__fail(__FILE__, __LINE__, "%s", #cond);                       \
+			return;                                                            \
+		}                                                                          \
+	} while (0)
+
+#define CHECK_U64(a, b)                                                                    \
+	do {                                                                               \
+		uint64_t a_ = (a), b_ = (b);                                               \
+		if (a_ != b_) {                                                            \
+			test__fail(__FILE__, __LINE__, "%s == %s: 0x%" PRIx64 " != 0x%" PRIx64, \
+				   #a, #b, a_, b_);                                        \
+			return;                                                            \
+		}                                                                          \
+	} while (0)
+
+#define CHECK_STR(a, b)                                                                    \
+	do {                                                                               \
+		const char *a_ = (a), *b_ = (b);                                           \
+		if (!a_ || !b_ || strcmp(a_, b_)) {                                        \
+			test__fail(__FILE__, __LINE__, "%s == %s: '%s' != '%s'", #a, #b,  \
+				   a_ ? a_ : "(null)", b_ ? b_ : "(null)");                \
+			return;                                                            \
+		}                                                                          \
+	} while (0)
+
+#endif

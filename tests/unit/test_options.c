@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The command line: every usage error is caught with a message a user can act on. */
+#include <errno.h>
+
+#include "cli/options.h"
+#include "test.h"
+
+#define MAX_FREQ 100000
+
+static int parse(struct options *o, char *err, size_t size, char **argv)
+{
+	int argc = 0;
+
+	while (argv[argc])
+		argc++;
+	return options__parse(o, argc, argv, MAX_FREQ, err, size);
+}
+
+#define PARSE(o, err, ...) parse(o, err, sizeof(err), (char *[]){ "profiler", __VA_ARGS__, NULL })
+
+TEST(options_pids_and_defaults)
+{
+	struct options o;
+	char err[256];
+
+	CHECK(PARSE(&o, err, "-p", "12,34") == 0);
+	CHECK_U64(o.nr_pids, 2);
+	CHECK_U64(o.pids[0], 12);
+	CHECK_U64(o.pids[1], 34);
+	CHECK_U64(o.freq_hz, 99);
+	CHECK_U64(o.duration_ns, 0);
+	CHECK_U64(o.format, EXPORT_PPROF);
+	CHECK_STR(o.output, "profile.pb.gz");
+	CHECK(o.command == NULL);
+	options__release(&o);
+}
+
+TEST(options_command_after_dashes)
+{
+	struct options o;
+	char err[256];
+
+	CHECK(PARSE(&o, err, "-F", "499", "-d", "2.5", "--", "ls", "-l") == 0);
+	CHECK(o.command != NULL);
+	CHECK_STR(o.command[0], "ls");
+	CHECK_STR(o.command[1], "-l");
+	CHECK(o.command[2] == NULL);
+	CHECK_U64(o.freq_hz, 499);
+	CHECK_U64(o.duration_ns, 2500000000ULL);
+	options__release(&o);
+}
+
+TEST(options_format_from_extension_and_flag)
+{
+	struct options o;
+	char err[256];
+
+	CHECK(PARSE(&o, err, "-p", "1", "-o", "x.folded") == 0);
+	CHECK_U64(o.format, EXPORT_FOLDED);
+	options__release(&o);
+	CHECK(PARSE(&o, err, "-p", "1", "-o", "dir/x.pb") == 0);
+	CHECK_U64(o.format, EXPORT_PPROF);
+	options__release(&o);
+	/* -f wins over the extension; folded without -o goes to stdout. */
+	CHECK(PARSE(&o, err, "-p", "1", "-f", "folded") == 0);
+	CHECK_U64(o.format, EXPORT_FOLDED);
+	CHECK_STR(o.output, "-");
+	options__release(&o);
+	CHECK(PARSE(&o, err, "-p", "1", "-f", "pprof", "-o", "out.txt") == 0);
+	CHECK_U64(o.format, EXPORT_PPROF);
+	options__release(&o);
+	/* stdout without -f: text, for a pipe. */
+	CHECK(PARSE(&o, err, "-p", "1", "-o", "-") == 0);
+	CHECK_U64(o.format, EXPORT_FOLDED);
+	options__release(&o);
+}
+
+/* Each usage error: parse fails and the message names the cause. */
+static bool rejects(const char *expect, char **argv)
+{
+	struct options o;
+	char err[256] = "";
+	int argc = 0, ret;
+
+	while (argv[argc])
+		argc++;
+	ret = options__parse(&o, argc, argv, MAX_FREQ, err, sizeof(err));
+	options__release(&o);
+	if (ret != -EINVAL || !strstr(err, expect)) {
+		test__fail(__FILE__, __LINE__, "expected '%s', got %d '%s'", expect, ret, err);
+		return false;
+	}
+	return true;
+}
+
+#define REJECTS(expect, ...) CHECK(rejects(expect, (char *[]){ "profiler", __VA_ARGS__, NULL }))
+
+TEST(options_usage_errors)
+{
+	REJECTS("nothing to profile", "-F", "99");
+	REJECTS("invalid frequency '0'", "-F", "0", "-p", "1");
+	REJECTS("invalid frequency '-5'", "-F", "-5", "-p", "1");
+	REJECTS("perf_event_max_sample_rate", "-F", "100001", "-p", "1");
+	REJECTS("invalid pid 'x'", "-p", "x");
+	REJECTS("invalid pid '0'", "-p", "0");
+	REJECTS("invalid pid list", "-p", ",");
+	REJECTS("unknown format 'svgz'", "-f", "svgz", "-p", "1");
+	REJECTS("cannot tell the format of 'out.bin'", "-o", "out.bin", "-p", "1");
+	REJECTS("cannot be combined", "-p", "1", "--", "ls");
+	REJECTS("invalid duration 'abc'", "-d", "abc", "-p", "1");
+	REJECTS("invalid duration '0'", "-d", "0", "-p", "1");
+	REJECTS("unknown option", "--frobnicate", "-p", "1");
+	REJECTS("unknown option '-z'", "-z", "-p", "1");
+	REJECTS("needs an argument", "-p");
+	REJECTS("unexpected argument 'ls'", "-p", "1", "ls");
+	REJECTS("-o given twice", "-p", "1", "-o", "a.pb.gz", "-o", "b.pb.gz");
+}

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Output files appear whole or not at all. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/output.h"
+#include "test.h"
+
+static int count_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	if (d)
+		closedir(d);
+	return n;
+}
+
+TEST(output_commit_and_abort)
+{
+	char dir[] = "/tmp/profiler-test-XXXXXX", path[256], buf[64];
+	struct output_file out;
+	FILE *f;
+
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/out.folded", dir);
+	CHECK(output_file__check(path) == 0);
+
+	/* Until commit, only a temporary file exists; after, only the output. */
+	CHECK(output_file__open(&out, path) == 0);
+	fputs("a;b 1\n", out.fp);
+	CHECK(access(path, F_OK) != 0);
+	CHECK(output_file__commit(&out) == 0);
+	CHECK(count_files(dir) == 1);
+	f = fopen(path, "r");
+	CHECK(f && fgets(buf, sizeof(buf), f));
+	fclose(f);
+	CHECK_STR(buf, "a;b 1\n");
+
+	/* An aborted write leaves the previous file untouched and no temporary. */
+	CHECK(output_file__open(&out, path) == 0);
+	fputs("partial", out.fp);
+	output_file__abort(&out);
+	CHECK(count_files(dir) == 1);
+	f = fopen(path, "r");
+	CHECK(f && fgets(buf, sizeof(buf), f));
+	fclose(f);
+	CHECK_STR(buf, "a;b 1\n");
+	unlink(path);
+	rmdir(dir);
+}
+
+TEST(output_check_rejects_unwritable_paths)
+{
+	CHECK(output_file__check("-") == 0);
+	CHECK(output_file__check("/nonexistent-dir/x.pb.gz") == -ENOENT);
+	CHECK(output_file__check("/tmp") == -EISDIR);
+	CHECK(output_file__check("/tmp/") == -EISDIR);
+	CHECK(output_file__check("/etc/passwd/x.pb.gz") == -ENOTDIR);
+	CHECK(output_file__check("") == -ENOENT);
+}
+
+TEST(output_full_disk_fails_commit)
+{
+	struct output_file out;
+	char big[65536];
+
+	/* /dev/full: every write fails with ENOSPC; commit must report it. */
+	if (access("/dev/full", W_OK))
+		return;
+	memset(&out, 0, sizeof(out));
+	out.path = "-";
+	out.fp = fopen("/dev/full", "w");
+	CHECK(out.fp != NULL);
+	memset(big, 'x', sizeof(big));
+	fwrite(big, 1, sizeof(big), out.fp);
+	CHECK(output_file__commit(&out) == -ENOSPC);
+	fclose(out.fp);
+}

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Aggregation of samples into distinct stacks. */
+#include <stdlib.h>
+
+#include "bpf/profile.h"
+#include "collector/stack_table.h"
+#include "common/strset.h"
+#include "test.h"
+
+static struct sample_event *event(uint32_t pid, uint32_t tid, uint64_t time, int nr_user,
+				  uint64_t leaf)
+{
+	static struct sample_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.pid = pid;
+	e.tid = tid;
+	e.time_ns = time;
+	e.nr_kernel = 1;
+	e.kernel[0] = 0xffffffff81000000ULL;
+	e.nr_user = nr_user;
+	for (int i = 0; i < nr_user; i++)
+		e.user[i] = leaf + i * 0x10;
+	return &e;
+}
+
+static struct stack_entry *find(struct stack_table *t, uint32_t tid, uint64_t leaf)
+{
+	struct stack_entry *s;
+	size_t i;
+
+	stack_table__for_each_entry(t, i, s)
+		if (s->tid == tid && s->ips[s->nr_kernel] == leaf)
+			return s;
+	return NULL;
+}
+
+TEST(stack_table_aggregates_identical_stacks)
+{
+	struct strset *strings = strset__new();
+	const char *comm = strset__add(strings, "worker");
+	struct stack_table t;
+	struct stack_entry *s;
+	bool is_new;
+
+	stack_table__init(&t);
+	CHECK(stack_table__add(&t, event(10, 11, 100, 3, 0x1000), comm, comm, &is_new) && is_new);
+	CHECK(stack_table__add(&t, event(10, 11, 200, 3, 0x1000), comm, comm, &is_new) && !is_new);
+	/* Another thread, another stack, another depth: three new entries. */
+	CHECK(stack_table__add(&t, event(10, 12, 300, 3, 0x1000), comm, comm, &is_new) && is_new);
+	CHECK(stack_table__add(&t, event(10, 11, 400, 3, 0x2000), comm, comm, &is_new) && is_new);
+	CHECK(stack_table__add(&t, event(10, 11, 500, 2, 0x1000), comm, comm, &is_new) && is_new);
+	for (int i = 0; i < 1000; i++)
+		CHECK(stack_table__add(&t, event(10, 11, 1000 + i, 3, 0x1000), comm, comm, &is_new));
+	CHECK_U64(t.entries.nr, 4);
+	CHECK_U64(t.nr_samples, 1005);
+	s = find(&t, 11, 0x1000);
+	CHECK(s && s->nr_user == 3);
+	CHECK_U64(s->count, 1002);
+	CHECK_U64(s->times[0], 100);
+	CHECK_U64(s->times[1], 200);
+	CHECK_U64(s->times[1001], 1999);
+	CHECK_U64(s->ips[0], 0xffffffff81000000ULL);
+	CHECK_U64(s->ips[3], 0x1020);
+	s = find(&t, 12, 0x1000);
+	CHECK(s && s->count == 1);
+	stack_table__release(&t);
+	strset__free(strings);
+}
+
+TEST(strset_interns)
+{
+	struct strset *set = strset__new();
+	const char *a = strset__add(set, "hot_a");
+	const char *b = strset__add_len(set, "hot_a_and_more", 5);
+	char big[2000];
+
+	CHECK(a && a == b);
+	CHECK_STR(a, "hot_a");
+	CHECK(strset__add(set, "hot_b") != a);
+	CHECK(strset__addf(set, "%s+0x%x", "libc.so.6", 0x1234) == strset__add(set, "libc.so.6+0x1234"));
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	CHECK(strset__addf(set, "%s", big) == strset__add(set, big));
+	for (int i = 0; i < 100000; i++)
+		CHECK(strset__addf(set, "sym%d", i));
+	CHECK_STR(strset__addf(set, "sym%d", 4242), "sym4242");
+	CHECK_U64(strset__count(set), 100000 + 4);
+	strset__free(set);
+	strset__free(NULL);
+}

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * split [A B [SECONDS]]: spend A parts of the CPU in hot_a() and B parts in
+ * hot_b(), both called from compute() (default 70 30, 10 seconds; a negative
+ * SECONDS runs until killed).
+ */
+#include <stdio.h>
+
+#include "work.h"
+
+static volatile unsigned long sink;
+
+__attribute__((noinline)) void hot_a(unsigned long units)
+{
+	sink += burn(units);
+}
+
+__attribute__((noinline)) void hot_b(unsigned long units)
+{
+	sink += burn(units);
+}
+
+__attribute__((noinline)) void compute(unsigned long a, unsigned long b)
+{
+	hot_a(a);
+	hot_b(b);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long a = argc > 2 ? strtoul(argv[1], NULL, 10) : 70;
+	unsigned long b = argc > 2 ? strtoul(argv[2], NULL, 10) : 30;
+	double seconds = arg_seconds(argc, argv, 3, 10);
+	double end = now_seconds() + seconds;
+
+	while (seconds < 0 || now_seconds() < end)
+		compute(a, b);
+	return 0;
+}
