@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * elf_symtab.h - the function symbols of one ELF file, sorted for lookup.
+ *
+ * An elf_symtab holds the STT_FUNC and STT_GNU_IFUNC symbols with a nonzero
+ * value of one ELF file, taken from .symtab, or from .dynsym only when there
+ * is no .symtab, in one array sorted by address, plus what the symbolizer
+ * needs to turn a file offset into an ELF address (the PT_LOAD segments) and
+ * the file's GNU build-id. libdwfl's symbol lookup is a linear scan; this is
+ * a binary search over a compact array (see PERFORMANCE-NOTES.md).
+ *
+ * Of several symbols at one address one is kept, chosen deterministically:
+ * GLOBAL (or GNU_UNIQUE) before WEAK before LOCAL, then the shortest name,
+ * then the smallest by strcmp(); it takes the largest size among them.
+ *
+ * Symbol names point into the file's string table, which stays mapped (the
+ * ELF handle is kept open, read through mmap) until elf_symtab__free(): no
+ * name is copied. The caller's descriptor is not kept.
+ *
+ * A file without any function symbol (a stripped executable) is not an error:
+ * it opens with no symbols, and offset translation and the build-id still work.
+ *
+ * An elf_symtab is immutable once opened, so lookups may run concurrently.
+ */
+#ifndef PROFILER_ELF_SYMTAB_H
+#define PROFILER_ELF_SYMTAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct elf_symtab;
+
+struct elf_sym {
+	uint64_t addr;		/* ELF virtual address (st_value) */
+	/*
+	 * Bytes covered: st_size, or for a symbol of size 0 the distance to the
+	 * next symbol (or to the end of its section when it is the last one).
+	 */
+	uint64_t size;
+	const char *name;	/* linker name, not demangled; owned by the elf_symtab */
+};
+
+/*
+ * Read the symbols of the ELF file open as @fd; @path is only used in
+ * messages (may be NULL). The caller keeps, and closes, @fd.
+ * Returns NULL and sets errno on failure (ENOEXEC: not an ELF file).
+ */
+struct elf_symtab *elf_symtab__open_fd(int fd, const char *path);
+
+/* The same for the file at @path. */
+struct elf_symtab *elf_symtab__open(const char *path);
+
+/*
+ * The same for an ELF image in memory (the vDSO as read from a process);
+ * @image is copied. @name is only used in messages (may be NULL).
+ */
+struct elf_symtab *elf_symtab__open_mem(const void *image, size_t size, const char *name);
+
+void elf_symtab__free(struct elf_symtab *tab);
+
+/*
+ * The symbol covering ELF virtual address @vaddr: the last one at or below
+ * it, if @vaddr is within its size. NULL when none covers it. Binary search.
+ */
+const struct elf_sym *elf_symtab__lookup(const struct elf_symtab *tab, uint64_t vaddr);
+
+/* All symbols, sorted by address with unique addresses; @nr receives their count. */
+const struct elf_sym *elf_symtab__syms(const struct elf_symtab *tab, size_t *nr);
+
+/* Were the symbols taken from .dynsym (the file has no .symtab)? */
+bool elf_symtab__from_dynsym(const struct elf_symtab *tab);
+
+/* The GNU build-id in lowercase hex, or NULL if the file has none. Owned by @tab. */
+const char *elf_symtab__build_id(const struct elf_symtab *tab);
+
+/*
+ * Translate @file_offset to an ELF virtual address through the PT_LOAD
+ * segment whose file bytes cover it (an executable one if several do).
+ * Returns 0, or -ENOENT when no segment covers @file_offset.
+ */
+int elf_symtab__offset_to_vaddr(const struct elf_symtab *tab, uint64_t file_offset,
+				uint64_t *vaddr);
+
+/*
+ * Read only the build-id of the ELF file open as @fd into @buf (lowercase hex,
+ * NUL-terminated), far cheaper than opening its symbols: lets a cache find a
+ * file it already holds under another name. Returns 0, -ENOENT if the file has
+ * no build-id, -ENOEXEC if it is not ELF, -ENOSPC if @size is too small.
+ */
+int elf_symtab__read_build_id(int fd, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,715 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Tests of symbolize/symbolizer end to end: this process with libsymbols.so
+ * dlopen()ed, and the fixture programs running as children, symbolized
+ * through proc_maps snapshots as the profiler does; kernel frames through
+ * synthetic kallsyms files.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "collector/proc_maps.h"
+#include "common/log.h"
+#include "common/strset.h"
+#include "symbolize/symbolizer.h"
+#include "test.h"
+
+extern char **environ;
+
+/* A function of the test program itself, kept whole under its own name. */
+#ifdef __clang__
+__attribute__((noinline, used))
+#else
+__attribute__((noipa, used))
+#endif
+int test_symbolizer_target(int n)
+{
+	static volatile int sink;
+
+	for (int i = 0; i < n; i++)
+		sink += i;
+	return sink;
+}
+
+struct env {
+	struct strset *strings;
+	struct file_table *files;
+	struct proc_maps *maps;
+	struct symbolizer *sym;
+};
+
+static int env_init(struct env *e, pid_t pid, const char *kallsyms)
+{
+	struct symbolizer_opts opts = { .kallsyms_path = kallsyms };
+
+	memset(e, 0, sizeof(*e));
+	e->strings = strset__new();
+	if (!e->strings)
+		return -1;
+	e->files = file_table__new(e->strings);
+	if (pid)
+		e->maps = proc_maps__read(pid, e->files);
+	e->sym = symbolizer__new(e->strings, &opts);
+	return e->files && (!pid || e->maps) && e->sym ? 0 : -1;
+}
+
+static void env_release(struct env *e)
+{
+	symbolizer__free(e->sym);
+	proc_maps__free(e->maps);
+	file_table__free(e->files);
+	strset__free(e->strings);
+}
+
+/* --- log capture -------------------------------------------------------- */
+
+static char last_warning[512];
+
+static void capture_print(enum log_level level, const char *fmt, va_list args)
+{
+	if (level == LOG_WARN)
+		vsnprintf(last_warning, sizeof(last_warning), fmt, args);
+}
+
+/* --- this process ------------------------------------------------------- */
+
+struct lib_info {
+	uintptr_t bias;
+	char build_id[2 * 64 + 1];
+};
+
+static void notes_build_id(const unsigned char *p, size_t len, char *out)
+{
+	size_t off = 0;
+
+	while (len - off >= sizeof(ElfW(Nhdr))) {
+		ElfW(Nhdr) n;
+		size_t name, desc;
+
+		memcpy(&n, p + off, sizeof(n));
+		name = off + sizeof(n);
+		desc = name + ((n.n_namesz + 3) & ~3U);
+		off = desc + ((n.n_descsz + 3) & ~3U);
+		if (off > len)
+			return;
+		if (n.n_type == NT_GNU_BUILD_ID && n.n_namesz == 4 && !memcmp(p + name, "GNU", 4) &&
+		    n.n_descsz <= 64) {
+			for (size_t i = 0; i < n.n_descsz; i++)
+				sprintf(out + 2 * i, "%02x", p[desc + i]);
+			return;
+		}
+	}
+}
+
+static int find_lib(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct lib_info *lib = data;
+
+	(void)size;
+	if (info->dlpi_addr != lib->bias)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_NOTE && !lib->build_id[0])
+			notes_build_id((const unsigned char *)info->dlpi_addr +
+					       info->dlpi_phdr[i].p_vaddr,
+				       info->dlpi_phdr[i].p_memsz, lib->build_id);
+	return 1;
+}
+
+static void check_resolved(const struct profile_frame *f, uint64_t addr, const char *name)
+{
+	CHECK(f);
+	CHECK_U64(f->address, addr);
+	CHECK_STR(f->name, name);
+	CHECK(f->system_name == f->name);
+	CHECK(profile_frame__resolved(f));
+	CHECK(!f->kernel);
+	CHECK(f->mapping);
+	CHECK(f->mapping->has_functions);
+	CHECK(!f->mapping->kernel);
+	CHECK(addr >= f->mapping->start && addr < f->mapping->limit);
+}
+
+static void check_self(struct env *e, void *h, const struct lib_info *lib, const char *path)
+{
+	void *(*local_addr)(void) = (void *(*)(void))dlsym(h, "fixture_lib_local_addr");
+	uintptr_t alpha = (uintptr_t)dlsym(h, "fixture_lib_alpha");
+	uintptr_t beta = (uintptr_t)dlsym(h, "fixture_lib_beta");
+	uintptr_t sized = (uintptr_t)dlsym(h, "fixture_lib_sized");
+	const struct profile_frame *f, *g;
+	struct symbolizer_stats st;
+	char name[64];
+
+	CHECK(local_addr && alpha && beta && sized);
+	f = symbolizer__user_frame(e->sym, e->maps, alpha);
+	check_resolved(f, alpha, "fixture_lib_alpha");
+	CHECK_STR(f->mapping->filename, path);
+	CHECK_STR(f->mapping->build_id, lib->build_id);
+	CHECK(f->filename == NULL);
+	/* Memoized: the same address gives the same frame. */
+	CHECK(symbolizer__user_frame(e->sym, e->maps, alpha) == f);
+	g = symbolizer__user_frame(e->sym, e->maps, alpha + 3);
+	check_resolved(g, alpha + 3, "fixture_lib_alpha");
+	CHECK(g != f);
+	CHECK(g->name == f->name);
+	CHECK(g->mapping == f->mapping);
+	check_resolved(symbolizer__user_frame(e->sym, e->maps, beta + 1), beta + 1,
+		       "fixture_lib_beta");
+	check_resolved(symbolizer__user_frame(e->sym, e->maps, (uintptr_t)local_addr()),
+		       (uintptr_t)local_addr(), "fixture_lib_local");
+
+	/* In the library's code, in no function: named after the file and the ELF address. */
+	f = symbolizer__user_frame(e->sym, e->maps, sized + 1);
+	CHECK(f);
+	snprintf(name, sizeof(name), "libsymbols.so+0x%llx",
+		 (unsigned long long)(sized + 1 - lib->bias));
+	CHECK_STR(f->name, name);
+	CHECK(!f->system_name);
+	CHECK(f->mapping == g->mapping);
+
+	/* This test program's own functions. */
+	check_resolved(symbolizer__user_frame(e->sym, e->maps,
+					      (uintptr_t)test_symbolizer_target + 2),
+		       (uintptr_t)test_symbolizer_target + 2, "test_symbolizer_target");
+
+	symbolizer__stats(e->sym, &st);
+	CHECK_U64(st.frames, 6);
+	CHECK_U64(st.resolved, 5);
+	CHECK_U64(st.unmapped, 0);
+}
+
+TEST(symbolizer_self_shared_library)
+{
+	char path[PATH_MAX];
+	struct link_map *lm;
+	struct lib_info lib = { 0 };
+	struct env e = { 0 };
+	void *h;
+
+	CHECK(realpath(test__fixture("libsymbols.so"), path));
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	CHECK(h);
+	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0) {
+		lib.bias = lm->l_addr;
+		dl_iterate_phdr(find_lib, &lib);
+	}
+	if (lib.build_id[0] && env_init(&e, getpid(), NULL) == 0)
+		check_self(&e, h, &lib, path);
+	else
+		test__fail(__FILE__, __LINE__, "cannot set up: %s", strerror(errno));
+	env_release(&e);
+	dlclose(h);
+}
+
+TEST(symbolizer_unknown)
+{
+	const struct profile_frame *f;
+	struct symbolizer_stats st;
+	struct env e;
+
+	if (env_init(&e, getpid(), NULL)) {
+		env_release(&e);
+		CHECK(!"env_init");
+	}
+	/* Below mmap_min_addr: never mapped. */
+	f = symbolizer__user_frame(e.sym, e.maps, 0x1000);
+	CHECK(f);
+	CHECK_STR(f->name, "[unknown]");
+	CHECK(!f->mapping);
+	CHECK(!f->system_name);
+	CHECK(!f->kernel);
+	CHECK_U64(f->address, 0x1000);
+	CHECK(symbolizer__user_frame(e.sym, e.maps, 0x1000) == f);
+	/* No snapshot at all. */
+	CHECK(symbolizer__user_frame(e.sym, NULL, 0x1000) == f);
+	f = symbolizer__user_frame(e.sym, NULL, (uintptr_t)test_symbolizer_target);
+	CHECK_STR(f->name, "[unknown]");
+	symbolizer__stats(e.sym, &st);
+	CHECK_U64(st.frames, 2);
+	CHECK_U64(st.unmapped, 2);
+	CHECK_U64(st.resolved, 0);
+	env_release(&e);
+}
+
+/*
+ * A snapshot that could not open the file (here: of a process that does not
+ * exist) leaves the symbolizer its path, which it uses only if the inode
+ * there is still the mapped one.
+ */
+static void check_path_fallback(const struct proc_map *real, uintptr_t alpha, uint64_t ino,
+				const char *suffix, const char *expect, const char *warning)
+{
+	char text[PATH_MAX + 128];
+	const struct profile_frame *f;
+	log_print_fn old;
+	struct env e;
+
+	snprintf(text, sizeof(text), "%llx-%llx r-xp %08llx 00:00 %llu %s%s\n",
+		 (unsigned long long)real->start, (unsigned long long)real->end,
+		 (unsigned long long)real->pgoff, (unsigned long long)ino, real->name, suffix);
+	if (env_init(&e, 0, NULL)) {
+		env_release(&e);
+		CHECK(!"env_init");
+	}
+	e.maps = proc_maps__parse(text, INT_MAX, e.files);
+	if (!e.maps || e.maps->nr != 1 || !e.maps->maps[0].file || e.maps->maps[0].file->fd >= 0) {
+		env_release(&e);
+		CHECK(!"proc_maps__parse");
+	}
+	last_warning[0] = '\0';
+	old = log_set_print(capture_print);
+	f = symbolizer__user_frame(e.sym, e.maps, alpha);
+	log_set_print(old);
+	if (!f || strcmp(f->name, expect) || (warning && !strstr(last_warning, warning)) ||
+	    (!warning && last_warning[0]))
+		test__fail(__FILE__, __LINE__, "'%s' != '%s', warning '%s'", f ? f->name : "",
+			   expect, last_warning);
+	env_release(&e);
+}
+
+TEST(symbolizer_path_fallback)
+{
+	char path[PATH_MAX], unresolved[64];
+	const struct proc_map *real;
+	struct stat st;
+	uintptr_t alpha;
+	struct env e;
+	void *h;
+
+	CHECK(realpath(test__fixture("libsymbols.so"), path));
+	CHECK(stat(path, &st) == 0);
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	CHECK(h);
+	alpha = (uintptr_t)dlsym(h, "fixture_lib_alpha");
+	if (env_init(&e, getpid(), NULL) == 0 && (real = proc_maps__find(e.maps, alpha))) {
+		snprintf(unresolved, sizeof(unresolved), "libsymbols.so+0x%llx",
+			 (unsigned long long)(alpha - real->start + real->pgoff));
+		check_path_fallback(real, alpha, st.st_ino, "", "fixture_lib_alpha", NULL);
+		check_path_fallback(real, alpha, st.st_ino + 1, "", unresolved, "replaced");
+		check_path_fallback(real, alpha, st.st_ino, " (deleted)", unresolved, "deleted");
+	} else {
+		test__fail(__FILE__, __LINE__, "cannot set up: %s", strerror(errno));
+	}
+	env_release(&e);
+	dlclose(h);
+}
+
+static void check_vdso(struct env *e, uintptr_t base)
+{
+	const struct profile_frame *f, *g;
+	uintptr_t fn = 0;
+	void *h;
+
+	/* The ELF header starts the mapping and is in no function. */
+	f = symbolizer__user_frame(e->sym, e->maps, base);
+	CHECK(f);
+	CHECK_STR(f->name, "[vdso]+0x0");
+	CHECK(f->mapping);
+	CHECK_STR(f->mapping->filename, "[vdso]");
+	CHECK_U64(f->mapping->start, base);
+	/* The loader knows the vDSO by this name and can look up its symbols. */
+	h = dlopen("linux-vdso.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (h) {
+		fn = (uintptr_t)dlsym(h, "__vdso_clock_gettime");
+		dlclose(h);
+	}
+	if (!fn)
+		return;
+	g = symbolizer__user_frame(e->sym, e->maps, fn + 1);
+	check_resolved(g, fn + 1, "__vdso_clock_gettime");
+	CHECK(g->mapping == f->mapping);
+	CHECK(symbolizer__user_frame(e->sym, e->maps, fn + 1) == g);
+	CHECK(f->mapping->build_id);
+}
+
+TEST(symbolizer_vdso)
+{
+	uintptr_t base = getauxval(AT_SYSINFO_EHDR);
+	struct env e;
+
+	if (!base)
+		return; /* no vDSO */
+	if (env_init(&e, getpid(), NULL) == 0)
+		check_vdso(&e, base);
+	else
+		CHECK(!"env_init");
+	env_release(&e);
+}
+
+/* --- fixture programs, running ------------------------------------------ */
+
+struct fixture_sym {
+	char name[64];
+	uint64_t addr, vaddr;
+};
+
+struct child {
+	pid_t pid;
+	int in_fd;
+	FILE *out;
+	char build_id[2 * 64 + 1];
+	size_t nr;
+	struct fixture_sym syms[16];
+};
+
+/* Start @path --wait and read what it prints up to "ready"; 0 or -1. */
+static int child_start(const char *path, struct child *c)
+{
+	char *argv[] = { (char *)path, "--wait", NULL };
+	posix_spawn_file_actions_t fa;
+	int in[2], out[2], err;
+	char line[256];
+
+	memset(c, 0, sizeof(*c));
+	c->in_fd = -1;
+	if (pipe2(in, O_CLOEXEC))
+		return -1;
+	if (pipe2(out, O_CLOEXEC)) {
+		close(in[0]);
+		close(in[1]);
+		return -1;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+	err = posix_spawn(&c->pid, path, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(in[0]);
+	close(out[1]);
+	c->in_fd = in[1];
+	c->out = fdopen(out[0], "r");
+	if (err || !c->out) {
+		if (!c->out)
+			close(out[0]);
+		c->pid = err ? 0 : c->pid;
+		return -1;
+	}
+	while (fgets(line, sizeof(line), c->out)) {
+		struct fixture_sym *s = &c->syms[c->nr];
+		unsigned long long addr, vaddr;
+
+		if (!strcmp(line, "ready\n"))
+			return 0;
+		if (sscanf(line, "build-id %128s", c->build_id) == 1)
+			continue;
+		if (c->nr < 16 && sscanf(line, "sym %63s %llx %llx", s->name, &addr, &vaddr) == 3) {
+			s->addr = addr;
+			s->vaddr = vaddr;
+			c->nr++;
+		}
+	}
+	return -1;
+}
+
+static void child_stop(struct child *c)
+{
+	if (c->in_fd >= 0)
+		close(c->in_fd);
+	if (c->out)
+		fclose(c->out);
+	if (c->pid > 0)
+		waitpid(c->pid, NULL, 0);
+}
+
+static const struct fixture_sym *child_sym(const struct child *c, const char *name)
+{
+	for (size_t i = 0; i < c->nr; i++)
+		if (!strcmp(c->syms[i].name, name))
+			return &c->syms[i];
+	return NULL;
+}
+
+/*
+ * Symbolize the child's functions. @stripped: they have no symbols, so
+ * the names are BASENAME+0xVADDR.
+ */
+static void check_child(struct env *e, const struct child *c, const char *path, bool stripped)
+{
+	static const char *const names[] = { "fixture_alpha", "fixture_beta", "fixture_local",
+					     "fixture_after", "main" };
+	const struct profile_frame *f;
+	const char *base = strrchr(path, '/') + 1;
+	char name[PATH_MAX + 32];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const struct fixture_sym *s = child_sym(c, names[i]);
+
+		CHECK(s);
+		f = symbolizer__user_frame(e->sym, e->maps, s->addr + 1);
+		CHECK(f);
+		CHECK(f->mapping);
+		CHECK_STR(f->mapping->filename, path);
+		CHECK_STR(f->mapping->build_id, c->build_id);
+		if (stripped) {
+			snprintf(name, sizeof(name), "%s+0x%llx", base,
+				 (unsigned long long)s->vaddr + 1);
+			CHECK_STR(f->name, name);
+			CHECK(!f->system_name);
+			CHECK(!f->mapping->has_functions);
+		} else {
+			check_resolved(f, s->addr + 1, names[i]);
+		}
+		CHECK(symbolizer__user_frame(e->sym, e->maps, s->addr + 1) == f);
+	}
+	/* The 15 bytes after fixture_sized are in no function. */
+	f = symbolizer__user_frame(e->sym, e->maps, child_sym(c, "fixture_sized")->addr + 4);
+	snprintf(name, sizeof(name), "%s+0x%llx", base,
+		 (unsigned long long)child_sym(c, "fixture_sized")->vaddr + 4);
+	CHECK_STR(f->name, name);
+}
+
+static void check_fixture_process(const char *fixture, bool stripped)
+{
+	char path[PATH_MAX];
+	struct child c;
+	struct env e;
+
+	CHECK(realpath(test__fixture(fixture), path));
+	if (child_start(path, &c)) {
+		child_stop(&c);
+		CHECK(!"child_start");
+	}
+	if (env_init(&e, c.pid, NULL) == 0)
+		check_child(&e, &c, path, stripped);
+	else
+		test__fail(__FILE__, __LINE__, "env_init: %s", strerror(errno));
+	env_release(&e);
+	child_stop(&c);
+}
+
+TEST(symbolizer_process_pie)
+{
+	check_fixture_process("symbols-pie", false);
+}
+
+TEST(symbolizer_process_nopie)
+{
+	check_fixture_process("symbols-nopie", false);
+}
+
+TEST(symbolizer_process_stripped)
+{
+	check_fixture_process("symbols-stripped", true);
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	int in, out, err = 0;
+	ssize_t n;
+
+	in = open(from, O_RDONLY);
+	if (in < 0)
+		return -1;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	if (out < 0) {
+		close(in);
+		return -1;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n)
+			err = -1;
+	if (n < 0)
+		err = -1;
+	close(in);
+	close(out);
+	return err;
+}
+
+/* Two processes of two copies of one file: two mappings, one build-id, all resolved. */
+static void check_copies(struct env *e, struct child *c, const char *path)
+{
+	const struct profile_frame *f[2];
+
+	for (int i = 0; i < 2; i++) {
+		proc_maps__free(e->maps);
+		e->maps = proc_maps__read(c[i].pid, e->files);
+		CHECK(e->maps);
+		f[i] = symbolizer__user_frame(e->sym, e->maps,
+					      child_sym(&c[i], "fixture_beta")->addr);
+		check_resolved(f[i], child_sym(&c[i], "fixture_beta")->addr, "fixture_beta");
+	}
+	CHECK(f[0]->mapping != f[1]->mapping);
+	CHECK_STR(f[1]->mapping->filename, path);
+	CHECK(f[0]->mapping->build_id == f[1]->mapping->build_id);
+	CHECK(f[0]->name == f[1]->name);
+}
+
+TEST(symbolizer_same_build_id)
+{
+	char dir[] = "/tmp/profiler-test-XXXXXX", path[64], orig[PATH_MAX];
+	struct child c[2] = { { .in_fd = -1 }, { .in_fd = -1 } };
+	struct env e = { 0 };
+
+	CHECK(realpath(test__fixture("symbols-pie"), orig));
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/symbols-copy", dir);
+	if (copy_file(orig, path) || child_start(orig, &c[0]) || child_start(path, &c[1]))
+		test__fail(__FILE__, __LINE__, "cannot start the copies");
+	else if (env_init(&e, 0, NULL) == 0)
+		check_copies(&e, c, path);
+	else
+		test__fail(__FILE__, __LINE__, "env_init: %s", strerror(errno));
+	env_release(&e);
+	child_stop(&c[0]);
+	child_stop(&c[1]);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* --- kernel ------------------------------------------------------------- */
+
+static const char kallsyms_text[] = "ffffffff81000000 T _stext\n"
+				    "ffffffff81001000 T do_syscall_64\n"
+				    "ffffffff81002000 t local_fn\n"
+				    "ffffffff81003000 T _etext\n"
+				    "ffffffffc0a00000 t mod_fn\t[mymod]\n";
+
+static int write_temp(char *path, const char *text)
+{
+	int fd = mkstemp(path);
+	ssize_t len = strlen(text);
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, len) != len) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+static void check_kernel(struct symbolizer *sym)
+{
+	const struct profile_frame *f, *g;
+	const struct profile_mapping *km;
+
+	f = symbolizer__kernel_frame(sym, 0xffffffff81001010);
+	CHECK(f);
+	CHECK_STR(f->name, "do_syscall_64");
+	CHECK(f->system_name == f->name);
+	CHECK(f->kernel);
+	CHECK_U64(f->address, 0xffffffff81001010);
+	km = f->mapping;
+	CHECK(km);
+	CHECK_STR(km->filename, "[kernel.kallsyms]");
+	CHECK(km->kernel);
+	CHECK(km->has_functions);
+	CHECK_U64(km->start, 0xffffffff81000000);
+	CHECK_U64(km->limit, 0xffffffffc0a01000);
+	CHECK(symbolizer__kernel_frame(sym, 0xffffffff81001010) == f);
+
+	f = symbolizer__kernel_frame(sym, 0xffffffff81002fff);
+	CHECK_STR(f->name, "local_fn");
+	/* A module symbol is named without its module. */
+	f = symbolizer__kernel_frame(sym, 0xffffffffc0a00042);
+	CHECK_STR(f->name, "mod_fn");
+	CHECK(f->mapping == km);
+
+	/* Outside every symbol: no mapping. */
+	f = symbolizer__kernel_frame(sym, 0xffffffff80000000);
+	CHECK_STR(f->name, "[unknown]");
+	CHECK(!f->mapping);
+	CHECK(f->kernel);
+	CHECK(!f->system_name);
+	/* Not the user frame of the same address. */
+	g = symbolizer__user_frame(sym, NULL, 0xffffffff80000000);
+	CHECK(g != f);
+	CHECK(!g->kernel);
+	CHECK(g->name == f->name);
+}
+
+TEST(symbolizer_kernel)
+{
+	char path[] = "/tmp/profiler-test-XXXXXX";
+	struct strset *strings = strset__new();
+	struct symbolizer_opts opts = { .kallsyms_path = path };
+	struct symbolizer *sym = NULL;
+
+	CHECK(strings);
+	if (write_temp(path, kallsyms_text) == 0 && (sym = symbolizer__new(strings, &opts)))
+		check_kernel(sym);
+	else
+		test__fail(__FILE__, __LINE__, "cannot set up: %s", strerror(errno));
+	symbolizer__free(sym);
+	strset__free(strings);
+	unlink(path);
+}
+
+static void check_kernel_unresolved(struct symbolizer *sym, const char *why)
+{
+	const struct profile_frame *f;
+	log_print_fn old = log_set_print(capture_print);
+
+	last_warning[0] = '\0';
+	f = symbolizer__kernel_frame(sym, 0xffffffff81001010);
+	log_set_print(old);
+	CHECK(f);
+	CHECK_STR(f->name, "[unknown]");
+	CHECK(f->kernel);
+	CHECK(!f->mapping);
+	/* Said once, with the reason. */
+	CHECK(strstr(last_warning, why));
+	last_warning[0] = '\0';
+	old = log_set_print(capture_print);
+	f = symbolizer__kernel_frame(sym, 0xffffffff81001020);
+	log_set_print(old);
+	CHECK_STR(f->name, "[unknown]");
+	CHECK(!last_warning[0]);
+}
+
+TEST(symbolizer_kernel_hidden)
+{
+	char path[] = "/tmp/profiler-test-XXXXXX";
+	struct strset *strings = strset__new();
+	struct symbolizer_opts opts = { .kallsyms_path = path };
+	struct symbolizer *sym = NULL;
+
+	CHECK(strings);
+	if (write_temp(path, "0000000000000000 T _stext\n0000000000000000 t foo\t[m]\n") == 0 &&
+	    (sym = symbolizer__new(strings, &opts)))
+		check_kernel_unresolved(sym, "hidden");
+	else
+		test__fail(__FILE__, __LINE__, "cannot set up: %s", strerror(errno));
+	symbolizer__free(sym);
+	strset__free(strings);
+	unlink(path);
+}
+
+TEST(symbolizer_kernel_no_kallsyms)
+{
+	struct strset *strings = strset__new();
+	struct symbolizer_opts opts = { .kallsyms_path = "/nonexistent/kallsyms" };
+	struct symbolizer *sym;
+
+	CHECK(strings);
+	sym = symbolizer__new(strings, &opts);
+	if (sym)
+		check_kernel_unresolved(sym, "No such file or directory");
+	else
+		CHECK(sym);
+	symbolizer__free(sym);
+	strset__free(strings);
+}
+
+TEST(symbolizer_free_null)
+{
+	symbolizer__free(NULL);
+}
