@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hashtab.h"
+#include "common/profile.h"
+#include "export/folded.h"
+
+#define COUNT_MAX_CHARS 21 /* " " and the 20 digits of UINT64_MAX */
+
+/* One output line: the stack ("key") and, once counting is over, " COUNT". */
+struct folded_line {
+	uint64_t count;
+	size_t key_len, len;
+	char text[];
+};
+
+struct line_key {
+	const char *s;
+	size_t len;
+};
+
+struct folded {
+	struct hashtab table;
+	struct folded_line **lines; /* first-use order until sorted */
+	size_t nr_lines, alloc_lines;
+	char *buf; /* the stack being built */
+	size_t len, alloc;
+	/* The sample whose stack buf holds, and where each of its frames ends in buf. */
+	const struct profile_sample *prev;
+	size_t *ends; /* ends[0]: the process name; ends[i]: the i-th frame from the root */
+	size_t alloc_ends;
+};
+
+static int folded__reserve(struct folded *f, size_t more)
+{
+	size_t alloc = f->alloc ? f->alloc : 256;
+	char *mem;
+
+	if (more > SIZE_MAX - f->len)
+		return -ENOMEM;
+	if (f->len + more <= f->alloc)
+		return 0;
+	while (alloc < f->len + more) {
+		if (alloc > SIZE_MAX / 2)
+			return -ENOMEM;
+		alloc *= 2;
+	}
+	mem = realloc(f->buf, alloc);
+	if (!mem)
+		return -ENOMEM;
+	f->buf = mem;
+	f->alloc = alloc;
+	return 0;
+}
+
+static int folded__append(struct folded *f, const char *s, size_t len)
+{
+	int err = folded__reserve(f, len);
+
+	if (err)
+		return err;
+	memcpy(f->buf + f->len, s, len);
+	f->len += len;
+	return 0;
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/*
+ * Where the number flamegraph.pl's /\s+?(\d+(?:\.\d*)?)$/ would take from the
+ * end of @s[0..@len) starts, or @len when @s does not end in such a number.
+ */
+static size_t trailing_number(const char *s, size_t len)
+{
+	size_t i = len, digits;
+
+	while (i && is_digit(s[i - 1]))
+		i--;
+	if (i && s[i - 1] == '.') {
+		/* "12." or "12.34": digits must precede the dot. */
+		digits = i - 1;
+		while (digits && is_digit(s[digits - 1]))
+			digits--;
+		return digits < i - 1 ? digits : len;
+	}
+	return i < len ? i : len;
+}
+
+/*
+ * Append @name made safe for one frame of a folded line: ';' separates frames,
+ * a control character could end the line, and whitespace before a trailing
+ * number would make the number read as a count. A process name (@process)
+ * has its spaces replaced as well, as stackcollapse-perf.pl does.
+ */
+static int folded__append_name(struct folded *f, const char *name, bool process)
+{
+	size_t start = f->len, len, num;
+	int err;
+
+	if (!name || !*name)
+		name = "[unknown]";
+	len = strlen(name);
+	err = folded__append(f, name, len);
+	if (err)
+		return err;
+	for (char *c = f->buf + start; c < f->buf + f->len; c++) {
+		unsigned char u = *c;
+
+		if (u == ';')
+			*c = ':';
+		else if (u < 0x20 || u == 0x7f)
+			*c = process ? '_' : ' ';
+		else if (u == ' ' && process)
+			*c = '_';
+	}
+	num = trailing_number(f->buf + start, len);
+	if (num < len && num > 0 && f->buf[start + num - 1] == ' ')
+		f->buf[start + num - 1] = '_';
+	return 0;
+}
+
+/*
+ * Put the stack of @s in f->buf. Sorted samples share their outer frames with
+ * their predecessor, so the part of the previous stack that matches is kept
+ * rather than formatted again.
+ */
+static int folded__build_stack(struct folded *f, const struct profile_sample *s)
+{
+	const struct profile_sample *prev = f->prev;
+	uint32_t n = s->nr_frames, depth = 0;
+	int err;
+
+	f->prev = NULL;
+	if (n >= f->alloc_ends) {
+		size_t alloc = f->alloc_ends ? f->alloc_ends : 64;
+		void *mem;
+
+		while (alloc <= n)
+			alloc *= 2;
+		mem = realloc(f->ends, alloc * sizeof(*f->ends));
+		if (!mem)
+			return -ENOMEM;
+		f->ends = mem;
+		f->alloc_ends = alloc;
+	}
+	if (prev && prev->process_name == s->process_name) {
+		uint32_t pn = prev->nr_frames;
+
+		while (depth < n && depth < pn &&
+		       s->frames[n - 1 - depth] == prev->frames[pn - 1 - depth])
+			depth++;
+		f->len = f->ends[depth];
+	} else {
+		f->len = 0;
+		err = folded__append_name(f, s->process_name, true);
+		if (err)
+			return err;
+		f->ends[0] = f->len;
+	}
+	if (!n)
+		return folded__append(f, ";[unknown]", strlen(";[unknown]"));
+	for (; depth < n; depth++) {
+		const struct profile_frame *frame = s->frames[n - 1 - depth];
+
+		err = folded__append(f, ";", 1);
+		if (!err)
+			err = folded__append_name(f, frame->name, false);
+		if (!err && frame->kernel)
+			err = folded__append(f, "_[k]", strlen("_[k]"));
+		if (err)
+			return err;
+		f->ends[depth + 1] = f->len;
+	}
+	f->prev = s;
+	return 0;
+}
+
+static bool line_eq(const void *entry, const void *key)
+{
+	const struct folded_line *l = entry;
+	const struct line_key *k = key;
+
+	return l->key_len == k->len && !memcmp(l->text, k->s, k->len);
+}
+
+/* Add @count to the line of the stack in f->buf. */
+static int folded__count(struct folded *f, uint64_t count)
+{
+	struct line_key key = { f->buf, f->len };
+	uint64_t hash = hash_bytes(f->buf, f->len);
+	struct folded_line *l;
+
+	l = hashtab__find(&f->table, hash, line_eq, &key);
+	if (l) {
+		l->count += count;
+		return 0;
+	}
+	if (f->nr_lines == f->alloc_lines) {
+		size_t alloc = f->alloc_lines ? f->alloc_lines * 2 : 256;
+		void *mem;
+
+		if (alloc > SIZE_MAX / sizeof(*f->lines))
+			return -ENOMEM;
+		mem = realloc(f->lines, alloc * sizeof(*f->lines));
+		if (!mem)
+			return -ENOMEM;
+		f->lines = mem;
+		f->alloc_lines = alloc;
+	}
+	if (f->len > SIZE_MAX - sizeof(*l) - COUNT_MAX_CHARS - 1)
+		return -ENOMEM;
+	l = malloc(sizeof(*l) + f->len + COUNT_MAX_CHARS + 1);
+	if (!l)
+		return -ENOMEM;
+	l->count = count;
+	l->key_len = f->len;
+	memcpy(l->text, f->buf, f->len);
+	if (hashtab__insert(&f->table, hash, l)) {
+		free(l);
+		return -ENOMEM;
+	}
+	f->lines[f->nr_lines++] = l;
+	return 0;
+}
+
+/* Whole lines, count included, in memcmp order: what `LC_ALL=C sort` gives. */
+static int cmp_line(const void *pa, const void *pb)
+{
+	const struct folded_line *a = *(const struct folded_line *const *)pa;
+	const struct folded_line *b = *(const struct folded_line *const *)pb;
+	int c = memcmp(a->text, b->text, a->len < b->len ? a->len : b->len);
+
+	if (c)
+		return c;
+	return a->len < b->len ? -1 : a->len > b->len;
+}
+
+static int folded__print(struct folded *f, FILE *out)
+{
+	for (size_t i = 0; i < f->nr_lines; i++) {
+		struct folded_line *l = f->lines[i];
+
+		l->len = l->key_len +
+			 snprintf(l->text + l->key_len, COUNT_MAX_CHARS + 1, " %" PRIu64, l->count);
+	}
+	if (f->nr_lines > 1)
+		qsort(f->lines, f->nr_lines, sizeof(*f->lines), cmp_line);
+	errno = 0;
+	for (size_t i = 0; i < f->nr_lines; i++) {
+		struct folded_line *l = f->lines[i];
+
+		if (fwrite(l->text, 1, l->len, out) != l->len || putc('\n', out) == EOF)
+			return errno ? -errno : -EIO;
+	}
+	return 0;
+}
+
+int folded__write(const struct profile *p, FILE *out)
+{
+	struct folded f;
+	int err = 0;
+
+	memset(&f, 0, sizeof(f));
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		err = folded__build_stack(&f, &p->samples[i]);
+		if (!err)
+			err = folded__count(&f, p->samples[i].count);
+		if (err)
+			goto out_free;
+	}
+	err = folded__print(&f, out);
+
+out_free:
+	for (size_t i = 0; i < f.nr_lines; i++)
+		free(f.lines[i]);
+	free(f.lines);
+	free(f.buf);
+	free(f.ends);
+	hashtab__release(&f.table);
+	return err;
+}

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/profile.h"
+#include "common/strset.h"
+#include "export/folded.h"
+#include "test.h"
+
+/* Defined in test_pprof.c: the hand-built profile both exporters are tested on. */
+struct profile *export_test_profile(const unsigned int *order);
+
+#define GOLDEN_DIR "tests/golden/"
+
+/* folded__write() output in a malloc()ed string; NULL on failure. */
+static char *folded_string(const struct profile *p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int err;
+
+	if (!f)
+		return NULL;
+	err = folded__write(p, f);
+	fclose(f);
+	if (err) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static char *read_file(const char *path)
+{
+	char *buf = NULL;
+	size_t len = 0, n;
+	FILE *in = fopen(path, "r");
+	FILE *out;
+	char chunk[4096];
+
+	if (!in)
+		return NULL;
+	out = open_memstream(&buf, &len);
+	if (!out) {
+		fclose(in);
+		return NULL;
+	}
+	while ((n = fread(chunk, 1, sizeof(chunk), in)) > 0)
+		fwrite(chunk, 1, n, out);
+	fclose(in);
+	fclose(out);
+	return buf;
+}
+
+/*
+ * Compare @got with the golden file @name and report the first differing
+ * line as `diff -u` would show it. UPDATE_GOLDEN=1 rewrites the file instead.
+ */
+static bool golden_equal(const char *name, const char *got, const char *file, int line)
+{
+	char path[256];
+	const char *e, *g;
+	char *want;
+	int nr = 1;
+
+	snprintf(path, sizeof(path), GOLDEN_DIR "%s", name);
+	if (getenv("UPDATE_GOLDEN")) {
+		FILE *f = fopen(path, "w");
+
+		if (!f || fputs(got, f) == EOF || fclose(f)) {
+			test__fail(file, line, "cannot write '%s'", path);
+			return false;
+		}
+		return true;
+	}
+	want = read_file(path);
+	if (!want) {
+		test__fail(file, line, "cannot read '%s' (tests run from the repository root)",
+			   path);
+		return false;
+	}
+	for (e = want, g = got; *e || *g; nr++) {
+		size_t elen = strcspn(e, "\n"), glen = strcspn(g, "\n");
+
+		if (elen != glen || memcmp(e, g, elen) || e[elen] != g[glen]) {
+			test__fail(file, line, "%s differs at line %d:\n#   -%.*s\n#   +%.*s", path,
+				   nr, (int)elen, *e ? e : "(end of file)", (int)glen,
+				   *g ? g : "(end of output)");
+			free(want);
+			return false;
+		}
+		e += elen + (e[elen] == '\n');
+		g += glen + (g[glen] == '\n');
+	}
+	free(want);
+	return true;
+}
+
+TEST(folded_golden_basic)
+{
+	struct profile *p = export_test_profile(NULL);
+	char *got;
+
+	CHECK(p);
+	got = folded_string(p);
+	profile__free(p);
+	CHECK(got);
+	golden_equal("basic.folded", got, __FILE__, __LINE__);
+	free(got);
+}
+
+/* Lines are distinct and in memcmp order, as `LC_ALL=C sort -u` leaves them. */
+TEST(folded_sorted)
+{
+	struct profile *p = export_test_profile(NULL);
+	char *got, *prev, *cur;
+	bool sorted = true;
+
+	CHECK(p);
+	got = folded_string(p);
+	profile__free(p);
+	CHECK(got && *got);
+	prev = got;
+	for (cur = strchr(got, '\n') + 1; *cur; cur = strchr(cur, '\n') + 1) {
+		size_t plen = strchr(prev, '\n') - prev, clen = strchr(cur, '\n') - cur;
+		int c = memcmp(prev, cur, plen < clen ? plen : clen);
+
+		if (c > 0 || (c == 0 && plen >= clen))
+			sorted = false;
+		prev = cur;
+	}
+	free(got);
+	CHECK(sorted);
+}
+
+static const struct profile_frame f_x1 = { .address = 0x1000, .name = "x", .system_name = "x" };
+/* Another address in the same function: the same frame name in folded output. */
+static const struct profile_frame f_x2 = { .address = 0x1008, .name = "x", .system_name = "x" };
+static const struct profile_frame f_semi = { .address = 0x2000, .name = "a;b" };
+static const struct profile_frame f_ctrl = { .address = 0x3000, .name = "tab\there\nnl\r" };
+static const struct profile_frame f_num = { .address = 0x4000, .name = "foo 12" };
+static const struct profile_frame f_dec = { .address = 0x5000, .name = "bar  1.5" };
+static const struct profile_frame f_ver = { .address = 0x6000, .name = "v1.2.3 x" };
+static const struct profile_frame f_dots = { .address = 0x7000, .name = "baz 1.2.3" };
+static const struct profile_frame f_kern = { .address = 0x8000, .name = "k;x", .kernel = true };
+static const struct profile_frame f_knum = { .address = 0x9000, .name = "kq 7", .kernel = true };
+
+static int add(struct profile *p, uint32_t pid, uint32_t tid, const char *process,
+	       const char *thread, uint64_t count, const struct profile_frame **frames, uint32_t nr)
+{
+	struct profile_sample s = {
+		.pid = pid,
+		.tid = tid,
+		.process_name = process ? strset__add(p->strings, process) : NULL,
+		.thread_name = strset__add(p->strings, thread),
+		.nr_frames = nr,
+		.frames = frames,
+		.count = count,
+	};
+
+	return profile__add_sample(p, &s) ? 0 : -1;
+}
+
+TEST(folded_sanitize)
+{
+	/* Leaf first. */
+	const struct profile_frame *deep[] = { &f_kern, &f_num, &f_ctrl, &f_semi };
+	const struct profile_frame *num[] = { &f_num };
+	const struct profile_frame *dec[] = { &f_dec, &f_ver };
+	const struct profile_frame *dots[] = { &f_dots };
+	const struct profile_frame *knum[] = { &f_knum };
+	struct profile *p = profile__new(99);
+	char *got;
+
+	CHECK(p);
+	CHECK(!add(p, 1, 1, "my\tproc name", "t", 1, deep, 4));
+	CHECK(!add(p, 1, 1, "my\tproc name", "t", 2, num, 1));
+	CHECK(!add(p, 1, 1, "my\tproc name", "t", 3, dec, 2));
+	CHECK(!add(p, 1, 1, "my\tproc name", "t", 4, dots, 1));
+	CHECK(!add(p, 1, 1, "my\tproc name", "t", 5, knum, 1));
+	CHECK(!add(p, 2, 2, NULL, "t", 6, NULL, 0));
+	got = folded_string(p);
+	profile__free(p);
+	CHECK(got);
+	CHECK_STR(got, "[unknown];[unknown] 6\n"
+		       "my_proc_name;a:b;tab here nl ;foo_12;k:x_[k] 1\n"
+		       "my_proc_name;baz 1.2.3 4\n"
+		       "my_proc_name;foo_12 2\n"
+		       "my_proc_name;kq_7_[k] 5\n"
+		       "my_proc_name;v1.2.3 x;bar _1.5 3\n");
+	free(got);
+}
+
+TEST(folded_merge_by_process_name)
+{
+	const struct profile_frame *x1[] = { &f_x1 }, *x2[] = { &f_x2 };
+	const struct profile_frame *x1_semi[] = { &f_x1, &f_semi };
+	struct profile *p = profile__new(99);
+	char *got;
+
+	CHECK(p);
+	/* Different pids, tids, thread names and frame pointers; same names. */
+	CHECK(!add(p, 10, 10, "p", "a", 1, x1, 1));
+	CHECK(!add(p, 20, 21, "p", "b", 2, x1, 1));
+	CHECK(!add(p, 10, 10, "p", "a", 8, x2, 1));
+	/* Another process name, another stack: lines of their own. */
+	CHECK(!add(p, 30, 30, "q", "a", 4, x1, 1));
+	CHECK(!add(p, 10, 11, "p", "c", 16, x1_semi, 2));
+	got = folded_string(p);
+	profile__free(p);
+	CHECK(got);
+	CHECK_STR(got, "p;a:b;x 16\n"
+		       "p;x 11\n"
+		       "q;x 4\n");
+	free(got);
+}
+
+TEST(folded_empty)
+{
+	struct profile *p = profile__new(99);
+	char *got;
+
+	CHECK(p);
+	got = folded_string(p);
+	profile__free(p);
+	CHECK(got);
+	CHECK_STR(got, "");
+	free(got);
+}
+
+/* A failing stream is reported, not ignored (unbuffered, so fwrite itself fails). */
+TEST(folded_write_error)
+{
+	struct profile *p = export_test_profile(NULL);
+	FILE *f = fopen("/dev/full", "w");
+	int err = -1;
+
+	if (p && f) {
+		setvbuf(f, NULL, _IONBF, 0);
+		err = folded__write(p, f);
+	}
+	if (f)
+		fclose(f);
+	profile__free(p);
+	CHECK(p && f);
+	CHECK(err == -ENOSPC);
+}

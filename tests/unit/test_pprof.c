@@ -1,0 +1,620 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "common/profile.h"
+#include "common/strset.h"
+#include "export/folded.h"
+#include "export/pprof.h"
+#include "profile.pb-c.h"
+#include "test.h"
+
+/*
+ * The profile both exporters' tests use (test_folded.c declares this too):
+ * user and kernel frames, two processes and three threads, a frame of a
+ * mapping without symbols, a frame without a mapping, a C++ frame whose
+ * system name differs, a sample without frames, and a process whose name has
+ * a space. @order, if not NULL, is a permutation of 0..EXPORT_TEST_SAMPLES-1
+ * giving the order in which samples are added. NULL on ENOMEM.
+ */
+#define EXPORT_TEST_SAMPLES 8
+struct profile *export_test_profile(const unsigned int *order);
+
+static const struct profile_mapping m_app = {
+	.start = 0x555555554000,
+	.limit = 0x555555556000,
+	.file_offset = 0x1000,
+	.filename = "/usr/bin/app",
+	.build_id = "0123456789abcdef0123456789abcdef01234567",
+	.has_functions = true,
+};
+
+static const struct profile_mapping m_libfoo = {
+	.start = 0x7ffff7a00000,
+	.limit = 0x7ffff7a40000,
+	.file_offset = 0,
+	.filename = "/usr/lib/libfoo.so",
+	.build_id = NULL,
+	.has_functions = false,
+};
+
+static const struct profile_mapping m_kernel = {
+	.start = 0xffffffff81000000,
+	.limit = 0xffffffff82000000,
+	.filename = "[kernel.kallsyms]",
+	.has_functions = true,
+	.kernel = true,
+};
+
+static const struct profile_frame f_main = {
+	.address = 0x555555554100,
+	.mapping = &m_app,
+	.name = "main",
+	.system_name = "main",
+	.filename = "/src/app.c",
+};
+
+static const struct profile_frame f_compute = {
+	.address = 0x555555554200,
+	.mapping = &m_app,
+	.name = "compute",
+	.system_name = "compute",
+	.filename = "/src/app.c",
+};
+
+/* A second address in compute(): another Location, the same Function. */
+static const struct profile_frame f_comp2 = {
+	.address = 0x555555554234,
+	.mapping = &m_app,
+	.name = "compute",
+	.system_name = "compute",
+	.filename = "/src/app.c",
+};
+
+static const struct profile_frame f_cxx = {
+	.address = 0x555555554300,
+	.mapping = &m_app,
+	.name = "ns::work(int)",
+	.system_name = "_ZN2ns4workEi",
+	.filename = NULL,
+};
+
+static const struct profile_frame f_unres = {
+	.address = 0x7ffff7a01234,
+	.mapping = &m_libfoo,
+	.name = "libfoo.so+0x1234",
+	.system_name = NULL,
+};
+
+static const struct profile_frame f_nomap = {
+	.address = 0xdeadbeef,
+	.mapping = NULL,
+	.name = "[unknown]",
+	.system_name = NULL,
+};
+
+static const struct profile_frame f_sys = {
+	.address = 0xffffffff81001000,
+	.mapping = &m_kernel,
+	.name = "do_syscall_64",
+	.system_name = "do_syscall_64",
+	.kernel = true,
+};
+
+static const struct profile_frame f_entry = {
+	.address = 0xffffffff81002000,
+	.mapping = &m_kernel,
+	.name = "entry_SYSCALL_64",
+	.system_name = "entry_SYSCALL_64",
+	.kernel = true,
+};
+
+struct test_sample {
+	uint32_t pid, tid;
+	const char *process, *thread;
+	uint64_t count;
+	bool truncated;
+	const struct profile_frame *frames[8]; /* leaf first, NULL-terminated */
+};
+
+static const struct test_sample test_samples[EXPORT_TEST_SAMPLES] = {
+	{ 100, 100, "app", "app", 5, false, { &f_compute, &f_main } },
+	{ 100, 101, "app", "worker", 3, false, { &f_sys, &f_entry, &f_unres, &f_comp2, &f_main } },
+	{ 100, 101, "app", "worker", 2, false, { &f_nomap, &f_main } },
+	{ 100, 100, "app", "app", 1, true, { &f_cxx, &f_main } },
+	{ 100, 100, "app", "app", 1, false, { NULL } },
+	/* Another process with the same name: folded merges it with the first. */
+	{ 300, 301, "app", "app", 7, false, { &f_compute, &f_main } },
+	{ 200, 200, "my app", "my app", 4, false, { &f_compute, &f_main } },
+	{ 200, 202, "my app", "io", 6, false, { &f_sys, &f_entry, &f_main } },
+};
+
+struct profile *export_test_profile(const unsigned int *order)
+{
+	struct profile *p = profile__new(99);
+
+	if (!p)
+		return NULL;
+	p->start_time = 1700000000123456789ULL;
+	p->duration = 5000000000ULL;
+	p->stats.lost = 2;
+	p->stats.truncated = 1;
+	p->stats.stack_errors = 3;
+	for (unsigned int i = 0; i < EXPORT_TEST_SAMPLES; i++) {
+		const struct test_sample *t = &test_samples[order ? order[i] : i];
+		struct profile_sample s = {
+			.pid = t->pid,
+			.tid = t->tid,
+			.process_name = strset__add(p->strings, t->process),
+			.thread_name = strset__add(p->strings, t->thread),
+			.frames = (const struct profile_frame **)t->frames,
+			.count = t->count,
+			.truncated = t->truncated,
+		};
+
+		while (s.nr_frames < 8 && t->frames[s.nr_frames])
+			s.nr_frames++;
+		if (!s.process_name || !s.thread_name || !profile__add_sample(p, &s)) {
+			profile__free(p);
+			return NULL;
+		}
+		p->stats.samples += t->count;
+	}
+	return p;
+}
+
+/* Decoding helpers: NULL when an index or id resolves to nothing. */
+static const char *str_at(const Perftools__Profiles__Profile *pp, int64_t idx)
+{
+	return idx >= 0 && (size_t)idx < pp->n_string_table ? pp->string_table[idx] : NULL;
+}
+
+static const Perftools__Profiles__Location *location_by_id(const Perftools__Profiles__Profile *pp,
+							   uint64_t id)
+{
+	for (size_t i = 0; i < pp->n_location; i++)
+		if (pp->location[i]->id == id)
+			return pp->location[i];
+	return NULL;
+}
+
+static const Perftools__Profiles__Mapping *mapping_by_id(const Perftools__Profiles__Profile *pp,
+							 uint64_t id)
+{
+	for (size_t i = 0; i < pp->n_mapping; i++)
+		if (pp->mapping[i]->id == id)
+			return pp->mapping[i];
+	return NULL;
+}
+
+static const Perftools__Profiles__Function *function_by_id(const Perftools__Profiles__Profile *pp,
+							   uint64_t id)
+{
+	for (size_t i = 0; i < pp->n_function; i++)
+		if (pp->function[i]->id == id)
+			return pp->function[i];
+	return NULL;
+}
+
+static const Perftools__Profiles__Label *label_by_key(const Perftools__Profiles__Profile *pp,
+						      const Perftools__Profiles__Sample *s,
+						      const char *key)
+{
+	const Perftools__Profiles__Label *found = NULL;
+
+	for (size_t i = 0; i < s->n_label; i++) {
+		const char *k = str_at(pp, s->label[i]->key);
+
+		if (k && !strcmp(k, key)) {
+			if (found)
+				return NULL; /* one value per key */
+			found = s->label[i];
+		}
+	}
+	return found;
+}
+
+static Perftools__Profiles__Profile *encode_and_unpack(const struct profile *p)
+{
+	Perftools__Profiles__Profile *pp;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+
+	if (pprof__encode(p, &buf, &len))
+		return NULL;
+	pp = perftools__profiles__profile__unpack(NULL, len, buf);
+	free(buf);
+	return pp;
+}
+
+/* Ids are nonzero and unique; false otherwise. */
+#define IDS_VALID(arr, n)                                           \
+	({                                                          \
+		bool ok_ = true;                                    \
+		for (size_t i_ = 0; i_ < (n); i_++) {               \
+			if (!(arr)[i_]->id)                         \
+				ok_ = false;                        \
+			for (size_t j_ = 0; j_ < i_; j_++)          \
+				if ((arr)[i_]->id == (arr)[j_]->id) \
+					ok_ = false;                \
+		}                                                   \
+		ok_;                                                \
+	})
+
+/* Compare a decoded sample with the input sample @s it came from. */
+static void check_sample(const Perftools__Profiles__Profile *pp,
+			 const Perftools__Profiles__Sample *ps, const struct profile_sample *s,
+			 uint64_t period)
+{
+	const Perftools__Profiles__Label *l;
+
+	CHECK_U64(ps->n_value, 2);
+	CHECK_U64(ps->value[0], s->count);
+	CHECK_U64(ps->value[1], s->count * period);
+
+	CHECK_U64(ps->n_label, 4);
+	l = label_by_key(pp, ps, "pid");
+	CHECK(l);
+	CHECK_U64(l->num, s->pid);
+	CHECK_U64(l->str, 0);
+	CHECK_U64(l->num_unit, 0);
+	l = label_by_key(pp, ps, "tid");
+	CHECK(l);
+	CHECK_U64(l->num, s->tid);
+	CHECK_U64(l->str, 0);
+	l = label_by_key(pp, ps, "thread");
+	CHECK(l);
+	CHECK_STR(str_at(pp, l->str), s->thread_name);
+	CHECK_U64(l->num, 0);
+	l = label_by_key(pp, ps, "process");
+	CHECK(l);
+	CHECK_STR(str_at(pp, l->str), s->process_name);
+	CHECK_U64(l->num, 0);
+
+	/* Leaf first, like the input. */
+	CHECK_U64(ps->n_location_id, s->nr_frames);
+	for (size_t i = 0; i < ps->n_location_id; i++) {
+		const struct profile_frame *f = s->frames[i];
+		const Perftools__Profiles__Location *loc = location_by_id(pp, ps->location_id[i]);
+		const Perftools__Profiles__Function *fn;
+		const Perftools__Profiles__Mapping *m;
+
+		CHECK(loc);
+		CHECK_U64(loc->address, f->address);
+		CHECK_U64(loc->n_line, 1);
+		CHECK_U64(loc->line[0]->line, 0);
+		fn = function_by_id(pp, loc->line[0]->function_id);
+		CHECK(fn);
+		CHECK_STR(str_at(pp, fn->name), f->name);
+		CHECK_STR(str_at(pp, fn->system_name), f->system_name ? f->system_name : f->name);
+		CHECK_STR(str_at(pp, fn->filename), f->filename ? f->filename : "");
+		if (!f->mapping) {
+			CHECK_U64(loc->mapping_id, 0);
+			continue;
+		}
+		m = mapping_by_id(pp, loc->mapping_id);
+		CHECK(m);
+		CHECK_U64(m->memory_start, f->mapping->start);
+		CHECK_U64(m->memory_limit, f->mapping->limit);
+		CHECK_U64(m->file_offset, f->mapping->file_offset);
+		CHECK_STR(str_at(pp, m->filename), f->mapping->filename);
+		CHECK_STR(str_at(pp, m->build_id),
+			  f->mapping->build_id ? f->mapping->build_id : "");
+		CHECK_U64(m->has_functions, f->mapping->has_functions);
+	}
+}
+
+TEST(pprof_encode_fields)
+{
+	struct profile *p = export_test_profile(NULL);
+	Perftools__Profiles__Profile *pp = NULL;
+
+	CHECK(p);
+	profile__sort(p);
+	pp = encode_and_unpack(p);
+	if (!pp) {
+		test__fail(__FILE__, __LINE__, "pprof__encode or unpack failed");
+		goto out;
+	}
+
+	/* The string table: "" first, then every string once. */
+	if (pp->n_string_table < 1 || strcmp(pp->string_table[0], "")) {
+		test__fail(__FILE__, __LINE__, "string_table[0] is not \"\"");
+		goto out;
+	}
+	for (size_t i = 1; i < pp->n_string_table; i++) {
+		for (size_t j = 0; j < i; j++) {
+			if (!strcmp(pp->string_table[i], pp->string_table[j])) {
+				test__fail(__FILE__, __LINE__, "string '%s' at %zu and %zu",
+					   pp->string_table[i], j, i);
+				goto out;
+			}
+		}
+	}
+
+	if (pp->n_sample_type != 2 || !pp->period_type) {
+		test__fail(__FILE__, __LINE__, "sample or period types missing");
+		goto out;
+	}
+	CHECK_STR(str_at(pp, pp->sample_type[0]->type), "samples");
+	CHECK_STR(str_at(pp, pp->sample_type[0]->unit), "count");
+	CHECK_STR(str_at(pp, pp->sample_type[1]->type), "cpu");
+	CHECK_STR(str_at(pp, pp->sample_type[1]->unit), "nanoseconds");
+	CHECK_STR(str_at(pp, pp->period_type->type), "cpu");
+	CHECK_STR(str_at(pp, pp->period_type->unit), "nanoseconds");
+	CHECK_U64(pp->period, 1000000000 / 99);
+	CHECK_STR(str_at(pp, pp->default_sample_type), "cpu");
+	CHECK_U64(pp->time_nanos, 1700000000123456789ULL);
+	CHECK_U64(pp->duration_nanos, 5000000000ULL);
+	CHECK_U64(pp->drop_frames, 0);
+	CHECK_U64(pp->keep_frames, 0);
+
+	CHECK_U64(pp->n_comment, 4);
+	CHECK_STR(str_at(pp, pp->comment[0]), "profiler: 29 samples at 99 Hz");
+	CHECK_STR(str_at(pp, pp->comment[1]), "lost samples: 2");
+	CHECK_STR(str_at(pp, pp->comment[2]), "truncated stacks: 1");
+	CHECK_STR(str_at(pp, pp->comment[3]), "stack read errors: 3");
+
+	/* One per distinct pointer or name, ids from 1 in first-use order. */
+	CHECK_U64(pp->n_mapping, 3);
+	CHECK_U64(pp->n_location, 8);
+	CHECK_U64(pp->n_function, 7);
+	CHECK(IDS_VALID(pp->mapping, pp->n_mapping));
+	CHECK(IDS_VALID(pp->location, pp->n_location));
+	CHECK(IDS_VALID(pp->function, pp->n_function));
+	for (size_t i = 0; i < pp->n_location; i++)
+		CHECK_U64(pp->location[i]->id, i + 1);
+
+	CHECK_U64(pp->n_sample, p->nr_samples);
+	for (size_t i = 0; i < pp->n_sample; i++) {
+		check_sample(pp, pp->sample[i], &p->samples[i], p->period_ns);
+		if (test__failed()) {
+			test__fail(__FILE__, __LINE__, "in sample %zu", i);
+			goto out;
+		}
+	}
+
+out:
+	perftools__profiles__profile__free_unpacked(pp, NULL);
+	profile__free(p);
+}
+
+TEST(pprof_encode_names)
+{
+	struct profile *p = export_test_profile(NULL);
+	Perftools__Profiles__Profile *pp = NULL;
+	bool unresolved = false, cxx = false, kernel = false;
+
+	CHECK(p);
+	pp = encode_and_unpack(p);
+	if (!pp) {
+		test__fail(__FILE__, __LINE__, "pprof__encode or unpack failed");
+		goto out;
+	}
+	for (size_t i = 0; i < pp->n_function; i++) {
+		const Perftools__Profiles__Function *fn = pp->function[i];
+		const char *name = str_at(pp, fn->name);
+
+		if (!strcmp(name, "libfoo.so+0x1234")) {
+			/* The placeholder stands in for both names. */
+			unresolved = !strcmp(str_at(pp, fn->system_name), name) &&
+				     fn->filename == 0;
+		} else if (!strcmp(name, "ns::work(int)")) {
+			cxx = !strcmp(str_at(pp, fn->system_name), "_ZN2ns4workEi");
+		}
+	}
+	for (size_t i = 0; i < pp->n_mapping; i++) {
+		const Perftools__Profiles__Mapping *m = pp->mapping[i];
+
+		if (!strcmp(str_at(pp, m->filename), "[kernel.kallsyms]"))
+			kernel = m->memory_start == m_kernel.start && m->has_functions &&
+				 m->build_id == 0;
+	}
+	if (!unresolved || !cxx || !kernel)
+		test__fail(__FILE__, __LINE__, "unresolved %d, c++ %d, kernel mapping %d",
+			   unresolved, cxx, kernel);
+out:
+	perftools__profiles__profile__free_unpacked(pp, NULL);
+	profile__free(p);
+}
+
+TEST(pprof_encode_empty)
+{
+	struct profile *p = profile__new(99);
+	Perftools__Profiles__Profile *pp;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+
+	CHECK(p);
+	if (pprof__encode(p, &buf, &len)) {
+		profile__free(p);
+		CHECK(!"pprof__encode failed");
+	}
+	pp = perftools__profiles__profile__unpack(NULL, len, buf);
+	free(buf);
+	profile__free(p);
+	CHECK(pp);
+	/* An explicit "" entry (field 6, length 0): pprof needs one even here. */
+	CHECK_U64(pp->n_string_table > 0 ? strcmp(pp->string_table[0], "") : 1, 0);
+	CHECK_U64(pp->n_sample, 0);
+	CHECK_U64(pp->n_location, 0);
+	CHECK_U64(pp->n_comment, 4);
+	CHECK_STR(str_at(pp, pp->comment[0]), "profiler: 0 samples at 99 Hz");
+	CHECK_STR(str_at(pp, pp->default_sample_type), "cpu");
+	perftools__profiles__profile__free_unpacked(pp, NULL);
+}
+
+/* Read all of @f into a malloc()ed buffer. */
+static uint8_t *slurp(FILE *f, size_t *len)
+{
+	uint8_t *buf = NULL;
+	size_t alloc = 0, n;
+
+	*len = 0;
+	rewind(f);
+	do {
+		if (*len == alloc) {
+			void *mem = realloc(buf, alloc = alloc ? alloc * 2 : 4096);
+
+			if (!mem) {
+				free(buf);
+				return NULL;
+			}
+			buf = mem;
+		}
+		n = fread(buf + *len, 1, alloc - *len, f);
+		*len += n;
+	} while (n);
+	return buf;
+}
+
+static int gunzip(const uint8_t *in, size_t in_len, uint8_t **out, size_t *out_len)
+{
+	size_t alloc = in_len * 4 + 64;
+	z_stream zs;
+	int zerr;
+
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit2(&zs, 15 + 16) != Z_OK)
+		return -1;
+	*out = malloc(alloc);
+	zs.next_in = (uint8_t *)in;
+	zs.avail_in = in_len;
+	do {
+		if (!*out)
+			break;
+		if (zs.total_out == alloc) {
+			void *mem = realloc(*out, alloc *= 2);
+
+			if (!mem) {
+				free(*out);
+				*out = NULL;
+				break;
+			}
+			*out = mem;
+		}
+		zs.next_out = *out + zs.total_out;
+		zs.avail_out = alloc - zs.total_out;
+		zerr = inflate(&zs, Z_NO_FLUSH);
+	} while (zerr == Z_OK);
+	*out_len = zs.total_out;
+	inflateEnd(&zs);
+	if (*out && zerr == Z_STREAM_END && zs.avail_in == 0)
+		return 0;
+	free(*out);
+	*out = NULL;
+	return -1;
+}
+
+TEST(pprof_write_gzip)
+{
+	static const uint8_t header[10] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0 };
+	uint8_t *raw = NULL, *gz = NULL, *gz2 = NULL, *plain = NULL;
+	size_t raw_len, gz_len, gz2_len, plain_len;
+	struct profile *p = export_test_profile(NULL);
+	FILE *f = tmpfile();
+
+	CHECK(p && f);
+	CHECK_U64(pprof__encode(p, &raw, &raw_len), 0);
+	CHECK_U64(pprof__write(p, f), 0);
+	gz = slurp(f, &gz_len);
+	/* Once more: the same bytes, no timestamp in the header. */
+	CHECK(ftruncate(fileno(f), 0) == 0);
+	rewind(f);
+	CHECK_U64(pprof__write(p, f), 0);
+	gz2 = slurp(f, &gz2_len);
+	fclose(f);
+	profile__free(p);
+
+	CHECK(raw && gz && gz2);
+	CHECK(gz_len > 18);
+	/* Magic, deflate, no flags, mtime 0; byte 8 is XFL, byte 9 the OS. */
+	CHECK(!memcmp(gz, header, 8));
+	CHECK_U64(gz[9], 3);
+	CHECK(gz_len == gz2_len && !memcmp(gz, gz2, gz_len));
+	CHECK(gunzip(gz, gz_len, &plain, &plain_len) == 0);
+	CHECK_U64(plain_len, raw_len);
+	CHECK(!memcmp(plain, raw, raw_len));
+	free(raw);
+	free(gz);
+	free(gz2);
+	free(plain);
+}
+
+/* Encoded pprof and folded bytes of the test profile added in @order, sorted. */
+static int export_bytes(const unsigned int *order, uint8_t **pb, size_t *pb_len, char **folded,
+			size_t *folded_len)
+{
+	struct profile *p = export_test_profile(order);
+	FILE *f;
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	profile__sort(p);
+	err = pprof__encode(p, pb, pb_len);
+	if (err)
+		goto out;
+	f = open_memstream(folded, folded_len);
+	if (!f) {
+		err = -errno;
+		free(*pb);
+		goto out;
+	}
+	err = folded__write(p, f);
+	fclose(f);
+	if (err) {
+		free(*pb);
+		free(*folded);
+	}
+out:
+	profile__free(p);
+	return err;
+}
+
+TEST(export_deterministic)
+{
+	static const unsigned int forward[EXPORT_TEST_SAMPLES] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	static const unsigned int shuffled[EXPORT_TEST_SAMPLES] = { 6, 3, 7, 0, 5, 2, 4, 1 };
+	uint8_t *pb1, *pb2;
+	char *f1, *f2;
+	size_t pb1_len, pb2_len, f1_len, f2_len;
+	bool same_pb, same_folded;
+
+	CHECK_U64(export_bytes(forward, &pb1, &pb1_len, &f1, &f1_len), 0);
+	if (export_bytes(shuffled, &pb2, &pb2_len, &f2, &f2_len)) {
+		free(pb1);
+		free(f1);
+		CHECK(!"export_bytes failed");
+	}
+	same_pb = pb1_len == pb2_len && !memcmp(pb1, pb2, pb1_len);
+	same_folded = f1_len == f2_len && !memcmp(f1, f2, f1_len);
+	free(pb1);
+	free(pb2);
+	free(f1);
+	free(f2);
+	CHECK(same_pb);
+	CHECK(same_folded);
+}
+
+/* A failing stream is reported, not ignored (unbuffered, so fwrite itself fails). */
+TEST(pprof_write_error)
+{
+	struct profile *p = export_test_profile(NULL);
+	FILE *f = fopen("/dev/full", "w");
+	int err = -1;
+
+	if (p && f) {
+		setvbuf(f, NULL, _IONBF, 0);
+		err = pprof__write(p, f);
+	}
+	if (f)
+		fclose(f);
+	profile__free(p);
+	CHECK(p && f);
+	CHECK(err == -ENOSPC);
+}
