@@ -66,14 +66,18 @@ pprof() {
 	go tool pprof -symbolize=none "$@"
 }
 
-# pct FILE FUNC [flat|cum] [PPROF_ARGS...]: FUNC's share of all samples in
-# percent, from `go tool pprof -top`; 0 when FUNC does not appear.
+# pct FILE FUNC [flat|cum] [PPROF_ARGS...]: FUNC's share in percent of the
+# samples that PPROF_ARGS keep (-tagfocus=... filters), from
+# `go tool pprof -top`; 0 when FUNC does not appear. pprof reports shares of
+# the whole profile even when filtering, so this divides by the kept share.
 pct() {
 	local file=$1 func=$2 col=${3:-flat}
 	shift 3 2>/dev/null || shift $#
-	pprof -top -nodecount=1000 "$@" "$file" 2>/dev/null | awk -v f="$func" -v col="$col" '
-		$NF == f && $2 ~ /%$/ { v = (col == "cum") ? $5 : $2; sub(/%/, "", v); print v; found = 1; exit }
-		END { if (!found) print 0 }'
+	pprof -top -nodecount=100000 -nodefraction=0 -edgefraction=0 "$@" "$file" 2>/dev/null |
+		awk -v f="$func" -v col="$col" '
+		/^Showing nodes accounting for / { kept = $6; sub(/%/, "", kept) }
+		$NF == f && $2 ~ /%$/ { v = (col == "cum") ? $5 : $2; sub(/%/, "", v); found = 1; exit }
+		END { if (!found || kept + 0 == 0) print 0; else printf "%.2f\n", 100 * v / kept }'
 }
 
 # within VALUE EXPECTED TOLERANCE: is |VALUE - EXPECTED| <= TOLERANCE?

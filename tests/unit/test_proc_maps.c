@@ -42,7 +42,7 @@ TEST(proc_maps_parse_keeps_executable_mappings)
 		"00402000-00403000 rw-p 00002000 00:00 77 /nonexistent/app\n"
 		"not a maps line\n"
 		"7f0000000000-7f0000001000 r-xp 00000000 00:00 0 \n"
-		"7ffd1000-7ffd3000 r-xp 00000000 00:00 0 [vdso]";
+		"7ffff7fc1000-7ffff7fc3000 r-xp 00000000 00:00 0 [vdso]";
 	struct strset *strings = strset__new();
 	struct file_table *files = file_table__new(strings);
 	struct proc_maps *maps = proc_maps__parse(text, 999999, files);
@@ -60,8 +60,8 @@ TEST(proc_maps_parse_keeps_executable_mappings)
 	CHECK(proc_maps__find(maps, 0x400800) == NULL); /* not executable */
 	CHECK(proc_maps__find(maps, 0x402000) == NULL); /* end is exclusive */
 	CHECK_STR(proc_maps__find(maps, 0x7f0000000010)->name, "[anon]");
-	CHECK_STR(proc_maps__find(maps, 0x7ffd2000)->name, "[vdso]");
-	CHECK(proc_maps__find(maps, 0x7ffd2000)->file == NULL);
+	CHECK_STR(proc_maps__find(maps, 0x7ffff7fc2000)->name, "[vdso]");
+	CHECK(proc_maps__find(maps, 0x7ffff7fc2000)->file == NULL);
 	proc_maps__free(maps);
 	file_table__free(files);
 	strset__free(strings);
