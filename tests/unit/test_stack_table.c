@@ -24,13 +24,13 @@ static struct sample_event *event(uint32_t pid, uint32_t tid, uint64_t time, int
 	return &e;
 }
 
-static struct stack_entry *find(struct stack_table *t, uint32_t tid, uint64_t leaf)
+static struct stack_entry *find(struct stack_table *t, uint32_t tid, uint64_t leaf, int nr_user)
 {
 	struct stack_entry *s;
 	size_t i;
 
 	stack_table__for_each_entry(t, i, s)
-		if (s->tid == tid && s->ips[s->nr_kernel] == leaf)
+		if (s->tid == tid && s->ips[s->nr_kernel] == leaf && s->nr_user == nr_user)
 			return s;
 	return NULL;
 }
@@ -54,16 +54,18 @@ TEST(stack_table_aggregates_identical_stacks)
 		CHECK(stack_table__add(&t, event(10, 11, 1000 + i, 3, 0x1000), comm, comm, &is_new));
 	CHECK_U64(t.entries.nr, 4);
 	CHECK_U64(t.nr_samples, 1005);
-	s = find(&t, 11, 0x1000);
-	CHECK(s && s->nr_user == 3);
+	s = find(&t, 11, 0x1000, 3);
+	CHECK(s != NULL);
 	CHECK_U64(s->count, 1002);
 	CHECK_U64(s->times[0], 100);
 	CHECK_U64(s->times[1], 200);
 	CHECK_U64(s->times[1001], 1999);
 	CHECK_U64(s->ips[0], 0xffffffff81000000ULL);
 	CHECK_U64(s->ips[3], 0x1020);
-	s = find(&t, 12, 0x1000);
+	s = find(&t, 12, 0x1000, 3);
 	CHECK(s && s->count == 1);
+	s = find(&t, 11, 0x1000, 2);
+	CHECK(s && s->count == 1 && s->times[0] == 500);
 	stack_table__release(&t);
 	strset__free(strings);
 }
