@@ -446,13 +446,11 @@ int collector__run(struct collector *c)
 	int err = 0;
 
 	while (!c->stopping) {
+		/* A signal cuts the wait short: drain all the same, then look at why. */
 		err = ring_buffer__poll(c->rb, DRAIN_INTERVAL_MS);
-		if (err == -EINTR)
-			continue;
-		if (err < 0)
-			break;
 		/* Records submitted without a wakeup are only seen by consuming. */
-		err = ring_buffer__consume(c->rb);
+		if (err >= 0 || err == -EINTR)
+			err = ring_buffer__consume(c->rb);
 		if (err < 0 && err != -EINTR)
 			break;
 		err = 0;

@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# The profiler stops when told or when its targets are gone, and still writes
+# a complete profile; what it could not capture is counted, not hidden.
+. "$(dirname "$0")/lib.sh"
+
+require_bpf "SIGINT writes a complete profile" "SIGTERM writes a complete profile" \
+	"stops when every -p target exited" "truncated stacks are counted"
+
+# stop_with SIGNAL: profile a workload with no -d, send SIGNAL after a second.
+stop_with() {
+	local sig=$1 prof rc
+	start_bg "$WORKLOADS/split" 50 50 20
+	"$PROFILER" -p "$BG_PID" -F 199 -o "$TMP/$sig.pb.gz" 2>"$TMP/err" &
+	prof=$!
+	sleep 1.5
+	kill -"$sig" "$prof"
+	wait "$prof"
+	rc=$?
+	kill "$BG_PID"
+	if [[ $rc -eq 0 ]] && pprof -top "$TMP/$sig.pb.gz" >"$TMP/top" 2>&1 &&
+		grep -q ' hot_a$' "$TMP/top"; then
+		ok "$sig writes a complete profile ($(grep -o '[0-9]* samples in [0-9.]* s' "$TMP/err"))"
+	else
+		fail "$sig writes a complete profile (exit $rc)"
+		sed 's/^/#   /' "$TMP/err" "$TMP/top"
+	fi
+}
+stop_with INT
+stop_with TERM
+
+# No -d and no signal: the profiler ends once its only target has exited.
+start_bg "$WORKLOADS/split" 50 50 1
+SECONDS=0
+if timeout 20 "$PROFILER" -p "$BG_PID" -F 99 -o "$TMP/exit.pb.gz" 2>"$TMP/err" &&
+	[[ -s $TMP/exit.pb.gz ]]; then
+	ok "stops when every -p target exited (after ${SECONDS}s)"
+else
+	fail "stops when every -p target exited"
+	sed 's/^/#   /' "$TMP/err"
+fi
+
+# A 200-deep recursion overflows the 127 frames a sample holds.
+if "$PROFILER" -F 199 -o "$TMP/deep.pb.gz" -- "$WORKLOADS/deep" 200 1 2>"$TMP/err"; then
+	samples=$(awk '/ samples in / { print $2 }' "$TMP/err")
+	truncated=$(awk '/ samples in / { for (i = 1; i < NF; i++) if ($(i + 1) ~ /^truncated/) print $i }' \
+		"$TMP/err")
+	comment=$(pprof -comments "$TMP/deep.pb.gz" 2>/dev/null | awk -F': ' '/^truncated stacks/ { print $2 }')
+	if [[ -n $samples && $samples -gt 0 && ${truncated:-0} -ge $((samples * 9 / 10)) &&
+		$comment == "$truncated" ]]; then
+		ok "truncated stacks are counted ($truncated of $samples, in stderr and the pprof comments)"
+	else
+		fail "truncated stacks are counted (samples '$samples', truncated '$truncated', comment '$comment')"
+		sed 's/^/#   /' "$TMP/err"
+	fi
+else
+	fail "truncated stacks are counted: profiler failed"
+	sed 's/^/#   /' "$TMP/err"
+fi
