@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -199,6 +200,23 @@ out_nomem:
 	return NULL;
 }
 
+/* Flag the file that /proc/@pid/exe is, so exporters can list it first. */
+static void mark_exe(struct proc_maps *maps, pid_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	if (stat(path, &st))
+		return;
+	for (size_t i = 0; i < maps->nr; i++) {
+		struct mapped_file *f = maps->maps[i].file;
+
+		if (f && f->dev == st.st_dev && f->ino == st.st_ino)
+			f->exe = true;
+	}
+}
+
 struct proc_maps *proc_maps__read(pid_t pid, struct file_table *files)
 {
 	char path[64];
@@ -239,6 +257,8 @@ struct proc_maps *proc_maps__read(pid_t pid, struct file_table *files)
 		goto out_free;
 	}
 	maps = proc_maps__parse(buf, pid, files);
+	if (maps)
+		mark_exe(maps, pid);
 out_free:
 	err = errno;
 	free(buf);

@@ -30,6 +30,7 @@ struct mapped_file {
 	const char *path;	/* interned; as in maps, without " (deleted)" */
 	int fd;			/* read-only descriptor of the mapped file, or -1 */
 	bool deleted;
+	bool exe;		/* some snapshotted process runs it as its executable */
 };
 
 struct proc_map {

@@ -31,6 +31,7 @@ struct profile_mapping {
 	const char *build_id;	/* lowercase hex of the GNU build-id, or NULL */
 	bool has_functions;	/* at least one address in it resolved to a symbol */
 	bool kernel;
+	bool main_binary;	/* the executable of the process that maps it */
 };
 
 /* One symbolized frame. */

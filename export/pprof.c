@@ -513,12 +513,33 @@ static void builder__release(struct builder *b)
 }
 
 /* Fill b->prof from @p; builder__release() frees it whatever this returns. */
+/* pprof takes mapping[0] for the main binary: give that id to the first one seen. */
+static int builder__main_mapping(struct builder *b, const struct profile *p)
+{
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+
+		for (uint32_t k = 0; k < s->nr_frames; k++) {
+			const struct profile_mapping *m = s->frames[k]->mapping;
+
+			if (m && m->main_binary) {
+				int64_t id = builder__mapping(b, m);
+
+				return id < 0 ? id : 0;
+			}
+		}
+	}
+	return 0;
+}
+
 static int builder__build(struct builder *b, const struct profile *p)
 {
 	Perftools__Profiles__Sample *samples;
 	int err;
 
 	err = builder__header(b, p);
+	if (!err)
+		err = builder__main_mapping(b, p);
 	if (err)
 		return err;
 	if (!p->nr_samples)

@@ -403,6 +403,7 @@ static struct mapping_entry *symbolizer__mapping(struct symbolizer *sym, pid_t p
 	e->m.limit = key.limit;
 	e->m.file_offset = key.file_offset;
 	e->m.filename = key.filename;
+	e->m.main_binary = pm->file && pm->file->exe;
 	e->key_tab = key.tab;
 	e->tab = (struct elf_symtab *)key.tab;
 	/* The vDSO is keyed without its symbols, which need reading the process's memory. */

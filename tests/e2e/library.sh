@@ -10,6 +10,7 @@ if ! "$PROFILER" -F 299 -o "$TMP/lib.pb.gz" -- "$WORKLOADS/uses_lib" 2 2>"$TMP/e
 	exit 0
 fi
 share_is "shared-library function" "$TMP/lib.pb.gz" lib_hot_loop 95 5
+check "the main binary is pprof's first mapping" grep -q "^File: uses_lib$" <(pprof -top "$TMP/lib.pb.gz" 2>&1)
 
 # In `pprof -raw`, a location line reads "ID: ADDR M=MAPPING FUNC ..." and a
 # mapping line "ID: START/LIMIT/OFFSET FILE BUILDID ...".

@@ -31,6 +31,7 @@ static const struct profile_mapping m_app = {
 	.filename = "/usr/bin/app",
 	.build_id = "0123456789abcdef0123456789abcdef01234567",
 	.has_functions = true,
+	.main_binary = true,
 };
 
 static const struct profile_mapping m_libfoo = {
@@ -617,4 +618,24 @@ TEST(pprof_write_error)
 	profile__free(p);
 	CHECK(p && f);
 	CHECK(err == -ENOSPC);
+}
+
+/* pprof takes mapping[0] for the main binary, whatever the leaf's mapping is. */
+TEST(pprof_main_binary_first)
+{
+	const struct profile_frame *frames[] = { &f_sys, &f_unres, &f_main };
+	struct profile_sample s = { .pid = 1, .tid = 1, .frames = frames, .nr_frames = 3, .count = 1 };
+	struct profile *p = profile__new(99);
+	Perftools__Profiles__Profile *pp;
+
+	CHECK(p && profile__add_sample(p, &s));
+	pp = encode_and_unpack(p);
+	profile__free(p);
+	CHECK(pp && pp->n_mapping == 3);
+	CHECK_U64(pp->mapping[0]->id, 1);
+	CHECK_STR(str_at(pp, pp->mapping[0]->filename), "/usr/bin/app");
+	/* The others keep their first-use order: the kernel, then libfoo. */
+	CHECK_STR(str_at(pp, pp->mapping[1]->filename), "[kernel.kallsyms]");
+	CHECK_STR(str_at(pp, pp->mapping[2]->filename), "/usr/lib/libfoo.so");
+	perftools__profiles__profile__free_unpacked(pp, NULL);
 }

@@ -88,6 +88,7 @@ TEST(proc_maps_read_self)
 	CHECK(m != NULL);
 	CHECK_STR(m->name, exe);
 	CHECK(m->file && m->file->fd >= 0);
+	CHECK(m->file->exe);
 	/* A second snapshot shares the open file. */
 	struct proc_maps *maps2 = proc_maps__read(getpid(), files);
 	CHECK(maps2 != NULL);
