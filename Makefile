@@ -44,7 +44,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
-.PHONY: all clean demo test unit-tests e2e-tests bench deps install uninstall format-check \
+.PHONY: all clean demo test unit-tests bench deps install uninstall format-check format \
 	workloads fixtures
 
 all: $(OUTPUT)/profiler
@@ -206,8 +206,13 @@ install: $(OUTPUT)/profiler
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/profiler $(DESTDIR)$(PREFIX)/share/man/man1/profiler.1
 
+FORMATTED := $(filter-out $(OUTPUT)/%,$(wildcard */*.c */*.h tests/*/*.c tests/*/*.h))
+
 format-check:
-	$(Q)clang-format --dry-run --Werror $(filter-out %.skel.h,$(wildcard */*.c */*.h tests/*/*.c tests/*/*.h))
+	$(Q)clang-format --dry-run --Werror $(FORMATTED)
+
+format:
+	$(Q)clang-format -i $(FORMATTED)
 
 clean:
 	rm -rf $(OUTPUT)

@@ -19,7 +19,7 @@ const volatile __u64 wakeup_bytes = 1 << 20;
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, PROFILE_MAX_TARGETS);
-	__type(key, __u32);	/* tgid */
+	__type(key, __u32); /* tgid */
 	__type(value, __u8);
 } targets SEC(".maps");
 

@@ -24,26 +24,26 @@
 
 /* Indexes of the per-CPU `stats` array. */
 enum profile_stat {
-	STAT_SAMPLES,		/* samples of a target, submitted or not */
-	STAT_RINGBUF_FULL,	/* samples lost: no room in the ring buffer */
+	STAT_SAMPLES,	   /* samples of a target, submitted or not */
+	STAT_RINGBUF_FULL, /* samples lost: no room in the ring buffer */
 	STAT_USER_STACK_ERROR,
 	STAT_KERNEL_STACK_ERROR,
-	STAT_TRUNCATED,		/* samples with a truncated stack */
+	STAT_TRUNCATED, /* samples with a truncated stack */
 	STAT__MAX,
 };
 
 /* One sample of one thread. */
 struct sample_event {
-	__u64 time_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
-	__u32 pid;		/* thread group id */
+	__u64 time_ns; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u32 pid;     /* thread group id */
 	__u32 tid;
 	__u32 cpu;
-	__u32 flags;		/* SAMPLE_* */
-	__u16 nr_kernel;	/* valid entries in kernel[], leaf first */
-	__u16 nr_user;		/* valid entries in user[], leaf first */
+	__u32 flags;	 /* SAMPLE_* */
+	__u16 nr_kernel; /* valid entries in kernel[], leaf first */
+	__u16 nr_user;	 /* valid entries in user[], leaf first */
 	__u32 pad;
-	char comm[PROFILE_COMM_LEN];	/* the thread's name */
-	char pcomm[PROFILE_COMM_LEN];	/* the thread group leader's name */
+	char comm[PROFILE_COMM_LEN];  /* the thread's name */
+	char pcomm[PROFILE_COMM_LEN]; /* the thread group leader's name */
 	__u64 kernel[PROFILE_MAX_STACK];
 	__u64 user[PROFILE_MAX_STACK];
 };

@@ -9,6 +9,8 @@
 
 #include "options.h"
 
+/* One line of help per line of source. */
+/* clang-format off */
 const char options_usage[] =
 "Usage: profiler [OPTIONS] -p PID[,PID...]\n"
 "       profiler [OPTIONS] -- COMMAND [ARGS...]\n"
@@ -38,6 +40,7 @@ const char options_usage[] =
 "  go tool pprof -http=:8080 out.pb.gz      # browse it\n"
 "  profiler -F 499 -f folded -- ./myprog | flamegraph.pl > flame.svg\n"
 "  profiler -p 1234,1240 -o app.folded     # two processes, Ctrl-C to stop\n";
+/* clang-format on */
 
 enum {
 	OPT_RINGBUF_SIZE = 256,
@@ -152,26 +155,30 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 			break;
 		case 'F':
 			if (!parse_u64(optarg, 1, UINT32_MAX, &v))
-				return fail(err, size, "invalid frequency '%s': expected 1 Hz or more",
+				return fail(err, size,
+					    "invalid frequency '%s': expected 1 Hz or more",
 					    optarg);
 			if (max_freq && v > max_freq)
-				return fail(err, size,
-					    "frequency %s Hz is above kernel.perf_event_max_sample_rate"
-					    " (%u): lower -F or raise the sysctl",
-					    optarg, max_freq);
+				return fail(
+					err, size,
+					"frequency %s Hz is above kernel.perf_event_max_sample_rate"
+					" (%u): lower -F or raise the sysctl",
+					optarg, max_freq);
 			o->freq_hz = v;
 			break;
 		case 'd':
 			if (parse_duration(optarg, &o->duration_ns))
 				return fail(err, size,
-					    "invalid duration '%s': expected seconds above 0", optarg);
+					    "invalid duration '%s': expected seconds above 0",
+					    optarg);
 			break;
 		case OPT_RINGBUF_SIZE:
 			if (!parse_u64(optarg, 4096, 1ULL << 31, &o->ringbuf_bytes))
-				return fail(err, size,
-					    "invalid ring buffer size '%s': expected 4096 to 2147483648 "
-					    "bytes",
-					    optarg);
+				return fail(
+					err, size,
+					"invalid ring buffer size '%s': expected 4096 to 2147483648 "
+					"bytes",
+					optarg);
 			break;
 		case 'v':
 			o->verbose++;
@@ -207,10 +214,11 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 	} else if (o->output && strcmp(o->output, "-")) {
 		o->format = export_format__from_path(o->output);
 		if (o->format == EXPORT_NONE)
-			return fail(err, size,
-				    "cannot tell the format of '%s' from its extension: use -f with "
-				    "one of %s",
-				    o->output, export_format__names());
+			return fail(
+				err, size,
+				"cannot tell the format of '%s' from its extension: use -f with "
+				"one of %s",
+				o->output, export_format__names());
 	} else {
 		o->format = o->output ? EXPORT_FOLDED : EXPORT_PPROF;
 	}

@@ -19,14 +19,14 @@
 #define DEFAULT_PPROF_OUTPUT "profile.pb.gz"
 
 struct options {
-	pid_t *pids;		/* owned */
+	pid_t *pids; /* owned */
 	size_t nr_pids;
-	char **command;		/* points into argv: COMMAND ARGS after "--", or NULL */
-	const char *output;	/* never NULL after parsing: a path or "-" */
+	char **command;	    /* points into argv: COMMAND ARGS after "--", or NULL */
+	const char *output; /* never NULL after parsing: a path or "-" */
 	enum export_format format;
 	uint32_t freq_hz;
 	uint64_t duration_ns;	/* 0: until Ctrl-C or the targets exit */
-	uint64_t ringbuf_bytes;	/* 0: automatic */
+	uint64_t ringbuf_bytes; /* 0: automatic */
 	int verbose;
 	int help;
 };

@@ -74,8 +74,8 @@ static int find_command(const char *file)
 
 struct child {
 	pid_t pid;
-	int go_fd;	/* write a byte to let the child exec */
-	int err_fd;	/* the child writes errno here if exec fails; EOF on success */
+	int go_fd;  /* write a byte to let the child exec */
+	int err_fd; /* the child writes errno here if exec fails; EOF on success */
 };
 
 /* Fork a child that waits for the go-ahead, then execs @argv. 0 or -errno. */
@@ -183,7 +183,8 @@ static int symbolize_stacks(struct profile *p, struct symbolizer *sym,
 		for (uint16_t k = 0; k < s->nr_kernel; k++)
 			frames[n++] = symbolizer__kernel_frame(sym, s->ips[k]);
 		for (uint16_t u = 0; u < s->nr_user; u++)
-			frames[n++] = symbolizer__user_frame(sym, s->maps, s->ips[s->nr_kernel + u]);
+			frames[n++] =
+				symbolizer__user_frame(sym, s->maps, s->ips[s->nr_kernel + u]);
 		for (uint32_t k = 0; k < n; k++)
 			if (!frames[k])
 				goto out_nomem;
@@ -212,8 +213,8 @@ out_nomem:
 	goto out;
 }
 
-static void print_summary(const struct profile *p, const struct symbolizer *sym,
-			  const char *output, enum export_format format)
+static void print_summary(const struct profile *p, const struct symbolizer *sym, const char *output,
+			  enum export_format format)
 {
 	struct symbolizer_stats st;
 

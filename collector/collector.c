@@ -34,15 +34,15 @@
 
 struct target {
 	pid_t pid;
-	int pidfd;	/* readable once the process has exited; -1 once seen exiting */
+	int pidfd; /* readable once the process has exited; -1 once seen exiting */
 	bool child;
 };
 
 /* What the collector knows of one sampled process. */
 struct proc_state {
 	pid_t pid;
-	struct proc_maps *maps;		/* latest snapshot, or NULL if none could be read */
-	uint64_t snapshot_time;		/* CLOCK_MONOTONIC of the last attempt */
+	struct proc_maps *maps; /* latest snapshot, or NULL if none could be read */
+	uint64_t snapshot_time; /* CLOCK_MONOTONIC of the last attempt */
 };
 
 struct collector {
@@ -60,13 +60,13 @@ struct collector {
 
 	struct stack_table stacks;
 	struct file_table *files;
-	struct hashtab procs;		/* struct proc_state by pid */
-	struct proc_maps **snapshots;	/* every snapshot taken, owned */
+	struct hashtab procs;	      /* struct proc_state by pid */
+	struct proc_maps **snapshots; /* every snapshot taken, owned */
 	size_t nr_snapshots, alloc_snapshots;
 
 	uint64_t start_mono, start_real, stop_mono;
-	uint64_t malformed;		/* records too short or with impossible counts */
-	int err;			/* first error in the ring-buffer callback */
+	uint64_t malformed; /* records too short or with impossible counts */
+	int err;	    /* first error in the ring-buffer callback */
 	volatile sig_atomic_t stopping;
 };
 
@@ -508,7 +508,8 @@ void collector__stats(const struct collector *c, struct profile_stats *stats)
 	stats->samples = c->stacks.nr_samples;
 	stats->lost = stat_sum(c, STAT_RINGBUF_FULL) + c->malformed;
 	stats->truncated = stat_sum(c, STAT_TRUNCATED);
-	stats->stack_errors = stat_sum(c, STAT_USER_STACK_ERROR) + stat_sum(c, STAT_KERNEL_STACK_ERROR);
+	stats->stack_errors =
+		stat_sum(c, STAT_USER_STACK_ERROR) + stat_sum(c, STAT_KERNEL_STACK_ERROR);
 }
 
 uint64_t collector__start_mono(const struct collector *c)

@@ -28,9 +28,9 @@ struct strset;
 struct stack_table;
 
 struct collector_opts {
-	uint32_t freq_hz;		/* samples per second per CPU */
-	uint64_t duration_ns;		/* 0: until stopped or every target exited */
-	uint64_t ringbuf_bytes;		/* 0: sized from frequency and CPUs */
+	uint32_t freq_hz;	/* samples per second per CPU */
+	uint64_t duration_ns;	/* 0: until stopped or every target exited */
+	uint64_t ringbuf_bytes; /* 0: sized from frequency and CPUs */
 };
 
 /* Returns NULL and sets errno; the reason has been logged with pr_warn(). */

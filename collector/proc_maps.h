@@ -27,16 +27,16 @@ struct strset;
 
 struct mapped_file {
 	uint64_t dev, ino;
-	const char *path;	/* interned; as in maps, without " (deleted)" */
-	int fd;			/* read-only descriptor of the mapped file, or -1 */
+	const char *path; /* interned; as in maps, without " (deleted)" */
+	int fd;		  /* read-only descriptor of the mapped file, or -1 */
 	bool deleted;
-	bool exe;		/* some snapshotted process runs it as its executable */
+	bool exe; /* some snapshotted process runs it as its executable */
 };
 
 struct proc_map {
-	uint64_t start, end;	/* [start, end) */
-	uint64_t pgoff;		/* file offset of start */
-	const char *name;	/* interned: path, "[vdso]", "[anon]", ... */
+	uint64_t start, end;	  /* [start, end) */
+	uint64_t pgoff;		  /* file offset of start */
+	const char *name;	  /* interned: path, "[vdso]", "[anon]", ... */
 	struct mapped_file *file; /* NULL for anonymous and pseudo mappings */
 };
 
@@ -50,7 +50,7 @@ struct proc_maps {
 struct proc_maps_line {
 	uint64_t start, end, pgoff, dev, ino;
 	char perms[5];
-	const char *path;	/* "" for anonymous mappings */
+	const char *path; /* "" for anonymous mappings */
 	size_t path_len;
 };
 

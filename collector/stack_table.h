@@ -23,15 +23,15 @@ struct proc_maps;
 
 struct stack_entry {
 	uint32_t pid, tid;
-	const char *thread_name;	/* interned */
-	const char *process_name;	/* interned */
-	const struct proc_maps *maps;	/* snapshot in effect when first seen, or NULL */
-	uint32_t flags;			/* SAMPLE_* of the first sample */
+	const char *thread_name;      /* interned */
+	const char *process_name;     /* interned */
+	const struct proc_maps *maps; /* snapshot in effect when first seen, or NULL */
+	uint32_t flags;		      /* SAMPLE_* of the first sample */
 	uint16_t nr_kernel, nr_user;
 	uint64_t count;
-	uint64_t *times;		/* @count CLOCK_MONOTONIC timestamps, ns */
+	uint64_t *times; /* @count CLOCK_MONOTONIC timestamps, ns */
 	size_t alloc_times;
-	uint64_t ips[];			/* nr_kernel kernel then nr_user user addresses, leaf first */
+	uint64_t ips[]; /* nr_kernel kernel then nr_user user addresses, leaf first */
 };
 
 struct stack_table {

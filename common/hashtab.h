@@ -35,7 +35,10 @@ struct hashtab {
 /* Does @entry hold @key? */
 typedef bool (*hashtab_eq_fn)(const void *entry, const void *key);
 
-#define HASHTAB_INIT { NULL, 0, 0 }
+#define HASHTAB_INIT                                                                               \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
 
 void hashtab__init(struct hashtab *ht);
 /* Free the slots (not the entries) and leave @ht empty and reusable. */
@@ -51,8 +54,8 @@ void *hashtab__find(const struct hashtab *ht, uint64_t hash, hashtab_eq_fn eq, c
 int hashtab__insert(struct hashtab *ht, uint64_t hash, void *entry);
 
 /* Iterate over the entries in slot order (not a stable order: sort before output). */
-#define hashtab__for_each_entry(ht, i, e)                                                  \
-	for ((i) = 0; (i) < (ht)->cap; (i)++)                                              \
+#define hashtab__for_each_entry(ht, i, e)                                                          \
+	for ((i) = 0; (i) < (ht)->cap; (i)++)                                                      \
 		if (((e) = (ht)->slots[(i)].entry) != NULL)
 
 /* Hashing helpers: a 64-bit multiply-xorshift mix, fast on word-sized keys. */

@@ -26,8 +26,7 @@ typedef void (*log_print_fn)(enum log_level level, const char *fmt, va_list args
 /* Install @fn as the sink for every message; returns the previous one. */
 log_print_fn log_set_print(log_print_fn fn);
 
-void log_printf(enum log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void log_printf(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define pr_warn(fmt, ...) log_printf(LOG_WARN, fmt, ##__VA_ARGS__)
 #define pr_info(fmt, ...) log_printf(LOG_INFO, fmt, ##__VA_ARGS__)

@@ -12,8 +12,8 @@
 #include <stdio.h>
 
 struct output_file {
-	const char *path;	/* destination, or "-" */
-	char *tmp_path;		/* owned; NULL for stdout */
+	const char *path; /* destination, or "-" */
+	char *tmp_path;	  /* owned; NULL for stdout */
 	FILE *fp;
 };
 

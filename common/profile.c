@@ -103,7 +103,8 @@ static int cmp_frame(const struct profile_frame *a, const struct profile_frame *
 	c = cmp_str(a->name, b->name);
 	if (c)
 		return c;
-	c = cmp_str(a->mapping ? a->mapping->filename : NULL, b->mapping ? b->mapping->filename : NULL);
+	c = cmp_str(a->mapping ? a->mapping->filename : NULL,
+		    b->mapping ? b->mapping->filename : NULL);
 	if (c)
 		return c;
 	c = cmp_u64(a->address, b->address);

@@ -25,26 +25,26 @@ struct strset;
 
 /* A file (or pseudo-file) mapped into a process, as pprof's Mapping wants it. */
 struct profile_mapping {
-	uint64_t start, limit;	/* [start, limit) in the process's address space */
-	uint64_t file_offset;	/* offset in the file of @start */
-	const char *filename;	/* path as mapped, "[vdso]", or "[kernel.kallsyms]" */
-	const char *build_id;	/* lowercase hex of the GNU build-id, or NULL */
-	bool has_functions;	/* at least one address in it resolved to a symbol */
+	uint64_t start, limit; /* [start, limit) in the process's address space */
+	uint64_t file_offset;  /* offset in the file of @start */
+	const char *filename;  /* path as mapped, "[vdso]", or "[kernel.kallsyms]" */
+	const char *build_id;  /* lowercase hex of the GNU build-id, or NULL */
+	bool has_functions;    /* at least one address in it resolved to a symbol */
 	bool kernel;
-	bool main_binary;	/* the executable of the process that maps it */
+	bool main_binary; /* the executable of the process that maps it */
 };
 
 /* One symbolized frame. */
 struct profile_frame {
-	uint64_t address;			/* absolute address in the process or kernel */
-	const struct profile_mapping *mapping;	/* NULL when no mapping covers @address */
+	uint64_t address;		       /* absolute address in the process or kernel */
+	const struct profile_mapping *mapping; /* NULL when no mapping covers @address */
 	/*
 	 * Never NULL: the function, else a placeholder naming the module and
 	 * the ELF address in it ("libfoo.so+0x1234"), else "[unknown]".
 	 */
 	const char *name;
-	const char *system_name;	/* linker (mangled) name; NULL when unresolved */
-	const char *filename;		/* source file, or NULL when unknown */
+	const char *system_name; /* linker (mangled) name; NULL when unresolved */
+	const char *filename;	 /* source file, or NULL when unknown */
 	bool kernel;
 };
 
@@ -55,30 +55,30 @@ static inline bool profile_frame__resolved(const struct profile_frame *f)
 
 struct profile_sample {
 	uint32_t pid, tid;
-	const char *process_name;	/* the thread group leader's comm */
-	const char *thread_name;	/* the thread's comm */
+	const char *process_name; /* the thread group leader's comm */
+	const char *thread_name;  /* the thread's comm */
 	uint32_t nr_frames;
 	const struct profile_frame **frames; /* leaf first; kernel frames before user frames */
 	uint64_t count;
-	uint64_t *times;		/* @count timestamps, ns since profile->start_time */
-	bool truncated;			/* a stack filled its buffer: outer frames may be missing */
+	uint64_t *times; /* @count timestamps, ns since profile->start_time */
+	bool truncated;	 /* a stack filled its buffer: outer frames may be missing */
 };
 
 struct profile_stats {
-	uint64_t samples;	/* samples received */
-	uint64_t lost;		/* samples dropped: ring buffer full */
-	uint64_t truncated;	/* samples whose stack filled the buffer */
-	uint64_t stack_errors;	/* samples whose user or kernel stack could not be read */
+	uint64_t samples;      /* samples received */
+	uint64_t lost;	       /* samples dropped: ring buffer full */
+	uint64_t truncated;    /* samples whose stack filled the buffer */
+	uint64_t stack_errors; /* samples whose user or kernel stack could not be read */
 };
 
 struct profile {
 	struct strset *strings;		/* owned */
-	struct profile_sample *samples;	/* owned, as are each sample's frames and times arrays */
+	struct profile_sample *samples; /* owned, as are each sample's frames and times arrays */
 	size_t nr_samples, alloc_samples;
-	uint32_t freq_hz;		/* sampling frequency per CPU */
-	uint64_t period_ns;		/* 1e9 / freq_hz */
-	uint64_t start_time;		/* CLOCK_REALTIME at start, ns since the epoch */
-	uint64_t duration;		/* ns */
+	uint32_t freq_hz;    /* sampling frequency per CPU */
+	uint64_t period_ns;  /* 1e9 / freq_hz */
+	uint64_t start_time; /* CLOCK_REALTIME at start, ns since the epoch */
+	uint64_t duration;   /* ns */
 	struct profile_stats stats;
 };
 

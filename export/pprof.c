@@ -138,7 +138,13 @@ struct location_msg {
 	Perftools__Profiles__Line *lines[1];
 };
 
-enum { KEY_PID, KEY_TID, KEY_THREAD, KEY_PROCESS, NR_KEYS };
+enum {
+	KEY_PID,
+	KEY_TID,
+	KEY_THREAD,
+	KEY_PROCESS,
+	NR_KEYS
+};
 
 /* The last string a label had: consecutive samples mostly repeat it. */
 struct str_memo {

@@ -32,13 +32,13 @@ struct load_seg {
 
 struct elf_symtab {
 	Elf *elf;
-	void *image;		/* our copy of an in-memory image, or NULL */
+	void *image; /* our copy of an in-memory image, or NULL */
 	/*
 	 * The search keys apart from the symbols, so that the last steps of a
 	 * binary search touch one cache line instead of several.
 	 */
 	uint64_t *addrs;
-	uint64_t *index;	/* addrs[i << BLOCK_SHIFT] */
+	uint64_t *index; /* addrs[i << BLOCK_SHIFT] */
 	struct elf_sym *syms;
 	size_t nr, nr_index;
 	struct load_seg *segs;
@@ -51,7 +51,7 @@ struct elf_symtab {
 struct cand {
 	uint64_t addr, size;
 	const char *name;
-	uint32_t rank;		/* binding: 0 GLOBAL, 1 WEAK, 2 LOCAL */
+	uint32_t rank; /* binding: 0 GLOBAL, 1 WEAK, 2 LOCAL */
 	uint32_t shndx;
 };
 
@@ -199,8 +199,8 @@ static int cand_cmp(const void *a, const void *b)
  * Where a symbol of size 0 in section @shndx may end at the latest: the
  * end of its section if that is loaded, else of the segment holding @addr.
  */
-static uint64_t section_end(const struct elf_symtab *tab, const uint64_t *sec_end,
-			    size_t nr_secs, uint32_t shndx, uint64_t addr)
+static uint64_t section_end(const struct elf_symtab *tab, const uint64_t *sec_end, size_t nr_secs,
+			    uint32_t shndx, uint64_t addr)
 {
 	if (shndx < nr_secs && sec_end[shndx] > addr)
 		return sec_end[shndx];
@@ -314,8 +314,8 @@ static int collect_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, const 
 }
 
 struct sort_key {
-	uint64_t key;	/* address less the lowest one */
-	size_t idx;	/* into the candidates */
+	uint64_t key; /* address less the lowest one */
+	size_t idx;   /* into the candidates */
 };
 
 /*
@@ -326,7 +326,7 @@ struct sort_key {
  */
 static int radix_sort(struct sort_key *keys, size_t nr)
 {
-	size_t (*counts)[256] = calloc(8, sizeof(*counts));
+	size_t(*counts)[256] = calloc(8, sizeof(*counts));
 	struct sort_key *tmp, *src = keys, *dst;
 
 	tmp = malloc((nr ? nr : 1) * sizeof(*tmp));
@@ -655,8 +655,7 @@ const char *elf_symtab__build_id(const struct elf_symtab *tab)
 	return tab->build_id;
 }
 
-int elf_symtab__offset_to_vaddr(const struct elf_symtab *tab, uint64_t file_offset,
-				uint64_t *vaddr)
+int elf_symtab__offset_to_vaddr(const struct elf_symtab *tab, uint64_t file_offset, uint64_t *vaddr)
 {
 	const struct load_seg *found = NULL;
 

@@ -32,13 +32,13 @@
 struct elf_symtab;
 
 struct elf_sym {
-	uint64_t addr;		/* ELF virtual address (st_value) */
+	uint64_t addr; /* ELF virtual address (st_value) */
 	/*
 	 * Bytes covered: st_size, or for a symbol of size 0 the distance to the
 	 * next symbol (or to the end of its section when it is the last one).
 	 */
 	uint64_t size;
-	const char *name;	/* linker name, not demangled; owned by the elf_symtab */
+	const char *name; /* linker name, not demangled; owned by the elf_symtab */
 };
 
 /*

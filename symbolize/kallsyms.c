@@ -11,17 +11,17 @@
 #define PAGE_SIZE_GUESS 4096ULL
 
 struct kallsyms {
-	char *text;		/* the file; names and module names are cut out of it in place */
-	uint64_t *addrs;	/* the search keys, apart from the symbols for cache density */
+	char *text;	 /* the file; names and module names are cut out of it in place */
+	uint64_t *addrs; /* the search keys, apart from the symbols for cache density */
 	struct kallsym *syms;
 	size_t nr;
-	uint64_t end;		/* end of the last symbol */
+	uint64_t end; /* end of the last symbol */
 	bool hidden;
 };
 
 struct cand {
 	struct kallsym sym;
-	unsigned int rank;	/* 0: T, 1: W or w, 2: t */
+	unsigned int rank; /* 0: T, 1: W or w, 2: t */
 };
 
 static int cand_cmp(const void *a, const void *b)

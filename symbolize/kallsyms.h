@@ -31,7 +31,7 @@ struct kallsyms;
 struct kallsym {
 	uint64_t addr;
 	const char *name;
-	const char *module;	/* without brackets; NULL for the kernel image */
+	const char *module; /* without brackets; NULL for the kernel image */
 };
 
 /*

@@ -28,7 +28,7 @@ struct file_entry {
 	const struct mapped_file *file;
 	uint64_t dev, ino;
 	const char *path;	/* file->path interned in symbolizer->strings */
-	struct elf_symtab *tab;	/* NULL: unreadable; owned by symbolizer->tabs */
+	struct elf_symtab *tab; /* NULL: unreadable; owned by symbolizer->tabs */
 };
 
 /*
@@ -40,12 +40,12 @@ struct file_entry {
 struct mapping_entry {
 	struct profile_mapping m;
 	const struct elf_symtab *key_tab; /* the file's symbols; NULL for pseudo mappings */
-	struct elf_symtab *tab;	/* NULL: no symbols */
-	const char *basename;	/* interned; for "BASENAME+0x..." names */
+	struct elf_symtab *tab;		  /* NULL: no symbols */
+	const char *basename;		  /* interned; for "BASENAME+0x..." names */
 };
 
 struct mapping_key {
-	const char *filename;	/* interned in symbolizer->strings */
+	const char *filename; /* interned in symbolizer->strings */
 	uint64_t start, limit, file_offset;
 	const struct elf_symtab *tab;
 };
@@ -58,22 +58,22 @@ struct frame_block {
 
 struct symbolizer {
 	struct strset *strings;
-	char *kallsyms_path;		/* NULL: /proc/kallsyms */
-	struct hashtab files;		/* of struct file_entry */
-	struct hashtab by_build_id;	/* of struct elf_symtab, by build-id */
-	struct hashtab mappings;	/* of struct mapping_entry */
-	struct hashtab frames;		/* of struct profile_frame, by (mapping, address, kernel) */
-	struct elf_symtab **tabs;	/* every elf_symtab we opened */
+	char *kallsyms_path;	    /* NULL: /proc/kallsyms */
+	struct hashtab files;	    /* of struct file_entry */
+	struct hashtab by_build_id; /* of struct elf_symtab, by build-id */
+	struct hashtab mappings;    /* of struct mapping_entry */
+	struct hashtab frames;	    /* of struct profile_frame, by (mapping, address, kernel) */
+	struct elf_symtab **tabs;   /* every elf_symtab we opened */
 	size_t nr_tabs, alloc_tabs;
 	struct frame_block *blocks;
-	struct profile_frame oom_frame;	/* handed out when memory runs out */
+	struct profile_frame oom_frame; /* handed out when memory runs out */
 	bool oom_warned;
 
 	struct kallsyms *kallsyms;
 	bool kallsyms_loaded;
 	struct profile_mapping kernel_mapping;
 
-	const char *unknown;		/* interned "[unknown]" */
+	const char *unknown; /* interned "[unknown]" */
 	struct symbolizer_stats stats;
 };
 
@@ -102,9 +102,8 @@ static bool mapping_eq(const void *entry, const void *key)
 	const struct mapping_entry *e = entry;
 	const struct mapping_key *k = key;
 
-	return e->m.filename == k->filename && e->m.start == k->start &&
-	       e->m.limit == k->limit && e->m.file_offset == k->file_offset &&
-	       e->key_tab == k->tab;
+	return e->m.filename == k->filename && e->m.start == k->start && e->m.limit == k->limit &&
+	       e->m.file_offset == k->file_offset && e->key_tab == k->tab;
 }
 
 static uint64_t mapping_hash(const struct mapping_key *k)

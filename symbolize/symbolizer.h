@@ -32,13 +32,13 @@ struct proc_maps;
 struct strset;
 
 struct symbolizer_opts {
-	const char *kallsyms_path;	/* NULL: /proc/kallsyms */
+	const char *kallsyms_path; /* NULL: /proc/kallsyms */
 };
 
 struct symbolizer_stats {
-	uint64_t frames;		/* distinct frames handed out */
-	uint64_t resolved;		/* ... that named a function */
-	uint64_t unmapped;		/* ... whose address no mapping covered */
+	uint64_t frames;   /* distinct frames handed out */
+	uint64_t resolved; /* ... that named a function */
+	uint64_t unmapped; /* ... whose address no mapping covered */
 };
 
 /* Returns NULL and sets errno on failure. */

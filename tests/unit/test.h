@@ -24,40 +24,40 @@ bool test__failed(void);
 /* Path of fixture @name under $FIXTURES, in a static buffer. */
 const char *test__fixture(const char *name);
 
-#define TEST(name)                                                                         \
-	static void name(void);                                                            \
-	__attribute__((constructor)) static void register_##name(void)                     \
-	{                                                                                  \
-		test__register(#name, name);                                               \
-	}                                                                                  \
+#define TEST(name)                                                                                 \
+	static void name(void);                                                                    \
+	__attribute__((constructor)) static void register_##name(void)                             \
+	{                                                                                          \
+		test__register(#name, name);                                                       \
+	}                                                                                          \
 	static void name(void)
 
-#define CHECK(cond)                                                                        \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
-			test__fail(__FILE__, __LINE__, "%s", #cond);                       \
-			return;                                                            \
-		}                                                                          \
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			test__fail(__FILE__, __LINE__, "%s", #cond);                               \
+			return;                                                                    \
+		}                                                                                  \
 	} while (0)
 
-#define CHECK_U64(a, b)                                                                    \
-	do {                                                                               \
-		uint64_t a_ = (a), b_ = (b);                                               \
-		if (a_ != b_) {                                                            \
-			test__fail(__FILE__, __LINE__, "%s == %s: 0x%" PRIx64 " != 0x%" PRIx64, \
-				   #a, #b, a_, b_);                                        \
-			return;                                                            \
-		}                                                                          \
+#define CHECK_U64(a, b)                                                                            \
+	do {                                                                                       \
+		uint64_t a_ = (a), b_ = (b);                                                       \
+		if (a_ != b_) {                                                                    \
+			test__fail(__FILE__, __LINE__, "%s == %s: 0x%" PRIx64 " != 0x%" PRIx64,    \
+				   #a, #b, a_, b_);                                                \
+			return;                                                                    \
+		}                                                                                  \
 	} while (0)
 
-#define CHECK_STR(a, b)                                                                    \
-	do {                                                                               \
-		const char *a_ = (a), *b_ = (b);                                           \
-		if (!a_ || !b_ || strcmp(a_, b_)) {                                        \
-			test__fail(__FILE__, __LINE__, "%s == %s: '%s' != '%s'", #a, #b,  \
-				   a_ ? a_ : "(null)", b_ ? b_ : "(null)");                \
-			return;                                                            \
-		}                                                                          \
+#define CHECK_STR(a, b)                                                                            \
+	do {                                                                                       \
+		const char *a_ = (a), *b_ = (b);                                                   \
+		if (!a_ || !b_ || strcmp(a_, b_)) {                                                \
+			test__fail(__FILE__, __LINE__, "%s == %s: '%s' != '%s'", #a, #b,           \
+				   a_ ? a_ : "(null)", b_ ? b_ : "(null)");                        \
+			return;                                                                    \
+		}                                                                                  \
 	} while (0)
 
 #endif

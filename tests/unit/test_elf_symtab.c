@@ -208,7 +208,7 @@ TEST(elf_symtab_stripped_misses_cleanly)
 
 struct lib_info {
 	uintptr_t bias;
-	const ElfW(Phdr) *phdr;
+	const ElfW(Phdr) * phdr;
 	int phnum;
 	char build_id[2 * 64 + 1];
 };

@@ -8,25 +8,24 @@
 #include "test.h"
 
 /* Out of order, with data symbols, aliases, modules and lines that do not parse. */
-static const char synthetic[] =
-	"ffffffff81000000 T _stext\n"
-	"ffffffff81000000 t _text_local_alias\n"
-	"ffffffff81000000 T _text\n"
-	"ffffffff81001000 T do_syscall_64\n"
-	"ffffffff81002000 W weak_fn\n"
-	"ffffffff81002000 t a_local\n"
-	"ffffffff81003000 D some_data\n"
-	"ffffffff81000800 t entry_helper\n"
-	"ffffffff81004000 T _etext\n"
-	"ffffffff82000000 r some_rodata\n"
-	"ffffffffc0a01000 t mod_fn_b\t[mymod]\n"
-	"ffffffffc0a00000 t mod_fn_a\t[mymod]\n"
-	"ffffffffc0a00010 T mod_export\t[mymod]\n"
-	"ffffffffc0b00000 t bpf_prog_0123456789abcdef_handler\t[bpf]\n"
-	"not a line\n"
-	"ffffffff81005000 T\n"
-	"ffffffffc0c00000 t broken_module\t[unterminated\n"
-	"ffffffff81006000 T no_newline_at_end";
+static const char synthetic[] = "ffffffff81000000 T _stext\n"
+				"ffffffff81000000 t _text_local_alias\n"
+				"ffffffff81000000 T _text\n"
+				"ffffffff81001000 T do_syscall_64\n"
+				"ffffffff81002000 W weak_fn\n"
+				"ffffffff81002000 t a_local\n"
+				"ffffffff81003000 D some_data\n"
+				"ffffffff81000800 t entry_helper\n"
+				"ffffffff81004000 T _etext\n"
+				"ffffffff82000000 r some_rodata\n"
+				"ffffffffc0a01000 t mod_fn_b\t[mymod]\n"
+				"ffffffffc0a00000 t mod_fn_a\t[mymod]\n"
+				"ffffffffc0a00010 T mod_export\t[mymod]\n"
+				"ffffffffc0b00000 t bpf_prog_0123456789abcdef_handler\t[bpf]\n"
+				"not a line\n"
+				"ffffffff81005000 T\n"
+				"ffffffffc0c00000 t broken_module\t[unterminated\n"
+				"ffffffff81006000 T no_newline_at_end";
 
 static void check_synthetic(const struct kallsyms *ks)
 {

@@ -233,17 +233,17 @@ static Perftools__Profiles__Profile *encode_and_unpack(const struct profile *p)
 }
 
 /* Ids are nonzero and unique; false otherwise. */
-#define IDS_VALID(arr, n)                                           \
-	({                                                          \
-		bool ok_ = true;                                    \
-		for (size_t i_ = 0; i_ < (n); i_++) {               \
-			if (!(arr)[i_]->id)                         \
-				ok_ = false;                        \
-			for (size_t j_ = 0; j_ < i_; j_++)          \
-				if ((arr)[i_]->id == (arr)[j_]->id) \
-					ok_ = false;                \
-		}                                                   \
-		ok_;                                                \
+#define IDS_VALID(arr, n)                                                                          \
+	({                                                                                         \
+		bool ok_ = true;                                                                   \
+		for (size_t i_ = 0; i_ < (n); i_++) {                                              \
+			if (!(arr)[i_]->id)                                                        \
+				ok_ = false;                                                       \
+			for (size_t j_ = 0; j_ < i_; j_++)                                         \
+				if ((arr)[i_]->id == (arr)[j_]->id)                                \
+					ok_ = false;                                               \
+		}                                                                                  \
+		ok_;                                                                               \
 	})
 
 /* Compare a decoded sample with the input sample @s it came from. */
@@ -624,7 +624,9 @@ TEST(pprof_write_error)
 TEST(pprof_main_binary_first)
 {
 	const struct profile_frame *frames[] = { &f_sys, &f_unres, &f_main };
-	struct profile_sample s = { .pid = 1, .tid = 1, .frames = frames, .nr_frames = 3, .count = 1 };
+	struct profile_sample s = {
+		.pid = 1, .tid = 1, .frames = frames, .nr_frames = 3, .count = 1
+	};
 	struct profile *p = profile__new(99);
 	Perftools__Profiles__Profile *pp;
 

@@ -36,13 +36,12 @@ TEST(proc_maps_parse_line)
 
 TEST(proc_maps_parse_keeps_executable_mappings)
 {
-	static const char text[] =
-		"00400000-00401000 r--p 00000000 00:00 0 /nonexistent/app\n"
-		"00401000-00402000 r-xp 00001000 00:00 77 /nonexistent/app\n"
-		"00402000-00403000 rw-p 00002000 00:00 77 /nonexistent/app\n"
-		"not a maps line\n"
-		"7f0000000000-7f0000001000 r-xp 00000000 00:00 0 \n"
-		"7ffff7fc1000-7ffff7fc3000 r-xp 00000000 00:00 0 [vdso]";
+	static const char text[] = "00400000-00401000 r--p 00000000 00:00 0 /nonexistent/app\n"
+				   "00401000-00402000 r-xp 00001000 00:00 77 /nonexistent/app\n"
+				   "00402000-00403000 rw-p 00002000 00:00 77 /nonexistent/app\n"
+				   "not a maps line\n"
+				   "7f0000000000-7f0000001000 r-xp 00000000 00:00 0 \n"
+				   "7ffff7fc1000-7ffff7fc3000 r-xp 00000000 00:00 0 [vdso]";
 	struct strset *strings = strset__new();
 	struct file_table *files = file_table__new(strings);
 	struct proc_maps *maps = proc_maps__parse(text, 999999, files);

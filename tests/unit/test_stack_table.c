@@ -51,7 +51,8 @@ TEST(stack_table_aggregates_identical_stacks)
 	CHECK(stack_table__add(&t, event(10, 11, 400, 3, 0x2000), comm, comm, &is_new) && is_new);
 	CHECK(stack_table__add(&t, event(10, 11, 500, 2, 0x1000), comm, comm, &is_new) && is_new);
 	for (int i = 0; i < 1000; i++)
-		CHECK(stack_table__add(&t, event(10, 11, 1000 + i, 3, 0x1000), comm, comm, &is_new));
+		CHECK(stack_table__add(&t, event(10, 11, 1000 + i, 3, 0x1000), comm, comm,
+				       &is_new));
 	CHECK_U64(t.entries.nr, 4);
 	CHECK_U64(t.nr_samples, 1005);
 	s = find(&t, 11, 0x1000, 3);
@@ -80,7 +81,8 @@ TEST(strset_interns)
 	CHECK(a && a == b);
 	CHECK_STR(a, "hot_a");
 	CHECK(strset__add(set, "hot_b") != a);
-	CHECK(strset__addf(set, "%s+0x%x", "libc.so.6", 0x1234) == strset__add(set, "libc.so.6+0x1234"));
+	CHECK(strset__addf(set, "%s+0x%x", "libc.so.6", 0x1234) ==
+	      strset__add(set, "libc.so.6+0x1234"));
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
 	CHECK(strset__addf(set, "%s", big) == strset__add(set, big));
