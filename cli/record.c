@@ -156,6 +156,26 @@ static void child__abort(struct child *child)
 	waitpid(child->pid, NULL, 0);
 }
 
+/* "profiler: profiling pid 1234 (nginx), pid 1240 (nginx) at 99 Hz, Ctrl-C to stop" */
+static void print_targets(const struct options *o)
+{
+	fputs("profiler: profiling", stderr);
+	for (size_t i = 0; i < o->nr_pids; i++) {
+		char path[64], comm[64] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/comm", o->pids[i]);
+		f = fopen(path, "r");
+		if (f) {
+			if (fgets(comm, sizeof(comm), f))
+				comm[strcspn(comm, "\n")] = '\0';
+			fclose(f);
+		}
+		fprintf(stderr, "%s pid %d (%s)", i ? "," : "", o->pids[i], *comm ? comm : "?");
+	}
+	fprintf(stderr, " at %u Hz%s\n", o->freq_hz, o->duration_ns ? "" : ", Ctrl-C to stop");
+}
+
 /* Turn every aggregated stack into a symbolized sample of @p. 0 or -ENOMEM. */
 static int symbolize_stacks(struct profile *p, struct symbolizer *sym,
 			    const struct stack_table *stacks, uint64_t start_mono)
@@ -347,9 +367,7 @@ int record(const struct options *o)
 		fprintf(stderr, "profiler: profiling '%s' (pid %d) at %u Hz\n", o->command[0],
 			child.pid, o->freq_hz);
 	} else {
-		fprintf(stderr, "profiler: profiling %zu process%s at %u Hz%s\n", o->nr_pids,
-			o->nr_pids == 1 ? "" : "es", o->freq_hz,
-			o->duration_ns ? "" : ", Ctrl-C to stop");
+		print_targets(o);
 	}
 
 	err = collector__run(c);
