@@ -34,7 +34,8 @@
 
 struct target {
 	pid_t pid;
-	int pidfd; /* readable once the process has exited; -1 once seen exiting */
+	int pidfd; /* readable once the process has exited; -1 if pidfd_open() is missing */
+	bool exited;
 	bool child;
 };
 
@@ -329,8 +330,11 @@ int collector__add_target(struct collector *c, pid_t pid, bool child)
 	int pidfd, err;
 
 	pidfd = syscall(SYS_pidfd_open, pid, 0);
-	if (pidfd < 0)
+	/* Before Linux 5.3 (and under valgrind) there is no pidfd: poll with kill(). */
+	if (pidfd < 0 && errno != ENOSYS)
 		return -errno;
+	if (pidfd < 0 && kill(pid, 0) && errno == ESRCH)
+		return -ESRCH;
 	t = realloc(c->targets, (c->nr_targets + 1) * sizeof(*t));
 	if (!t) {
 		close(pidfd);
@@ -341,6 +345,7 @@ int collector__add_target(struct collector *c, pid_t pid, bool child)
 	t->pid = pid;
 	t->pidfd = pidfd;
 	t->child = child;
+	t->exited = false;
 
 	err = bpf_map__update_elem(c->skel->maps.targets, &key, sizeof(key), &one, sizeof(one),
 				   BPF_ANY);
@@ -416,6 +421,17 @@ int collector__start(struct collector *c)
 	return 0;
 }
 
+static bool target__running(const struct target *t, int *status)
+{
+	struct pollfd pfd = { .fd = t->pidfd, .events = POLLIN };
+
+	if (t->pidfd >= 0)
+		return poll(&pfd, 1, 0) == 0;
+	if (t->child)
+		return waitpid(t->pid, status, WNOHANG) == 0;
+	return !kill(t->pid, 0) || errno != ESRCH;
+}
+
 /* Note exited targets; true while at least one is alive. */
 static bool targets_alive(struct collector *c)
 {
@@ -423,18 +439,19 @@ static bool targets_alive(struct collector *c)
 
 	for (size_t i = 0; i < c->nr_targets; i++) {
 		struct target *t = &c->targets[i];
-		struct pollfd pfd = { .fd = t->pidfd, .events = POLLIN };
 
-		if (t->pidfd < 0)
+		if (t->exited)
 			continue;
-		if (poll(&pfd, 1, 0) == 0) {
+		if (target__running(t, &c->child_status)) {
 			alive = true;
 			continue;
 		}
 		pr_debug("pid %d exited", t->pid);
-		if (t->child && waitpid(t->pid, &c->child_status, 0) < 0)
+		t->exited = true;
+		if (t->child && t->pidfd >= 0 && waitpid(t->pid, &c->child_status, 0) < 0)
 			c->child_status = -1;
-		close(t->pidfd);
+		if (t->pidfd >= 0)
+			close(t->pidfd);
 		t->pidfd = -1;
 	}
 	return alive;
