@@ -2,7 +2,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <bpf/libbpf.h>
+
 #include "common/log.h"
+#include "common/procfs.h"
 #include "options.h"
 #include "record.h"
 
@@ -17,28 +20,31 @@ static void print_log(enum log_level level, const char *fmt, va_list args)
 	fputc('\n', stderr);
 }
 
-/* The kernel's limit on -F, or 0 if it cannot be read. */
-static unsigned int max_sample_rate(void)
+/* libbpf's warnings repeat our own one-line errors in detail: show them with -v. */
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
-	unsigned int rate = 0;
+	char buf[1024];
+	size_t len;
 
-	if (f) {
-		if (fscanf(f, "%u", &rate) != 1)
-			rate = 0;
-		fclose(f);
-	}
-	return rate;
+	vsnprintf(buf, sizeof(buf), fmt, args);
+	len = strlen(buf);
+	while (len && buf[len - 1] == '\n')
+		buf[--len] = '\0';
+	log_printf(level == LIBBPF_WARN ? LOG_INFO : LOG_DEBUG, "%s", buf);
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	struct options o;
 	char err[512];
+	long max_rate;
 	int ret;
 
 	log_set_print(print_log);
-	if (options__parse(&o, argc, argv, max_sample_rate(), err, sizeof(err))) {
+	libbpf_set_print(libbpf_print);
+	max_rate = procfs__read_long("/proc/sys/kernel/perf_event_max_sample_rate", 0);
+	if (options__parse(&o, argc, argv, max_rate > 0 ? max_rate : 0, err, sizeof(err))) {
 		fprintf(stderr, "profiler: %s (see --help)\n", err);
 		options__release(&o);
 		return 2;

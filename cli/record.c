@@ -73,9 +73,10 @@ static int find_command(const char *file)
 }
 
 struct child {
-	pid_t pid;
+	pid_t pid;  /* -1: none */
 	int go_fd;  /* write a byte to let the child exec */
 	int err_fd; /* the child writes errno here if exec fails; EOF on success */
+	bool started;
 };
 
 /* Fork a child that waits for the go-ahead, then execs @argv. 0 or -errno. */
@@ -104,8 +105,6 @@ static int child__fork(struct child *child, char **argv)
 	if (!child->pid) {
 		int err;
 
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
 		close(go[1]);
 		close(status[0]);
 		/* EOF without a byte means the profiler gave up: do not run. */
@@ -130,8 +129,9 @@ static int child__release(struct child *child)
 	int err = 0;
 	ssize_t n;
 
+	/* EPIPE (SIGPIPE is ignored): the child died before it could start. */
 	if (write(child->go_fd, "g", 1) != 1)
-		err = errno;
+		err = errno == EPIPE ? ECHILD : errno;
 	close(child->go_fd);
 	child->go_fd = -1;
 	if (!err) {
@@ -143,17 +143,76 @@ static int child__release(struct child *child)
 	}
 	close(child->err_fd);
 	child->err_fd = -1;
+	child->started = !err;
+	if (err)
+		waitpid(child->pid, NULL, 0);
 	return -err;
 }
 
-/* Abandon a child that never got to exec. */
+/*
+ * End a child that is still running when profiling stops, as perf record
+ * does: SIGTERM, then SIGKILL if it has not exited within two seconds.
+ * Returns its wait status.
+ */
+static int child__stop(struct child *child)
+{
+	int status = -1;
+
+	kill(child->pid, SIGTERM);
+	for (int i = 0; i < 200; i++) {
+		if (waitpid(child->pid, &status, WNOHANG) == child->pid)
+			return status;
+		usleep(10000);
+	}
+	kill(child->pid, SIGKILL);
+	waitpid(child->pid, &status, 0);
+	return status;
+}
+
+/* Undo child__fork() on an error path, whether or not the child was released. */
 static void child__abort(struct child *child)
 {
+	if (child->pid < 0)
+		return;
 	if (child->go_fd >= 0)
 		close(child->go_fd);
 	if (child->err_fd >= 0)
 		close(child->err_fd);
-	waitpid(child->pid, NULL, 0);
+	if (child->started)
+		child__stop(child);
+	else
+		waitpid(child->pid, NULL, 0);
+	child->pid = -1;
+}
+
+/* Report how the command ended, unless it simply succeeded. */
+static void child__report(const char *name, int status, bool stopped)
+{
+	if (stopped)
+		fprintf(stderr, "profiler: stopped '%s' when profiling ended\n", name);
+	else if (WIFSIGNALED(status))
+		fprintf(stderr, "profiler: '%s' was killed by signal %d\n", name, WTERMSIG(status));
+	else if (WIFEXITED(status) && WEXITSTATUS(status))
+		fprintf(stderr, "profiler: '%s' exited with status %d\n", name,
+			WEXITSTATUS(status));
+}
+
+/* The thread group of @pid (itself for a process), or -errno. */
+static pid_t thread_group_of(pid_t pid)
+{
+	char path[64], line[128];
+	pid_t tgid = -ESRCH;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
 }
 
 /* "profiler: profiling pid 1234 (nginx), pid 1240 (nginx) at 99 Hz, Ctrl-C to stop" */
@@ -200,11 +259,17 @@ static int symbolize_stacks(struct profile *p, struct symbolizer *sym,
 		};
 		uint32_t n = 0;
 
+		/*
+		 * Below each stack's leaf, entries are return addresses: the
+		 * instruction after a call, which belongs to the next function when
+		 * the call ends its caller (a call to a noreturn function). Look up
+		 * the byte before it, inside the call.
+		 */
 		for (uint16_t k = 0; k < s->nr_kernel; k++)
-			frames[n++] = symbolizer__kernel_frame(sym, s->ips[k]);
+			frames[n++] = symbolizer__kernel_frame(sym, s->ips[k] - (k > 0));
 		for (uint16_t u = 0; u < s->nr_user; u++)
-			frames[n++] =
-				symbolizer__user_frame(sym, s->maps, s->ips[s->nr_kernel + u]);
+			frames[n++] = symbolizer__user_frame(sym, s->maps,
+							     s->ips[s->nr_kernel + u] - (u > 0));
 		for (uint32_t k = 0; k < n; k++)
 			if (!frames[k])
 				goto out_nomem;
@@ -302,8 +367,14 @@ int record(const struct options *o)
 		return 1;
 	}
 	for (size_t i = 0; i < o->nr_pids; i++) {
-		if (kill(o->pids[i], 0) && errno == ESRCH) {
+		pid_t tgid = thread_group_of(o->pids[i]);
+
+		if (tgid == -ENOENT || tgid == -ESRCH) {
 			pr_warn("no such process %d", o->pids[i]);
+			return 1;
+		}
+		if (tgid > 0 && tgid != o->pids[i]) {
+			pr_warn("%d is a thread of process %d: use -p %d", o->pids[i], tgid, tgid);
 			return 1;
 		}
 	}
@@ -313,38 +384,31 @@ int record(const struct options *o)
 			pr_warn("cannot execute '%s': %s", o->command[0], strerror(-err));
 			return 1;
 		}
+		/* Fork first, so the command inherits none of the profiler's settings. */
+		err = child__fork(&child, o->command);
+		if (err) {
+			pr_warn("cannot start '%s': %s", o->command[0], strerror(-err));
+			return 1;
+		}
 	}
 	raise_nofile_limit();
+	signal(SIGPIPE, SIG_IGN);
 
 	p = profile__new(o->freq_hz);
 	if (!p) {
-		pr_warn("out of memory");
-		return 1;
+		pr_warn("cannot start: %s", strerror(errno));
+		goto out;
 	}
 	c = collector__new(&copts, p->strings);
 	if (!c)
 		goto out;
 	for (size_t i = 0; i < o->nr_pids; i++) {
 		err = collector__add_target(c, o->pids[i], false);
-		if (err == -ESRCH) {
-			pr_warn("no such process %d", o->pids[i]);
-			goto out;
-		}
 		if (err) {
-			pr_warn("cannot profile pid %d: %s", o->pids[i], strerror(-err));
-			goto out;
-		}
-	}
-	if (o->command) {
-		err = child__fork(&child, o->command);
-		if (err) {
-			pr_warn("cannot start '%s': %s", o->command[0], strerror(-err));
-			goto out;
-		}
-		err = collector__add_target(c, child.pid, true);
-		if (err) {
-			pr_warn("cannot profile '%s': %s", o->command[0], strerror(-err));
-			child__abort(&child);
+			if (err == -ESRCH)
+				pr_warn("no such process %d", o->pids[i]);
+			else
+				pr_warn("cannot profile pid %d: %s", o->pids[i], strerror(-err));
 			goto out;
 		}
 	}
@@ -352,16 +416,21 @@ int record(const struct options *o)
 	active_collector = c;
 	install_signals();
 	err = collector__start(c);
-	if (err) {
-		if (o->command)
-			child__abort(&child);
+	if (err)
 		goto out;
-	}
 	if (o->command) {
+		/* Sampling is attached: let the command exec, then follow it. */
 		err = child__release(&child);
 		if (err) {
-			pr_warn("cannot execute '%s': %s", o->command[0], strerror(-err));
-			waitpid(child.pid, NULL, 0);
+			if (err == -ECHILD)
+				pr_warn("'%s' exited before it could start", o->command[0]);
+			else
+				pr_warn("cannot execute '%s': %s", o->command[0], strerror(-err));
+			goto out;
+		}
+		err = collector__add_target(c, child.pid, true);
+		if (err) {
+			pr_warn("cannot profile '%s': %s", o->command[0], strerror(-err));
 			goto out;
 		}
 		fprintf(stderr, "profiler: profiling '%s' (pid %d) at %u Hz\n", o->command[0],
@@ -374,11 +443,13 @@ int record(const struct options *o)
 	active_collector = NULL;
 	if (err)
 		goto out;
-	status = collector__child_status(c);
-	if (o->command && status != -1 && (WIFSIGNALED(status) || WEXITSTATUS(status)))
-		fprintf(stderr, "profiler: '%s' %s %d\n", o->command[0],
-			WIFSIGNALED(status) ? "was killed by signal" : "exited with status",
-			WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	if (o->command) {
+		status = collector__child_status(c);
+		if (status == -1)
+			status = child__stop(&child);
+		child__report(o->command[0], status, collector__child_status(c) == -1);
+		child.pid = -1;
+	}
 
 	collector__stats(c, &p->stats);
 	p->start_time = collector__start_real(c);
@@ -401,6 +472,7 @@ int record(const struct options *o)
 	ret = 0;
 out:
 	active_collector = NULL;
+	child__abort(&child);
 	profile__free(p);
 	symbolizer__free(sym);
 	collector__free(c);

@@ -17,6 +17,7 @@
 #include "bpf/profile.h"
 #include "common/hashtab.h"
 #include "common/log.h"
+#include "common/procfs.h"
 #include "common/strset.h"
 #include "collector.h"
 #include "proc_maps.h"
@@ -29,6 +30,7 @@
 #define RINGBUF_SECONDS_NUM 1
 #define RINGBUF_SECONDS_DEN 2
 #define RINGBUF_MIN_BYTES (1ULL << 20)
+#define RINGBUF_MAX_AUTO_BYTES (256ULL << 20)
 /* A process's maps are re-read at most this often, for addresses they do not cover. */
 #define MAPS_REFRESH_NS (20ULL * 1000 * 1000)
 
@@ -63,6 +65,7 @@ struct collector {
 	struct file_table *files;
 	struct hashtab procs;	      /* struct proc_state by pid */
 	struct proc_maps **snapshots; /* every snapshot taken, owned */
+	size_t nr_stale;	      /* stacks whose snapshot misses their leaf */
 	size_t nr_snapshots, alloc_snapshots;
 
 	uint64_t start_mono, start_real, stop_mono;
@@ -79,20 +82,6 @@ static uint64_t now_ns(clockid_t clock)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	char buf[1024];
-	size_t len;
-
-	vsnprintf(buf, sizeof(buf), fmt, args);
-	len = strlen(buf);
-	while (len && buf[len - 1] == '\n')
-		buf[--len] = '\0';
-	/* libbpf's warnings repeat our own one-line error in detail: show them with -v. */
-	log_printf(level == LIBBPF_WARN ? LOG_INFO : LOG_DEBUG, "%s", buf);
-	return 0;
-}
-
 static uint64_t round_up_pow2(uint64_t v)
 {
 	uint64_t p = 1;
@@ -102,25 +91,13 @@ static uint64_t round_up_pow2(uint64_t v)
 	return p;
 }
 
-static int read_sysctl(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	int v = -1;
-
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
 static void warn_privilege(const char *what, int err)
 {
 	pr_warn("%s: %s: needs root, or CAP_BPF + CAP_PERFMON with kernel.perf_event_paranoid=%d "
 		"and kernel.unprivileged_bpf_disabled=%d allowing it",
-		what, strerror(err), read_sysctl("/proc/sys/kernel/perf_event_paranoid"),
-		read_sysctl("/proc/sys/kernel/unprivileged_bpf_disabled"));
+		what, strerror(err),
+		(int)procfs__read_long("/proc/sys/kernel/perf_event_paranoid", -1),
+		(int)procfs__read_long("/proc/sys/kernel/unprivileged_bpf_disabled", -1));
 }
 
 struct collector *collector__new(const struct collector_opts *opts, struct strset *strings)
@@ -129,15 +106,18 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	uint64_t rb_bytes;
 	int err, nr_cpus;
 
-	nr_cpus = libbpf_num_possible_cpus();
-	if (nr_cpus < 0) {
-		errno = -nr_cpus;
-		pr_warn("cannot count CPUs: %s", strerror(errno));
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		pr_warn("cannot start the collector: %s", strerror(errno));
 		return NULL;
 	}
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return NULL;
+
+	nr_cpus = libbpf_num_possible_cpus();
+	if (nr_cpus < 0) {
+		err = nr_cpus;
+		pr_warn("cannot count CPUs: %s", strerror(-err));
+		goto out_free;
+	}
 	c->opts = *opts;
 	c->strings = strings;
 	c->nr_cpus = nr_cpus;
@@ -148,12 +128,12 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	c->links = calloc(nr_cpus, sizeof(*c->links));
 	if (!c->files || !c->perf_fds || !c->links) {
 		err = -ENOMEM;
+		pr_warn("cannot start the collector: %s", strerror(-err));
 		goto out_free;
 	}
 	for (int i = 0; i < nr_cpus; i++)
 		c->perf_fds[i] = -1;
 
-	libbpf_set_print(libbpf_print);
 	c->skel = profile_bpf__open();
 	if (!c->skel) {
 		err = -errno;
@@ -166,10 +146,18 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 			   RINGBUF_SECONDS_NUM / RINGBUF_SECONDS_DEN;
 		if (rb_bytes < RINGBUF_MIN_BYTES)
 			rb_bytes = RINGBUF_MIN_BYTES;
+		if (rb_bytes > RINGBUF_MAX_AUTO_BYTES)
+			rb_bytes = RINGBUF_MAX_AUTO_BYTES;
 	}
 	rb_bytes = round_up_pow2(rb_bytes);
 	c->skel->rodata->wakeup_bytes = rb_bytes / 4;
-	bpf_map__set_max_entries(c->skel->maps.events, rb_bytes);
+	err = rb_bytes > UINT32_MAX ? -E2BIG :
+				      bpf_map__set_max_entries(c->skel->maps.events, rb_bytes);
+	if (err) {
+		pr_warn("cannot size the ring buffer to %llu bytes: %s",
+			(unsigned long long)rb_bytes, strerror(-err));
+		goto out_free;
+	}
 	pr_debug("ring buffer: %llu bytes", (unsigned long long)rb_bytes);
 
 	err = profile_bpf__load(c->skel);
@@ -267,24 +255,64 @@ static void proc_state__snapshot(struct collector *c, struct proc_state *p)
 	pr_debug("pid %d: snapshot of %zu executable mappings", p->pid, maps->nr);
 }
 
-/* The snapshot to symbolize a new stack with: refreshed if it misses an address. */
-static const struct proc_maps *maps_for(struct collector *c, const struct stack_entry *s)
+static bool covers_leaf(const struct proc_maps *maps, const struct stack_entry *s)
+{
+	return !s->nr_user || proc_maps__find(maps, s->ips[s->nr_kernel]);
+}
+
+/*
+ * Give a new stack the snapshot to symbolize it with, refreshed when the
+ * stack's leaf is outside it. Only the leaf is tested: it is the sampled
+ * program counter, always inside some mapping, while outer frames unwound
+ * through code without frame pointers are often garbage that would miss
+ * every time. A miss within MAPS_REFRESH_NS of the last snapshot (a burst
+ * of new stacks as a program maps its libraries) is settled at the end.
+ */
+static void stack_entry__set_maps(struct collector *c, struct stack_entry *s)
 {
 	struct proc_state *p = proc_state__get(c, s->pid);
-	const uint64_t *user = s->ips + s->nr_kernel;
-	bool miss = false;
 
 	if (!p)
-		return NULL;
-	if (!p->snapshot_time) {
+		return;
+	if (!p->snapshot_time || (!covers_leaf(p->maps, s) &&
+				  now_ns(CLOCK_MONOTONIC) - p->snapshot_time >= MAPS_REFRESH_NS))
 		proc_state__snapshot(c, p);
-		return p->maps;
+	s->maps = p->maps;
+	s->maps_stale = !covers_leaf(p->maps, s);
+	c->nr_stale += s->maps_stale;
+}
+
+/*
+ * Give stacks whose leaf their snapshot missed a newer snapshot that covers
+ * it, taking one if the last is older than MAPS_REFRESH_NS (or @force).
+ * Called from the drain loop, so a process that exits soon after mapping a
+ * library is looked at again while it still runs, and once at the end.
+ */
+static void settle_stale_maps(struct collector *c, bool force)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	struct stack_entry *s;
+	size_t i;
+
+	stack_table__for_each_entry(&c->stacks, i, s) {
+		struct proc_state *p;
+
+		if (!s->maps_stale)
+			continue;
+		p = proc_state__get(c, s->pid);
+		if (!p)
+			continue;
+		if (p->maps == s->maps) {
+			if (!force && now - p->snapshot_time < MAPS_REFRESH_NS)
+				continue;
+			proc_state__snapshot(c, p);
+		}
+		/* One snapshot newer than the stack settles it, whether it covers it or not. */
+		if (p->maps && covers_leaf(p->maps, s))
+			s->maps = p->maps;
+		s->maps_stale = false;
+		c->nr_stale--;
 	}
-	for (uint16_t i = 0; i < s->nr_user && !miss; i++)
-		miss = !proc_maps__find(p->maps, user[i]);
-	if (miss && now_ns(CLOCK_MONOTONIC) - p->snapshot_time >= MAPS_REFRESH_NS)
-		proc_state__snapshot(c, p);
-	return p->maps;
 }
 
 static const char *intern_comm(struct strset *strings, const char *comm)
@@ -313,7 +341,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 	if (!s)
 		goto out_nomem;
 	if (is_new)
-		s->maps = maps_for(c, s);
+		stack_entry__set_maps(c, s);
 	return 0;
 
 out_nomem:
@@ -327,7 +355,7 @@ int collector__add_target(struct collector *c, pid_t pid, bool child)
 	struct proc_state *p;
 	__u32 key = pid;
 	__u8 one = 1;
-	int pidfd, err;
+	int pidfd;
 
 	pidfd = syscall(SYS_pidfd_open, pid, 0);
 	/* Before Linux 5.3 (and under valgrind) there is no pidfd: poll with kill(). */
@@ -347,20 +375,13 @@ int collector__add_target(struct collector *c, pid_t pid, bool child)
 	t->child = child;
 	t->exited = false;
 
-	err = bpf_map__update_elem(c->skel->maps.targets, &key, sizeof(key), &one, sizeof(one),
-				   BPF_ANY);
-	if (err) {
-		pr_warn("cannot add pid %d to the targets: %s", pid, strerror(-err));
-		return err;
-	}
-	/* A forked child has not exec'd yet: its first sample takes the snapshot. */
-	if (!child) {
-		p = proc_state__get(c, pid);
-		if (!p)
-			return -ENOMEM;
-		proc_state__snapshot(c, p);
-	}
-	return 0;
+	/* Snapshot first: the process may be short-lived, and its first sample is near. */
+	p = proc_state__get(c, pid);
+	if (!p)
+		return -ENOMEM;
+	proc_state__snapshot(c, p);
+	return bpf_map__update_elem(c->skel->maps.targets, &key, sizeof(key), &one, sizeof(one),
+				    BPF_ANY);
 }
 
 static int open_cpu_clock(uint32_t freq_hz, int cpu)
@@ -409,6 +430,8 @@ int collector__start(struct collector *c)
 			pr_warn("cannot attach the BPF program on cpu %d: %s", cpu, strerror(-err));
 			return err;
 		}
+		/* The link owns the event now and closes it when destroyed. */
+		c->perf_fds[cpu] = -1;
 		attached++;
 	}
 	if (!attached) {
@@ -436,6 +459,7 @@ static bool target__running(const struct target *t, int *status)
 static bool targets_alive(struct collector *c)
 {
 	bool alive = false;
+	__u32 key;
 
 	for (size_t i = 0; i < c->nr_targets; i++) {
 		struct target *t = &c->targets[i];
@@ -448,6 +472,9 @@ static bool targets_alive(struct collector *c)
 		}
 		pr_debug("pid %d exited", t->pid);
 		t->exited = true;
+		/* A new process could reuse the pid: stop sampling it. */
+		key = t->pid;
+		bpf_map__delete_elem(c->skel->maps.targets, &key, sizeof(key), 0);
 		if (t->child && t->pidfd >= 0 && waitpid(t->pid, &c->child_status, 0) < 0)
 			c->child_status = -1;
 		if (t->pidfd >= 0)
@@ -471,6 +498,8 @@ int collector__run(struct collector *c)
 		if (err < 0 && err != -EINTR)
 			break;
 		err = 0;
+		if (c->nr_stale)
+			settle_stale_maps(c, false);
 		if (deadline && now_ns(CLOCK_MONOTONIC) >= deadline)
 			break;
 		if (!targets_alive(c))
@@ -490,6 +519,8 @@ int collector__run(struct collector *c)
 		err = c->err;
 	if (err)
 		pr_warn("cannot drain the ring buffer: %s", strerror(-err));
+	if (c->nr_stale)
+		settle_stale_maps(c, true);
 	targets_alive(c);
 	return err;
 }

@@ -11,6 +11,7 @@
 
 #include "common/hashtab.h"
 #include "common/log.h"
+#include "common/procfs.h"
 #include "common/strset.h"
 #include "proc_maps.h"
 
@@ -59,11 +60,16 @@ void file_table__free(struct file_table *files)
 /*
  * Open the file as @pid maps it: map_files gives the very inode that is
  * mapped (even if deleted or replaced since) but needs CAP_SYS_ADMIN; the
- * process's root gives its mount namespace's view of the path.
+ * process's root gives its mount namespace's view of the path, accepted
+ * only if it is still the mapped inode (after a package upgrade the path
+ * names a new file, whose symbols would be wrong). Only the inode is
+ * compared: on btrfs and overlayfs the device in maps differs from st_dev.
  */
-static int open_mapped_file(pid_t pid, const struct proc_maps_line *l, const char *path)
+static int open_mapped_file(pid_t pid, const struct proc_maps_line *l, const char *path,
+			    bool deleted)
 {
 	char buf[PATH_MAX + 64];
+	struct stat st;
 	int fd;
 
 	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", pid,
@@ -71,10 +77,19 @@ static int open_mapped_file(pid_t pid, const struct proc_maps_line *l, const cha
 	fd = open(buf, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
 		return fd;
+	if (deleted)
+		return -1;
 	snprintf(buf, sizeof(buf), "/proc/%d/root%s", pid, path);
 	fd = open(buf, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
 		pr_debug("proc_maps: cannot open '%s' of pid %d: %s", path, pid, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) || st.st_ino != l->ino) {
+		pr_debug("proc_maps: '%s' of pid %d was replaced since it was mapped", path, pid);
+		close(fd);
+		return -1;
+	}
 	return fd;
 }
 
@@ -108,7 +123,7 @@ static struct mapped_file *file_table__get(struct file_table *files, pid_t pid,
 		errno = ENOMEM;
 		return NULL;
 	}
-	f->fd = open_mapped_file(pid, l, f->path);
+	f->fd = open_mapped_file(pid, l, f->path, f->deleted);
 	return f;
 }
 
@@ -219,53 +234,25 @@ static void mark_exe(struct proc_maps *maps, pid_t pid)
 
 struct proc_maps *proc_maps__read(pid_t pid, struct file_table *files)
 {
-	char path[64];
-	size_t len = 0, alloc = 16384;
-	struct proc_maps *maps = NULL;
-	char *buf, *tmp;
-	ssize_t n;
-	int fd, err;
+	struct proc_maps *maps;
+	char path[64], *text;
+	int err;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	text = procfs__read_file(path, NULL);
+	if (!text)
 		return NULL;
-	buf = malloc(alloc);
-	if (!buf)
-		goto out_close;
-	for (;;) {
-		if (alloc - len < 4096) {
-			alloc *= 2;
-			tmp = realloc(buf, alloc);
-			if (!tmp)
-				goto out_free;
-			buf = tmp;
-		}
-		n = read(fd, buf + len, alloc - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			goto out_free;
-		if (!n)
-			break;
-		len += n;
-	}
-	buf[len] = '\0';
 	/* An exited process (a zombie) has an empty maps file. */
-	if (!len) {
+	if (!*text) {
+		free(text);
 		errno = ESRCH;
-		goto out_free;
+		return NULL;
 	}
-	maps = proc_maps__parse(buf, pid, files);
+	maps = proc_maps__parse(text, pid, files);
+	err = errno;
 	if (maps)
 		mark_exe(maps, pid);
-out_free:
-	err = errno;
-	free(buf);
-	errno = err;
-out_close:
-	err = errno;
-	close(fd);
+	free(text);
 	errno = err;
 	return maps;
 }

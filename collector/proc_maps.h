@@ -71,7 +71,7 @@ void file_table__free(struct file_table *files);
  */
 struct proc_maps *proc_maps__parse(const char *text, pid_t pid, struct file_table *files);
 
-/* Read /proc/@pid/maps and parse it; NULL with errno (ESRCH: no such process). */
+/* Read /proc/@pid/maps and parse it; NULL with errno (ENOENT: no such process, ESRCH: exited). */
 struct proc_maps *proc_maps__read(pid_t pid, struct file_table *files);
 
 void proc_maps__free(struct proc_maps *maps);

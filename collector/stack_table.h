@@ -26,6 +26,7 @@ struct stack_entry {
 	const char *thread_name;      /* interned */
 	const char *process_name;     /* interned */
 	const struct proc_maps *maps; /* snapshot in effect when first seen, or NULL */
+	bool maps_stale;	      /* @maps misses the leaf: look again at the end */
 	uint32_t flags;		      /* SAMPLE_* of the first sample */
 	uint16_t nr_kernel, nr_user;
 	uint64_t count;

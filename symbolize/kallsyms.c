@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/procfs.h"
 #include "kallsyms.h"
 
 #define PAGE_SIZE_GUESS 4096ULL
@@ -174,62 +175,15 @@ out_free_cands:
 	return NULL;
 }
 
-/* Read all of @fd; /proc files have no size to go by. */
-static char *read_all(int fd)
-{
-	size_t len = 0, alloc = 1 << 20;
-	char *buf = malloc(alloc), *tmp;
-	ssize_t n;
-
-	if (!buf)
-		return NULL;
-	for (;;) {
-		if (alloc - len < 4096) {
-			if (alloc > SIZE_MAX / 2)
-				goto out_nomem;
-			alloc *= 2;
-			tmp = realloc(buf, alloc);
-			if (!tmp)
-				goto out_nomem;
-			buf = tmp;
-		}
-		n = read(fd, buf + len, alloc - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			goto out_free;
-		if (!n)
-			break;
-		len += n;
-	}
-	buf[len] = '\0';
-	return buf;
-
-out_nomem:
-	errno = ENOMEM;
-out_free:
-	free(buf);
-	return NULL;
-}
-
 struct kallsyms *kallsyms__load(const char *path)
 {
 	char *text;
-	int fd, err;
 
 	if (!path)
 		path = "/proc/kallsyms";
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		pr_debug("kallsyms: cannot open '%s': %s", path, strerror(errno));
-		return NULL;
-	}
-	text = read_all(fd);
-	err = errno;
-	close(fd);
+	text = procfs__read_file(path, NULL);
 	if (!text) {
-		pr_debug("kallsyms: cannot read '%s': %s", path, strerror(err));
-		errno = err;
+		pr_debug("kallsyms: cannot read '%s': %s", path, strerror(errno));
 		return NULL;
 	}
 	return kallsyms__from_text(text);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -314,43 +315,58 @@ static struct file_entry *symbolizer__file(struct symbolizer *sym, const struct 
 	return e;
 }
 
+/* Read @size bytes at @addr of @pid's memory into a new buffer; NULL on failure. */
+static void *read_process_memory(pid_t pid, uint64_t addr, size_t size)
+{
+	char path[64];
+	void *image;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	image = malloc(size);
+	if (image && pread(fd, image, size, addr) != (ssize_t)size) {
+		free(image);
+		image = NULL;
+	}
+	close(fd);
+	return image;
+}
+
 /*
  * Read the vDSO image from the process's memory: it is not a file, but a
- * complete ELF image with a .dynsym. Fails quietly (the frames then stay
- * "[vdso]+0x...") when the process is gone or we may not read its memory.
+ * complete ELF image with a .dynsym. A process that has exited has no
+ * memory left to read, but every 64-bit process of this kernel maps the
+ * same vDSO as we do: read ours then. Fails quietly (the frames stay
+ * "[vdso]+0x...") when neither can be read.
  */
 static struct elf_symtab *symbolizer__read_vdso(struct symbolizer *sym, pid_t pid,
 						const struct proc_map *pm)
 {
 	size_t size = pm->end - pm->start;
 	struct elf_symtab *tab = NULL;
-	char path[64];
-	void *image;
-	int fd;
+	void *image = NULL;
+	uint64_t own;
 
-	if (pid <= 0 || size > VDSO_MAX_SIZE)
+	if (size > VDSO_MAX_SIZE)
 		return NULL;
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		pr_debug("symbolize: cannot open '%s': %s", path, strerror(errno));
-		return NULL;
+	if (pid > 0)
+		image = read_process_memory(pid, pm->start, size);
+	if (!image) {
+		own = getauxval(AT_SYSINFO_EHDR);
+		if (own)
+			image = read_process_memory(getpid(), own, size);
 	}
-	image = malloc(size);
-	if (!image)
-		goto out_close;
-	if (pread(fd, image, size, pm->start) != (ssize_t)size) {
-		pr_debug("symbolize: cannot read the vdso of pid %d: %s", pid,
-			 strerror(errno ? errno : EIO));
-		goto out_free;
+	if (!image) {
+		pr_debug("symbolize: cannot read the vdso of pid %d", pid);
+		return NULL;
 	}
 	tab = elf_symtab__open_mem(image, size, VDSO_NAME);
 	if (tab)
 		tab = symbolizer__add_tab(sym, tab);
-out_free:
 	free(image);
-out_close:
-	close(fd);
 	return tab;
 }
 

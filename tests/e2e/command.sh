@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Profiling a command: it is symbolized however short it lives, only its own
+# code after exec is sampled, and it does not outlive the profiler.
+. "$(dirname "$0")/lib.sh"
+
+require_bpf "a 50 ms command is symbolized" "a 50 ms command's shared library is symbolized" \
+	"no samples from before exec" \
+	"the command is stopped with the profiler" "a -p thread id is refused"
+
+# Exits within 50 ms: its maps must be read before it is gone.
+if "$PROFILER" -F 999 -f folded -o "$TMP/short.folded" -- "$WORKLOADS/early_exit" 0.05 \
+	2>"$TMP/err"; then
+	share=$(awk '{ n = $NF; total += n; if ($0 ~ /;short_lived_work [0-9]+$/) hot += n }
+		END { if (total) printf "%.0f", 100 * hot / total; else print 0 }' "$TMP/short.folded")
+	check "a 50 ms command is symbolized (short_lived_work has $share% of samples)" \
+		test "$share" -ge 80
+else
+	fail "a 50 ms command is symbolized: profiler failed"
+	sed 's/^/#   /' "$TMP/err"
+fi
+
+# Its library is mapped after exec, after the first snapshot: the one taken
+# when its samples miss must still come in time.
+if "$PROFILER" -F 999 -f folded -o "$TMP/lib.folded" -- "$WORKLOADS/uses_lib" 0.05 2>"$TMP/err"; then
+	share=$(awk '{ n = $NF; total += n; if ($0 ~ /;lib_hot_loop [0-9]+$/) hot += n }
+		END { if (total) printf "%.0f", 100 * hot / total; else print 0 }' "$TMP/lib.folded")
+	check "a 50 ms command's shared library is symbolized (lib_hot_loop has $share%)" \
+		test "$share" -ge 80
+else
+	fail "a 50 ms command's shared library is symbolized: profiler failed"
+	sed 's/^/#   /' "$TMP/err"
+fi
+
+# The command is forked by the profiler; samples before its exec are the
+# profiler's own (process name "profiler") and must not appear.
+"$PROFILER" -F 999 -f folded -o "$TMP/cmd.folded" -- "$WORKLOADS/split" 50 50 0.5 2>/dev/null
+others=$(grep -cv '^split;' "$TMP/cmd.folded")
+check "no samples from before exec ($others stacks of other processes)" test "$others" -eq 0
+
+# -d ends the profile; the command must not keep running (or hold a pipe open).
+SECONDS=0
+"$PROFILER" -d 1 -F 99 -f folded -- "$WORKLOADS/split" 50 50 30 2>"$TMP/err" | wc -l >/dev/null
+elapsed=$SECONDS
+left=$(pgrep -fc "$WORKLOADS/split 50 50 30")
+if [[ $elapsed -le 5 && $left -eq 0 ]] && grep -q "stopped '.*split'" "$TMP/err"; then
+	ok "the command is stopped with the profiler (${elapsed}s, $(grep stopped "$TMP/err"))"
+else
+	fail "the command is stopped with the profiler (${elapsed}s, $left still running)"
+	sed 's/^/#   /' "$TMP/err"
+	pkill -f "$WORKLOADS/split 50 50 30"
+fi
+
+# -p takes processes; a thread id gets a pointer to its process.
+start_bg "$WORKLOADS/threads" 5
+sleep 0.3
+tid=$(ls "/proc/$BG_PID/task" | grep -vx "$BG_PID" | head -1)
+"$PROFILER" -p "$tid" -d 1 -o "$TMP/tid.pb.gz" 2>"$TMP/err"
+rc=$?
+if [[ $rc -eq 1 ]] && grep -q "$tid is a thread of process $BG_PID: use -p $BG_PID" "$TMP/err" &&
+	[[ ! -e $TMP/tid.pb.gz ]]; then
+	ok "a -p thread id is refused ($(cat "$TMP/err"))"
+else
+	fail "a -p thread id is refused (exit $rc)"
+	sed 's/^/#   /' "$TMP/err"
+fi
