@@ -4,7 +4,7 @@
  *
  * Parsing does no I/O beyond reading argv, so every usage error can be unit
  * tested; checks that need the system (does the pid exist, can the output be
- * written) happen in main() before profiling starts.
+ * written) happen in record() before profiling starts.
  */
 #ifndef PROFILER_OPTIONS_H
 #define PROFILER_OPTIONS_H

@@ -518,7 +518,6 @@ static void builder__release(struct builder *b)
 	arena__release(&b->arena);
 }
 
-/* Fill b->prof from @p; builder__release() frees it whatever this returns. */
 /* pprof takes mapping[0] for the main binary: give that id to the first one seen. */
 static int builder__main_mapping(struct builder *b, const struct profile *p)
 {
@@ -538,6 +537,7 @@ static int builder__main_mapping(struct builder *b, const struct profile *p)
 	return 0;
 }
 
+/* Fill b->prof from @p; builder__release() frees it whatever this returns. */
 static int builder__build(struct builder *b, const struct profile *p)
 {
 	Perftools__Profiles__Sample *samples;

@@ -23,7 +23,8 @@
  * system name, so an unresolved frame "libfoo.so+0x1234" shows under that name.
  * Ids count from 1 and strings are numbered, after string_table[0] = "", in the
  * order in which a walk of the samples in array order (each stack leaf first)
- * first meets them. Nothing is written in hash order, so the same profile
+ * first meets them, except that the first main-binary mapping met takes id 1
+ * (pprof names mapping[0] as the profile's binary). Nothing is written in hash order, so the same profile
  * (after profile__sort()) always gives the same bytes.
  *
  * Neither function modifies @p or keeps a pointer into it. Both return 0 or a
