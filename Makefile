@@ -123,12 +123,12 @@ FIXTURES := $(OUTPUT)/fixtures/symbols-pie $(OUTPUT)/fixtures/symbols-nopie \
 	$(OUTPUT)/fixtures/libsymbols.so $(OUTPUT)/fixtures/symbols-stripped
 FIXTURE_CFLAGS := -O1 -g -fno-inline
 
-$(OUTPUT)/fixtures/symbols-pie: tests/fixtures/symbols.c
+$(OUTPUT)/fixtures/symbols-pie: tests/fixtures/symbols.c tests/loaded_object.h
 	$(call msg,FIXTURE,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -fPIE -pie -Wl,--build-id $< -o $@
 
-$(OUTPUT)/fixtures/symbols-nopie: tests/fixtures/symbols.c
+$(OUTPUT)/fixtures/symbols-nopie: tests/fixtures/symbols.c tests/loaded_object.h
 	$(call msg,FIXTURE,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -fno-pie -no-pie -Wl,--build-id $< -o $@

@@ -22,6 +22,7 @@
 
 #include "symbolize/elf_symtab.h"
 #include "test.h"
+#include "tests/loaded_object.h"
 
 extern char **environ;
 
@@ -206,55 +207,8 @@ TEST(elf_symtab_stripped_misses_cleanly)
 
 /* --- the shared library, dlopen()ed into this process ------------------- */
 
-struct lib_info {
-	uintptr_t bias;
-	const ElfW(Phdr) * phdr;
-	int phnum;
-	char build_id[2 * 64 + 1];
-};
-
-static void notes_build_id(const unsigned char *p, size_t len, char *out)
-{
-	size_t off = 0;
-
-	while (len - off >= sizeof(ElfW(Nhdr))) {
-		ElfW(Nhdr) n;
-		size_t name, desc;
-
-		memcpy(&n, p + off, sizeof(n));
-		name = off + sizeof(n);
-		desc = name + ((n.n_namesz + 3) & ~3U);
-		off = desc + ((n.n_descsz + 3) & ~3U);
-		if (off > len)
-			return;
-		if (n.n_type == NT_GNU_BUILD_ID && n.n_namesz == 4 && !memcmp(p + name, "GNU", 4) &&
-		    n.n_descsz <= 64) {
-			for (size_t i = 0; i < n.n_descsz; i++)
-				sprintf(out + 2 * i, "%02x", p[desc + i]);
-			return;
-		}
-	}
-}
-
-static int find_lib(struct dl_phdr_info *info, size_t size, void *data)
-{
-	struct lib_info *lib = data;
-
-	(void)size;
-	if (info->dlpi_addr != lib->bias)
-		return 0;
-	lib->phdr = info->dlpi_phdr;
-	lib->phnum = info->dlpi_phnum;
-	for (int i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_NOTE && !lib->build_id[0])
-			notes_build_id((const unsigned char *)info->dlpi_addr +
-					       info->dlpi_phdr[i].p_vaddr,
-				       info->dlpi_phdr[i].p_memsz, lib->build_id);
-	return 1;
-}
-
 /* dlopen libsymbols.so; its load bias, program headers and build-id as the loader has them. */
-static void *open_lib(struct lib_info *lib)
+static void *open_lib(struct loaded_object *lib)
 {
 	struct link_map *lm;
 	void *h;
@@ -267,18 +221,18 @@ static void *open_lib(struct lib_info *lib)
 		return NULL;
 	}
 	lib->bias = lm->l_addr;
-	dl_iterate_phdr(find_lib, lib);
+	loaded_object__find(lib, false);
 	return h;
 }
 
-static uint64_t lib_vaddr(const struct lib_info *lib, void *h, const char *name)
+static uint64_t lib_vaddr(const struct loaded_object *lib, void *h, const char *name)
 {
 	void *addr = dlsym(h, name);
 
 	return addr ? (uintptr_t)addr - lib->bias : 0;
 }
 
-static void check_lib(struct elf_symtab *tab, const struct lib_info *lib, void *h)
+static void check_lib(struct elf_symtab *tab, const struct loaded_object *lib, void *h)
 {
 	void *(*local_addr)(void) = (void *(*)(void))dlsym(h, "fixture_lib_local_addr");
 	uint64_t sized = lib_vaddr(lib, h, "fixture_lib_sized");
@@ -298,7 +252,7 @@ static void check_lib(struct elf_symtab *tab, const struct lib_info *lib, void *
 TEST(elf_symtab_shared_library)
 {
 	struct elf_symtab *tab;
-	struct lib_info lib;
+	struct loaded_object lib;
 	void *h = open_lib(&lib);
 
 	CHECK(h);
@@ -312,7 +266,7 @@ TEST(elf_symtab_shared_library)
 }
 
 /* The file offsets of each PT_LOAD, as the loader mapped them, give its addresses. */
-static void check_offsets(const struct elf_symtab *tab, const struct lib_info *lib)
+static void check_offsets(const struct elf_symtab *tab, const struct loaded_object *lib)
 {
 	uint64_t vaddr, max_end = 0;
 	int nr_load = 0;
@@ -337,7 +291,7 @@ static void check_offsets(const struct elf_symtab *tab, const struct lib_info *l
 TEST(elf_symtab_offset_to_vaddr)
 {
 	struct elf_symtab *tab;
-	struct lib_info lib;
+	struct loaded_object lib;
 	void *h = open_lib(&lib);
 
 	CHECK(h);
@@ -369,7 +323,7 @@ static void check_dynsym(const char *path)
 {
 	struct elf_symtab *tab;
 	const struct elf_sym *s;
-	struct lib_info lib;
+	struct loaded_object lib;
 	void *h = open_lib(&lib);
 	void *(*local_addr)(void);
 

@@ -30,6 +30,7 @@
 #include "common/strset.h"
 #include "symbolize/symbolizer.h"
 #include "test.h"
+#include "tests/loaded_object.h"
 
 extern char **environ;
 
@@ -90,49 +91,6 @@ static void capture_print(enum log_level level, const char *fmt, va_list args)
 
 /* --- this process ------------------------------------------------------- */
 
-struct lib_info {
-	uintptr_t bias;
-	char build_id[2 * 64 + 1];
-};
-
-static void notes_build_id(const unsigned char *p, size_t len, char *out)
-{
-	size_t off = 0;
-
-	while (len - off >= sizeof(ElfW(Nhdr))) {
-		ElfW(Nhdr) n;
-		size_t name, desc;
-
-		memcpy(&n, p + off, sizeof(n));
-		name = off + sizeof(n);
-		desc = name + ((n.n_namesz + 3) & ~3U);
-		off = desc + ((n.n_descsz + 3) & ~3U);
-		if (off > len)
-			return;
-		if (n.n_type == NT_GNU_BUILD_ID && n.n_namesz == 4 && !memcmp(p + name, "GNU", 4) &&
-		    n.n_descsz <= 64) {
-			for (size_t i = 0; i < n.n_descsz; i++)
-				sprintf(out + 2 * i, "%02x", p[desc + i]);
-			return;
-		}
-	}
-}
-
-static int find_lib(struct dl_phdr_info *info, size_t size, void *data)
-{
-	struct lib_info *lib = data;
-
-	(void)size;
-	if (info->dlpi_addr != lib->bias)
-		return 0;
-	for (int i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_NOTE && !lib->build_id[0])
-			notes_build_id((const unsigned char *)info->dlpi_addr +
-					       info->dlpi_phdr[i].p_vaddr,
-				       info->dlpi_phdr[i].p_memsz, lib->build_id);
-	return 1;
-}
-
 static void check_resolved(const struct profile_frame *f, uint64_t addr, const char *name)
 {
 	CHECK(f);
@@ -147,7 +105,7 @@ static void check_resolved(const struct profile_frame *f, uint64_t addr, const c
 	CHECK(addr >= f->mapping->start && addr < f->mapping->limit);
 }
 
-static void check_self(struct env *e, void *h, const struct lib_info *lib, const char *path)
+static void check_self(struct env *e, void *h, const struct loaded_object *lib, const char *path)
 {
 	void *(*local_addr)(void) = (void *(*)(void))dlsym(h, "fixture_lib_local_addr");
 	uintptr_t alpha = (uintptr_t)dlsym(h, "fixture_lib_alpha");
@@ -199,7 +157,7 @@ TEST(symbolizer_self_shared_library)
 {
 	char path[PATH_MAX];
 	struct link_map *lm;
-	struct lib_info lib = { 0 };
+	struct loaded_object lib = { 0 };
 	struct env e = { 0 };
 	void *h;
 
@@ -208,7 +166,7 @@ TEST(symbolizer_self_shared_library)
 	CHECK(h);
 	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0) {
 		lib.bias = lm->l_addr;
-		dl_iterate_phdr(find_lib, &lib);
+		loaded_object__find(&lib, false);
 	}
 	if (lib.build_id[0] && env_init(&e, getpid(), NULL) == 0)
 		check_self(&e, h, &lib, path);
