@@ -10,8 +10,7 @@ require_bpf "a 50 ms command is symbolized" "a 50 ms command's shared library is
 # Exits within 50 ms: its maps must be read before it is gone.
 if "$PROFILER" -F 999 -f folded -o "$TMP/short.folded" -- "$WORKLOADS/early_exit" 0.05 \
 	2>"$TMP/err"; then
-	share=$(awk '{ n = $NF; total += n; if ($0 ~ /;short_lived_work [0-9]+$/) hot += n }
-		END { if (total) printf "%.0f", 100 * hot / total; else print 0 }' "$TMP/short.folded")
+	share=$(folded_leaf_pct "$TMP/short.folded" short_lived_work)
 	check "a 50 ms command is symbolized (short_lived_work has $share% of samples)" \
 		test "$share" -ge 80
 else
@@ -22,8 +21,7 @@ fi
 # Its library is mapped after exec, after the first snapshot: the one taken
 # when its samples miss must still come in time.
 if "$PROFILER" -F 999 -f folded -o "$TMP/lib.folded" -- "$WORKLOADS/uses_lib" 0.05 2>"$TMP/err"; then
-	share=$(awk '{ n = $NF; total += n; if ($0 ~ /;lib_hot_loop [0-9]+$/) hot += n }
-		END { if (total) printf "%.0f", 100 * hot / total; else print 0 }' "$TMP/lib.folded")
+	share=$(folded_leaf_pct "$TMP/lib.folded" lib_hot_loop)
 	check "a 50 ms command's shared library is symbolized (lib_hot_loop has $share%)" \
 		test "$share" -ge 80
 else

@@ -80,6 +80,14 @@ pct() {
 		END { if (!found || kept + 0 == 0) print 0; else printf "%.2f\n", 100 * v / kept }'
 }
 
+# folded_leaf_pct FILE FUNC: the percentage of samples in folded FILE whose
+# leaf frame is FUNC (integer).
+folded_leaf_pct() {
+	awk -v f="$2" '{ n = $NF; total += n; k = split($0, frames, ";")
+		sub(/ [0-9]+$/, "", frames[k]); if (frames[k] == f) hot += n }
+		END { if (total) printf "%.0f", 100 * hot / total; else print 0 }' "$1"
+}
+
 # within VALUE EXPECTED TOLERANCE: is |VALUE - EXPECTED| <= TOLERANCE?
 within() {
 	awk -v v="$1" -v e="$2" -v t="$3" 'BEGIN { d = v - e; if (d < 0) d = -d; exit !(d <= t) }'
