@@ -4,6 +4,7 @@
 # make demo       install missing dependencies, build, profile a bundled workload
 # make test       install missing dependencies, build, run unit and end-to-end tests
 # make bench      run the benchmarks, write bench/results.json (Bencher Metric Format)
+# make asan       the test suite under AddressSanitizer and UBSan (build-asan/)
 # make install    PREFIX=/usr/local DESTDIR=
 #
 # V=1 shows full command lines. OUTPUT=dir puts every build product there.
@@ -44,7 +45,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
-.PHONY: all clean demo test unit-tests bench deps install uninstall format-check format \
+.PHONY: all clean demo test unit-tests bench deps install uninstall format-check format asan \
 	workloads fixtures
 
 all: $(OUTPUT)/profiler
@@ -194,6 +195,13 @@ $(OUTPUT)/bench/%: $(OUTPUT)/obj/bench/%.o $(OUTPUT)/libprofiler.a
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# The whole test suite with AddressSanitizer and UBSan, in its own build directory.
+ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+asan: deps
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)-asan CFLAGS="$(ASAN_FLAGS)" \
+		LDFLAGS="$(ASAN_FLAGS)" all $(OUTPUT)-asan/tests/unit-tests fixtures workloads
+	$(Q)OUTPUT=$(OUTPUT)-asan ASAN_OPTIONS=detect_leaks=1 tests/run
+
 deps:
 	$(Q)tools/install-deps
 
@@ -206,7 +214,8 @@ install: $(OUTPUT)/profiler
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/profiler $(DESTDIR)$(PREFIX)/share/man/man1/profiler.1
 
-FORMATTED := $(filter-out $(OUTPUT)/%,$(wildcard */*.c */*.h tests/*/*.c tests/*/*.h))
+FORMATTED := $(wildcard $(addsuffix /*.[ch],bpf cli collector common export symbolize bench) \
+	tests/*.h tests/*/*.[ch])
 
 format-check:
 	$(Q)clang-format --dry-run --Werror $(FORMATTED)
@@ -215,6 +224,6 @@ format:
 	$(Q)clang-format -i $(FORMATTED)
 
 clean:
-	rm -rf $(OUTPUT)
+	rm -rf $(OUTPUT) $(OUTPUT)-asan
 
 -include $(shell find $(OUTPUT)/obj -name '*.d' 2>/dev/null)

@@ -37,10 +37,12 @@ TEST(options_pids_and_defaults)
 
 TEST(options_command_after_dashes)
 {
+	/* o.command points into argv, which must outlive it. */
+	char *argv[] = { "profiler", "-F", "499", "-d", "2.5", "--", "ls", "-l", NULL };
 	struct options o;
 	char err[256];
 
-	CHECK(PARSE(&o, err, "-F", "499", "-d", "2.5", "--", "ls", "-l") == 0);
+	CHECK(parse(&o, err, sizeof(err), argv) == 0);
 	CHECK(o.command != NULL);
 	CHECK_STR(o.command[0], "ls");
 	CHECK_STR(o.command[1], "-l");
