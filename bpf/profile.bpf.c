@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The sampling program: attached to a CPU-clock perf event on every CPU, it
- * writes one ring-buffer record per sample of a target process, holding the
- * user and kernel stacks and who was running.
+ * writes one ring-buffer record per sample of a target, holding the user and
+ * kernel stacks and who was running. With off-CPU recording, sched_switch
+ * keeps a target thread's stacks when it leaves a CPU and writes a record
+ * with the time it was away when it comes back. Fork and exec tracepoints
+ * follow a target's children and tell user space when to read maps.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -11,17 +14,29 @@
 
 #include "bpf/profile.h"
 
-/* Set by user space between open and load. */
-const volatile bool filter_targets = true;
+/* Set by user space between open and load; see collector.c. */
+const volatile bool filter_targets = true; /* only tgids in `targets` */
+const volatile __u32 target_tid;	   /* only this thread, if set */
+const volatile __u64 target_cgroup;	   /* only this cgroup v2 id, if set */
+const volatile bool follow_children = true;
+const volatile __u64 offcpu_min_ns = 100000;
 /* Wake the reader only once this much data waits, so it drains in batches. */
 const volatile __u64 wakeup_bytes = 1 << 20;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, PROFILE_MAX_TARGETS);
+	__type(key, __u32);  /* tgid */
+	__type(value, __u8); /* unused */
+} targets SEC(".maps");
+
+/* Processes sampled at least once since they were seen or exec'd. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PROFILE_MAX_TARGETS);
 	__type(key, __u32); /* tgid */
 	__type(value, __u8);
-} targets SEC(".maps");
+} seen SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -35,12 +50,47 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
+/* A thread off CPU: when it left and its stacks then. */
+struct offcpu_start {
+	__u64 time_ns;
+	struct thread_stacks stack;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PROFILE_MAX_OFFCPU);
+	__type(key, __u32); /* tid */
+	__type(value, struct offcpu_start);
+} offcpu SEC(".maps");
+
+/* Room to fill an offcpu value in: too big for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_start);
+} offcpu_scratch SEC(".maps");
+
 static __always_inline void stat_inc(__u32 stat)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &stat);
 
 	if (v)
 		(*v)++;
+}
+
+/* Is the current task one we profile? */
+static __always_inline bool is_target(__u32 tgid, __u32 tid)
+{
+	if (!tid)
+		return false; /* the idle task */
+	if (target_tid)
+		return tid == target_tid;
+	if (target_cgroup)
+		return bpf_get_current_cgroup_id() == target_cgroup;
+	if (filter_targets)
+		return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+	return true;
 }
 
 /* Frames written by bpf_get_stack(), or -1 on error. */
@@ -51,64 +101,184 @@ static __always_inline long read_stack(void *ctx, __u64 *buf, __u64 flags)
 	return n < 0 ? -1 : (long)((__u64)n / sizeof(__u64));
 }
 
+/* Fill @s with the current task's stacks and names. */
+static __always_inline void record_stack(void *ctx, struct thread_stacks *s)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	long n;
+
+	s->flags = 0;
+	bpf_get_current_comm(s->comm, sizeof(s->comm));
+	if (BPF_CORE_READ_STR_INTO(&s->pcomm, task, group_leader, comm) < 0)
+		__builtin_memcpy(s->pcomm, s->comm, sizeof(s->pcomm));
+
+	n = read_stack(ctx, s->kernel, 0);
+	if (n < 0) {
+		stat_inc(STAT_KERNEL_STACK_ERROR);
+		s->flags |= SAMPLE_KERNEL_ERROR;
+		n = 0;
+	} else if (n == PROFILE_MAX_STACK) {
+		s->flags |= SAMPLE_KERNEL_TRUNCATED;
+	}
+	s->nr_kernel = n;
+
+	n = read_stack(ctx, s->user, BPF_F_USER_STACK);
+	if (n < 0) {
+		stat_inc(STAT_USER_STACK_ERROR);
+		s->flags |= SAMPLE_USER_ERROR;
+		n = 0;
+	} else if (n == PROFILE_MAX_STACK) {
+		s->flags |= SAMPLE_USER_TRUNCATED;
+	}
+	s->nr_user = n;
+	if (s->flags & (SAMPLE_USER_TRUNCATED | SAMPLE_KERNEL_TRUNCATED))
+		stat_inc(STAT_TRUNCATED);
+}
+
+/*
+ * Wake the reader for a process's first record, so it reads the process's
+ * maps while it surely runs, and when the buffer fills up; otherwise let it
+ * drain on its own schedule.
+ */
+static __always_inline __u64 wakeup_flags(__u32 tgid)
+{
+	__u8 one = 1;
+
+	if (!bpf_map_lookup_elem(&seen, &tgid)) {
+		bpf_map_update_elem(&seen, &tgid, &one, BPF_ANY);
+		return BPF_RB_FORCE_WAKEUP;
+	}
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
 SEC("perf_event")
 int profile_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
-	struct task_struct *task;
 	struct sample_event *e;
-	long n;
 
-	/* The idle task (tid 0) is not a process. */
-	if (!tid)
+	if (!is_target(tgid, tid))
 		return 0;
-	if (filter_targets && !bpf_map_lookup_elem(&targets, &tgid))
-		return 0;
-
 	stat_inc(STAT_SAMPLES);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		stat_inc(STAT_RINGBUF_FULL);
 		return 0;
 	}
-
+	e->type = EVENT_SAMPLE;
+	e->cpu = bpf_get_smp_processor_id();
 	e->time_ns = bpf_ktime_get_ns();
+	e->weight_ns = 0;
 	e->pid = tgid;
 	e->tid = tid;
-	e->cpu = bpf_get_smp_processor_id();
-	e->flags = 0;
+	record_stack(ctx, &e->stack);
+	bpf_ringbuf_submit(e, wakeup_flags(tgid));
+	return 0;
+}
+
+/*
+ * Off CPU: when a target thread is switched out, keep its stacks; when it is
+ * switched back in, write them with the time it was away, if long enough.
+ * Loaded only with --off-cpu or --wall.
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(profile_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
+	__u32 tgid = id >> 32, tid = (__u32)id, next_tid = next->pid, zero = 0;
+	struct offcpu_start *start;
+	struct sample_event *e;
+
+	/* The current task is still @prev here. */
+	if (is_target(tgid, tid)) {
+		start = bpf_map_lookup_elem(&offcpu_scratch, &zero);
+		if (start) {
+			start->time_ns = now;
+			record_stack(ctx, &start->stack);
+			if (bpf_map_update_elem(&offcpu, &tid, start, BPF_ANY))
+				stat_inc(STAT_OFFCPU_DROPPED);
+		}
+	}
+
+	start = bpf_map_lookup_elem(&offcpu, &next_tid);
+	if (!start)
+		return 0;
+	if (now - start->time_ns >= offcpu_min_ns) {
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+		if (e) {
+			e->type = EVENT_OFFCPU;
+			e->cpu = bpf_get_smp_processor_id();
+			e->time_ns = start->time_ns;
+			e->weight_ns = now - start->time_ns;
+			e->pid = next->tgid;
+			e->tid = next_tid;
+			bpf_probe_read_kernel(&e->stack, sizeof(e->stack), &start->stack);
+			bpf_ringbuf_submit(e, wakeup_flags(e->pid));
+		} else {
+			stat_inc(STAT_RINGBUF_FULL);
+		}
+	}
+	bpf_map_delete_elem(&offcpu, &next_tid);
+	return 0;
+}
+
+static __always_inline void emit_process_event(__u32 type, __u32 pid, __u32 ppid)
+{
+	struct process_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		stat_inc(STAT_RINGBUF_FULL);
+		return;
+	}
+	e->type = type;
+	e->pid = pid;
+	e->ppid = ppid;
 	e->pad = 0;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	task = (struct task_struct *)bpf_get_current_task();
-	if (BPF_CORE_READ_STR_INTO(&e->pcomm, task, group_leader, comm) < 0)
-		__builtin_memcpy(e->pcomm, e->comm, sizeof(e->pcomm));
+	e->time_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
 
-	n = read_stack(ctx, e->kernel, 0);
-	if (n < 0) {
-		stat_inc(STAT_KERNEL_STACK_ERROR);
-		e->flags |= SAMPLE_KERNEL_ERROR;
-		n = 0;
-	} else if (n == PROFILE_MAX_STACK) {
-		e->flags |= SAMPLE_KERNEL_TRUNCATED;
-	}
-	e->nr_kernel = n;
+/* A target's new process (not thread) becomes a target too. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(profile_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, pid = child->pid;
+	__u8 one = 1;
 
-	n = read_stack(ctx, e->user, BPF_F_USER_STACK);
-	if (n < 0) {
-		stat_inc(STAT_USER_STACK_ERROR);
-		e->flags |= SAMPLE_USER_ERROR;
-		n = 0;
-	} else if (n == PROFILE_MAX_STACK) {
-		e->flags |= SAMPLE_USER_TRUNCATED;
-	}
-	e->nr_user = n;
-	if (e->flags & (SAMPLE_USER_TRUNCATED | SAMPLE_KERNEL_TRUNCATED))
-		stat_inc(STAT_TRUNCATED);
+	if (!follow_children || !filter_targets || target_tid || child->tgid != pid ||
+	    !bpf_map_lookup_elem(&targets, &ptgid))
+		return 0;
+	bpf_map_update_elem(&targets, &pid, &one, BPF_ANY);
+	emit_process_event(EVENT_FORK, pid, ptgid);
+	return 0;
+}
 
-	bpf_ringbuf_submit(e, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
-				      BPF_RB_FORCE_WAKEUP :
-				      BPF_RB_NO_WAKEUP);
+/* A target replaced its program: user space must read its maps again. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(profile_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = p->tgid;
+
+	bpf_map_delete_elem(&seen, &tgid);
+	if (is_target(tgid, p->pid))
+		emit_process_event(EVENT_EXEC, tgid, 0);
+	return 0;
+}
+
+/* An exited process leaves the targets: its pid may be reused. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(profile_exit, struct task_struct *p)
+{
+	__u32 tgid = p->tgid;
+
+	if (p->pid != tgid)
+		return 0;
+	bpf_map_delete_elem(&seen, &tgid);
+	if (filter_targets && !target_tid)
+		bpf_map_delete_elem(&targets, &tgid);
 	return 0;
 }
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * profile.h - what the BPF program and user space share: the ring-buffer
- * record and the per-CPU counters. Fixed-size __u* types only, so both sides
- * agree on the layout.
+ * records and the per-CPU counters. Fixed-size __u* types only, so both sides
+ * agree on the layout. Every record starts with its __u32 type.
  */
 #ifndef PROFILER_BPF_PROFILE_H
 #define PROFILER_BPF_PROFILE_H
@@ -14,7 +14,16 @@
 /* The kernel's default perf_event_max_stack. */
 #define PROFILE_MAX_STACK 127
 #define PROFILE_COMM_LEN 16
-#define PROFILE_MAX_TARGETS 4096
+#define PROFILE_MAX_TARGETS 16384
+/* Threads off CPU at once whose stacks are kept until they run again. */
+#define PROFILE_MAX_OFFCPU 4096
+
+enum event_type {
+	EVENT_SAMPLE = 1, /* struct sample_event: an on-CPU sample */
+	EVENT_OFFCPU,	  /* struct sample_event: an interval off CPU */
+	EVENT_FORK,	  /* struct process_event: a target forked a process */
+	EVENT_EXEC,	  /* struct process_event: a process exec'd */
+};
 
 /* sample_event.flags */
 #define SAMPLE_USER_TRUNCATED (1U << 0)	  /* the user stack filled its buffer */
@@ -25,27 +34,43 @@
 /* Indexes of the per-CPU `stats` array. */
 enum profile_stat {
 	STAT_SAMPLES,	   /* samples of a target, submitted or not */
-	STAT_RINGBUF_FULL, /* samples lost: no room in the ring buffer */
+	STAT_RINGBUF_FULL, /* records lost: no room in the ring buffer */
 	STAT_USER_STACK_ERROR,
 	STAT_KERNEL_STACK_ERROR,
-	STAT_TRUNCATED, /* samples with a truncated stack */
+	STAT_TRUNCATED,	     /* samples with a truncated stack */
+	STAT_OFFCPU_DROPPED, /* off-CPU intervals lost: too many threads off CPU */
 	STAT__MAX,
 };
 
-/* One sample of one thread. */
-struct sample_event {
-	__u64 time_ns; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
-	__u32 pid;     /* thread group id */
-	__u32 tid;
-	__u32 cpu;
-	__u32 flags;	 /* SAMPLE_* */
-	__u16 nr_kernel; /* valid entries in kernel[], leaf first */
-	__u16 nr_user;	 /* valid entries in user[], leaf first */
-	__u32 pad;
+/* Stacks and names of a thread, as one sample or one interval off CPU records them. */
+struct thread_stacks {
+	__u32 flags;		      /* SAMPLE_* */
+	__u16 nr_kernel;	      /* valid entries in kernel[], leaf first */
+	__u16 nr_user;		      /* valid entries in user[], leaf first */
 	char comm[PROFILE_COMM_LEN];  /* the thread's name */
 	char pcomm[PROFILE_COMM_LEN]; /* the thread group leader's name */
 	__u64 kernel[PROFILE_MAX_STACK];
 	__u64 user[PROFILE_MAX_STACK];
+};
+
+/* EVENT_SAMPLE and EVENT_OFFCPU. */
+struct sample_event {
+	__u32 type;
+	__u32 cpu;
+	__u64 time_ns;	 /* bpf_ktime_get_ns(): CLOCK_MONOTONIC; off CPU: when it left */
+	__u64 weight_ns; /* off CPU: how long; 0 for samples */
+	__u32 pid;	 /* thread group id */
+	__u32 tid;
+	struct thread_stacks stack;
+};
+
+/* EVENT_FORK and EVENT_EXEC. */
+struct process_event {
+	__u32 type;
+	__u32 pid;  /* the process (thread group id) */
+	__u32 ppid; /* EVENT_FORK: the target that forked it */
+	__u32 pad;
+	__u64 time_ns;
 };
 
 #endif

@@ -14,23 +14,45 @@
 const char options_usage[] =
 "Usage: profiler [OPTIONS] -p PID[,PID...]\n"
 "       profiler [OPTIONS] -- COMMAND [ARGS...]\n"
+"       profiler [OPTIONS] -a | -t TID | --cgroup PATH\n"
 "\n"
-"Sample the user and kernel call stacks of running processes, or of a command\n"
-"it starts, with a BPF program on a CPU clock, and write a symbolized profile.\n"
+"Sample the user and kernel call stacks of running processes, of a command it\n"
+"starts, or of the whole machine, with a BPF program on a CPU clock, and write\n"
+"a symbolized profile.\n"
 "\n"
-"Options:\n"
-"  -p, --pid PID[,PID...]  profile these processes (all their threads)\n"
+"Targets:\n"
+"  -p, --pid PID[,PID...]  these processes (all their threads), and the\n"
+"                          processes they fork from then on\n"
+"  -- COMMAND [ARGS...]    start COMMAND and profile it (and what it forks)\n"
+"                          until it exits\n"
+"  -a, --all               every process on the machine\n"
+"  -t, --tid TID           one thread\n"
+"      --cgroup PATH       the processes of a cgroup v2 directory\n"
+"      --no-inherit        do not follow processes forked by -p or COMMAND\n"
+"\n"
+"What to record:\n"
+"  -F, --freq HZ           samples per second per CPU (default 99)\n"
+"  -d, --duration SEC      stop after SEC seconds (default: Ctrl-C, or when\n"
+"                          every target has exited)\n"
+"      --off-cpu           also time spent off CPU (blocked or waiting), with\n"
+"                          the stack that left the CPU\n"
+"      --wall              on- and off-CPU time merged: each thread adds up to\n"
+"                          its wall-clock time\n"
+"      --off-cpu-min USEC  ignore shorter times off CPU (default 100)\n"
+"      --ringbuf-size BYTES ring buffer size (default: from -F and the CPU count)\n"
+"\n"
+"Output:\n"
 "  -o, --output FILE       write the profile to FILE; '-' is stdout. The format\n"
 "                          follows the extension (.pb.gz/.pb: pprof,\n"
 "                          .folded/.txt: folded) unless -f is given.\n"
 "                          Default: profile.pb.gz, or stdout for -f folded\n"
 "  -f, --format FMT        pprof | folded\n"
-"  -F, --freq HZ           samples per second per CPU (default 99)\n"
-"  -d, --duration SEC      stop after SEC seconds (default: Ctrl-C, or when\n"
-"                          every target has exited)\n"
-"      --ringbuf-size BYTES ring buffer size (default: from -F and the CPU count)\n"
 "  -v, --verbose           more messages; twice for debug output\n"
 "  -h, --help              show this help\n"
+"\n"
+"pprof sample types: samples/count and cpu/nanoseconds; with --off-cpu also\n"
+"offcpu/nanoseconds; with --wall samples/count and wall/nanoseconds. Folded\n"
+"counts are samples, or microseconds with --off-cpu or --wall.\n"
 "\n"
 "Needs root, or CAP_BPF and CAP_PERFMON.\n"
 "Exit status: 0 success, 1 runtime failure, 2 usage error.\n"
@@ -39,11 +61,18 @@ const char options_usage[] =
 "  profiler -p 1234 -d 10 -o out.pb.gz     # 10 s of pid 1234, for go tool pprof\n"
 "  go tool pprof -http=:8080 out.pb.gz      # browse it\n"
 "  profiler -F 499 -f folded -- ./myprog | flamegraph.pl > flame.svg\n"
-"  profiler -p 1234,1240 -o app.folded     # two processes, Ctrl-C to stop\n";
+"  profiler -p 1234,1240 -o app.folded     # two processes, Ctrl-C to stop\n"
+"  profiler --wall -d 5 -p 1234 -o wall.pb.gz  # where the time goes, asleep or not\n"
+"  profiler -a -d 5 -o all.pb.gz           # the whole machine for 5 s\n";
 /* clang-format on */
 
 enum {
 	OPT_RINGBUF_SIZE = 256,
+	OPT_CGROUP,
+	OPT_NO_INHERIT,
+	OPT_OFFCPU,
+	OPT_WALL,
+	OPT_OFFCPU_MIN,
 };
 
 static const struct option long_options[] = {
@@ -53,6 +82,13 @@ static const struct option long_options[] = {
 	{ "freq", required_argument, NULL, 'F' },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
+	{ "all", no_argument, NULL, 'a' },
+	{ "tid", required_argument, NULL, 't' },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
+	{ "off-cpu", no_argument, NULL, OPT_OFFCPU },
+	{ "wall", no_argument, NULL, OPT_WALL },
+	{ "off-cpu-min", required_argument, NULL, OPT_OFFCPU_MIN },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
@@ -131,13 +167,14 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 {
 	const char *format = NULL;
 	uint64_t v;
-	int c;
+	int c, kinds;
 
 	memset(o, 0, sizeof(*o));
 	o->freq_hz = DEFAULT_FREQ_HZ;
+	o->offcpu_min_ns = DEFAULT_OFFCPU_MIN_US * 1000;
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:p:o:f:F:d:vh", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:o:f:F:d:at:vh", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (parse_pids(o, optarg, err, size))
@@ -180,6 +217,35 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 					"bytes",
 					optarg);
 			break;
+		case 'a':
+			o->system_wide = 1;
+			break;
+		case 't':
+			if (!parse_u64(optarg, 1, 0x3fffffff, &v))
+				return fail(err, size,
+					    "invalid thread id '%s': expected a positive number",
+					    optarg);
+			o->tid = v;
+			break;
+		case OPT_CGROUP:
+			o->cgroup = optarg;
+			break;
+		case OPT_NO_INHERIT:
+			o->no_inherit = 1;
+			break;
+		case OPT_OFFCPU:
+			o->offcpu = 1;
+			break;
+		case OPT_WALL:
+			o->wall = o->offcpu = 1;
+			break;
+		case OPT_OFFCPU_MIN:
+			if (!parse_u64(optarg, 0, UINT64_MAX / 1000, &v))
+				return fail(err, size,
+					    "invalid --off-cpu-min '%s': expected microseconds",
+					    optarg);
+			o->offcpu_min_ns = v * 1000;
+			break;
 		case 'v':
 			o->verbose++;
 			break;
@@ -201,10 +267,14 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 				    argv[optind]);
 		o->command = &argv[optind];
 	}
-	if (o->command && o->nr_pids)
-		return fail(err, size, "-p and a command cannot be combined: choose one target");
-	if (!o->command && !o->nr_pids)
-		return fail(err, size, "nothing to profile: give -p PID or -- COMMAND");
+	kinds = !!o->nr_pids + !!o->command + o->system_wide + !!o->tid + !!o->cgroup;
+	if (kinds > 1)
+		return fail(
+			err, size,
+			"-p, -a, -t, --cgroup and a command cannot be combined: choose one target");
+	if (!kinds)
+		return fail(err, size,
+			    "nothing to profile: give -p PID, -- COMMAND, -a, -t or --cgroup");
 
 	if (format) {
 		o->format = export_format__from_name(format);

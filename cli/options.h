@@ -17,16 +17,24 @@
 
 #define DEFAULT_FREQ_HZ 99
 #define DEFAULT_PPROF_OUTPUT "profile.pb.gz"
+#define DEFAULT_OFFCPU_MIN_US 100
 
 struct options {
 	pid_t *pids; /* owned */
 	size_t nr_pids;
 	char **command;	    /* points into argv: COMMAND ARGS after "--", or NULL */
+	pid_t tid;	    /* -t: one thread, or 0 */
+	const char *cgroup; /* --cgroup: a cgroup v2 directory, or NULL */
+	int system_wide;    /* -a */
 	const char *output; /* never NULL after parsing: a path or "-" */
 	enum export_format format;
 	uint32_t freq_hz;
 	uint64_t duration_ns;	/* 0: until Ctrl-C or the targets exit */
 	uint64_t ringbuf_bytes; /* 0: automatic */
+	int no_inherit;		/* do not follow forked processes */
+	int offcpu;		/* record time off CPU (set by --wall too) */
+	int wall;		/* merge on- and off-CPU time into wall-clock time */
+	uint64_t offcpu_min_ns; /* shorter intervals off CPU are not recorded */
 	int verbose;
 	int help;
 };

@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -197,6 +199,20 @@ static void child__report(const char *name, int status, bool stopped)
 			WEXITSTATUS(status));
 }
 
+/* The cgroup v2 id of directory @path (its inode number). 0 or -errno. */
+static int cgroup_id(const char *path, uint64_t *id)
+{
+	struct statfs sfs;
+	struct stat st;
+
+	if (statfs(path, &sfs) || stat(path, &st))
+		return -errno;
+	if (sfs.f_type != CGROUP2_SUPER_MAGIC || !S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	*id = st.st_ino;
+	return 0;
+}
+
 /* The thread group of @pid (itself for a process), or -errno. */
 static pid_t thread_group_of(pid_t pid)
 {
@@ -219,6 +235,12 @@ static pid_t thread_group_of(pid_t pid)
 static void print_targets(const struct options *o)
 {
 	fputs("profiler: profiling", stderr);
+	if (o->system_wide)
+		fputs(" every process", stderr);
+	else if (o->cgroup)
+		fprintf(stderr, " cgroup %s", o->cgroup);
+	else if (o->tid)
+		fprintf(stderr, " thread %d", o->tid);
 	for (size_t i = 0; i < o->nr_pids; i++) {
 		char path[64], comm[64] = "";
 		FILE *f;
@@ -233,6 +255,13 @@ static void print_targets(const struct options *o)
 		fprintf(stderr, "%s pid %d (%s)", i ? "," : "", o->pids[i], *comm ? comm : "?");
 	}
 	fprintf(stderr, " at %u Hz%s\n", o->freq_hz, o->duration_ns ? "" : ", Ctrl-C to stop");
+}
+
+/* A frame of a BPF program or of the kernel code that runs one from a tracepoint. */
+static bool is_bpf_frame(const struct profile_frame *f)
+{
+	return !strncmp(f->name, "bpf_", 4) || !strncmp(f->name, "__bpf_", 6) ||
+	       !strncmp(f->name, "__traceiter_", 12);
 }
 
 /* Turn every aggregated stack into a symbolized sample of @p. 0 or -ENOMEM. */
@@ -256,6 +285,8 @@ static int symbolize_stacks(struct profile *p, struct symbolizer *sym,
 			.thread_name = s->thread_name,
 			.count = s->count,
 			.truncated = s->flags & (SAMPLE_USER_TRUNCATED | SAMPLE_KERNEL_TRUNCATED),
+			.offcpu = s->offcpu,
+			.offcpu_ns = s->weight_ns,
 		};
 		uint32_t n = 0;
 
@@ -265,8 +296,13 @@ static int symbolize_stacks(struct profile *p, struct symbolizer *sym,
 		 * the call ends its caller (a call to a noreturn function). Look up
 		 * the byte before it, inside the call.
 		 */
-		for (uint16_t k = 0; k < s->nr_kernel; k++)
-			frames[n++] = symbolizer__kernel_frame(sym, s->ips[k] - (k > 0));
+		for (uint16_t k = 0; k < s->nr_kernel; k++) {
+			frames[n] = symbolizer__kernel_frame(sym, s->ips[k] - (k > 0));
+			/* Off CPU, the kernel stack starts inside our own program: skip it. */
+			if (s->offcpu && n == 0 && frames[0] && is_bpf_frame(frames[0]))
+				continue;
+			n++;
+		}
 		for (uint16_t u = 0; u < s->nr_user; u++)
 			frames[n++] = symbolizer__user_frame(sym, s->maps,
 							     s->ips[s->nr_kernel + u] - (u > 0));
@@ -303,12 +339,25 @@ static void print_summary(const struct profile *p, const struct symbolizer *sym,
 {
 	struct symbolizer_stats st;
 
+	uint64_t intervals = 0, offcpu_ns = 0;
+
 	symbolizer__stats(sym, &st);
 	fprintf(stderr,
-		"profiler: %llu samples in %.1f s, %llu lost, %llu truncated, %llu stack errors\n",
+		"profiler: %llu samples in %.1f s, %llu lost, %llu truncated, %llu stack errors, "
+		"%llu processes with unreadable maps\n",
 		(unsigned long long)p->stats.samples, p->duration / 1e9,
 		(unsigned long long)p->stats.lost, (unsigned long long)p->stats.truncated,
-		(unsigned long long)p->stats.stack_errors);
+		(unsigned long long)p->stats.stack_errors,
+		(unsigned long long)p->stats.maps_unreadable);
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		if (p->samples[i].offcpu) {
+			intervals += p->samples[i].count;
+			offcpu_ns += p->samples[i].offcpu_ns;
+		}
+	}
+	if (p->mode != PROFILE_CPU)
+		fprintf(stderr, "profiler: %llu intervals off CPU, %.3f s in all\n",
+			(unsigned long long)intervals, offcpu_ns / 1e9);
 	pr_info("symbolized %llu of %llu distinct frames (%llu outside any mapping)",
 		(unsigned long long)st.resolved, (unsigned long long)st.frames,
 		(unsigned long long)st.unmapped);
@@ -353,7 +402,13 @@ int record(const struct options *o)
 		.freq_hz = o->freq_hz,
 		.duration_ns = o->duration_ns,
 		.ringbuf_bytes = o->ringbuf_bytes,
+		.system_wide = o->system_wide || o->cgroup,
+		.tid = o->tid,
+		.no_inherit = o->no_inherit,
+		.offcpu = o->offcpu,
+		.offcpu_min_ns = o->offcpu_min_ns,
 	};
+	pid_t tid_process = 0;
 	struct child child = { .pid = -1, .go_fd = -1, .err_fd = -1 };
 	struct symbolizer *sym = NULL;
 	struct collector *c = NULL;
@@ -375,6 +430,21 @@ int record(const struct options *o)
 		}
 		if (tgid > 0 && tgid != o->pids[i]) {
 			pr_warn("%d is a thread of process %d: use -p %d", o->pids[i], tgid, tgid);
+			return 1;
+		}
+	}
+	if (o->cgroup) {
+		err = cgroup_id(o->cgroup, &copts.cgroup_id);
+		if (err) {
+			pr_warn("'%s' is not a cgroup v2 directory: %s (see --help)", o->cgroup,
+				strerror(-err));
+			return 2;
+		}
+	}
+	if (o->tid) {
+		tid_process = thread_group_of(o->tid);
+		if (tid_process < 0) {
+			pr_warn("no such thread %d", o->tid);
 			return 1;
 		}
 	}
@@ -402,6 +472,13 @@ int record(const struct options *o)
 	c = collector__new(&copts, p->strings);
 	if (!c)
 		goto out;
+	if (tid_process > 0) {
+		err = collector__add_target(c, tid_process, false);
+		if (err) {
+			pr_warn("cannot profile thread %d: %s", o->tid, strerror(-err));
+			goto out;
+		}
+	}
 	for (size_t i = 0; i < o->nr_pids; i++) {
 		err = collector__add_target(c, o->pids[i], false);
 		if (err) {
@@ -452,6 +529,7 @@ int record(const struct options *o)
 	}
 
 	collector__stats(c, &p->stats);
+	p->mode = o->wall ? PROFILE_WALL : o->offcpu ? PROFILE_OFFCPU : PROFILE_CPU;
 	p->start_time = collector__start_real(c);
 	p->duration = collector__duration(c);
 	sym = symbolizer__new(p->strings, NULL);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf/profile.h"
@@ -38,7 +39,7 @@ struct target {
 	pid_t pid;
 	int pidfd; /* readable once the process has exited; -1 if pidfd_open() is missing */
 	bool exited;
-	bool child;
+	bool child; /* the command we started: reap it */
 };
 
 /* What the collector knows of one sampled process. */
@@ -46,6 +47,7 @@ struct proc_state {
 	pid_t pid;
 	struct proc_maps *maps; /* latest snapshot, or NULL if none could be read */
 	uint64_t snapshot_time; /* CLOCK_MONOTONIC of the last attempt */
+	bool unreadable;	/* no snapshot could be read yet */
 };
 
 struct collector {
@@ -69,8 +71,10 @@ struct collector {
 	size_t nr_snapshots, alloc_snapshots;
 
 	uint64_t start_mono, start_real, stop_mono;
-	uint64_t malformed; /* records too short or with impossible counts */
-	int err;	    /* first error in the ring-buffer callback */
+	uint64_t malformed;	  /* records too short or with impossible counts */
+	uint64_t maps_unreadable; /* processes none of whose maps could be read */
+	uint64_t nr_offcpu;	  /* intervals off CPU received */
+	int err;		  /* first error in the ring-buffer callback */
 	volatile sig_atomic_t stopping;
 };
 
@@ -89,6 +93,25 @@ static uint64_t round_up_pow2(uint64_t v)
 	while (p < v)
 		p <<= 1;
 	return p;
+}
+
+/* Off-CPU recording needs the sched_switch tracepoint, described in the kernel's BTF. */
+static int check_offcpu_support(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	int err = 0;
+
+	if (!btf) {
+		pr_warn("off-CPU recording needs the kernel's BTF: %s", strerror(errno));
+		return -ENOTSUP;
+	}
+	if (btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF) < 0) {
+		pr_warn("off-CPU recording needs the sched_switch tracepoint, which this kernel "
+			"does not have");
+		err = -ENOTSUP;
+	}
+	btf__free(btf);
+	return err;
 }
 
 static void warn_privilege(const char *what, int err)
@@ -151,6 +174,18 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	}
 	rb_bytes = round_up_pow2(rb_bytes);
 	c->skel->rodata->wakeup_bytes = rb_bytes / 4;
+	c->skel->rodata->filter_targets = !opts->system_wide;
+	c->skel->rodata->target_tid = opts->tid;
+	c->skel->rodata->target_cgroup = opts->cgroup_id;
+	c->skel->rodata->follow_children = !opts->no_inherit;
+	c->skel->rodata->offcpu_min_ns = opts->offcpu_min_ns;
+	if (opts->offcpu) {
+		err = check_offcpu_support();
+		if (err)
+			goto out_free;
+	} else {
+		bpf_program__set_autoload(c->skel->progs.profile_switch, false);
+	}
 	err = rb_bytes > UINT32_MAX ? -E2BIG :
 				      bpf_map__set_max_entries(c->skel->maps.events, rb_bytes);
 	if (err) {
@@ -212,6 +247,11 @@ static bool proc_eq(const void *entry, const void *key)
 	return ((const struct proc_state *)entry)->pid == *(const pid_t *)key;
 }
 
+static struct proc_state *proc_state__find(struct collector *c, pid_t pid)
+{
+	return hashtab__find(&c->procs, hash_mix(0, pid), proc_eq, &pid);
+}
+
 static struct proc_state *proc_state__get(struct collector *c, pid_t pid)
 {
 	uint64_t hash = hash_mix(0, pid);
@@ -248,7 +288,15 @@ static void proc_state__snapshot(struct collector *c, struct proc_state *p)
 	maps = proc_maps__read(p->pid, c->files);
 	if (!maps) {
 		pr_debug("cannot read maps of pid %d: %s", p->pid, strerror(errno));
+		if (!p->maps && !p->unreadable) {
+			p->unreadable = true;
+			c->maps_unreadable++;
+		}
 		return;
+	}
+	if (p->unreadable) {
+		p->unreadable = false;
+		c->maps_unreadable--;
 	}
 	c->snapshots[c->nr_snapshots++] = maps;
 	p->maps = maps;
@@ -320,52 +368,83 @@ static const char *intern_comm(struct strset *strings, const char *comm)
 	return strset__add_len(strings, comm, strnlen(comm, PROFILE_COMM_LEN));
 }
 
-static int handle_event(void *ctx, void *data, size_t size)
+static int handle_sample(struct collector *c, const struct sample_event *e)
 {
-	struct collector *c = ctx;
-	const struct sample_event *e = data;
 	const char *thread_name, *process_name;
 	struct stack_entry *s;
 	bool is_new;
 
-	if (size < sizeof(*e) || e->nr_kernel > PROFILE_MAX_STACK ||
-	    e->nr_user > PROFILE_MAX_STACK) {
+	if (e->stack.nr_kernel > PROFILE_MAX_STACK || e->stack.nr_user > PROFILE_MAX_STACK) {
 		c->malformed++;
 		return 0;
 	}
-	thread_name = intern_comm(c->strings, e->comm);
-	process_name = intern_comm(c->strings, e->pcomm);
+	thread_name = intern_comm(c->strings, e->stack.comm);
+	process_name = intern_comm(c->strings, e->stack.pcomm);
 	if (!thread_name || !process_name)
-		goto out_nomem;
+		return -ENOMEM;
 	s = stack_table__add(&c->stacks, e, thread_name, process_name, &is_new);
 	if (!s)
-		goto out_nomem;
+		return -ENOMEM;
+	c->nr_offcpu += e->type == EVENT_OFFCPU;
 	if (is_new)
 		stack_entry__set_maps(c, s);
 	return 0;
-
-out_nomem:
-	c->err = -ENOMEM;
-	return -ENOMEM;
 }
 
-int collector__add_target(struct collector *c, pid_t pid, bool child)
+static int add_target(struct collector *c, pid_t pid, int pidfd, bool child);
+
+/*
+ * A target forked a process, which the BPF program now samples too: follow
+ * it until it exits and read its maps before it can exec or exit. A process
+ * that exec'd gets its maps read again, unless it was never sampled (with
+ * -a every exec in the machine is reported; its first sample reads them).
+ */
+static int handle_process_event(struct collector *c, const struct process_event *e)
+{
+	struct proc_state *p;
+
+	if (e->type == EVENT_FORK) {
+		pr_debug("pid %u forked pid %u", e->ppid, e->pid);
+		return add_target(c, e->pid, -1, false);
+	}
+	p = proc_state__find(c, e->pid);
+	if (!p && !c->opts.system_wide)
+		p = proc_state__get(c, e->pid);
+	if (!p)
+		return 0;
+	pr_debug("pid %u exec'd", e->pid);
+	proc_state__snapshot(c, p);
+	return 0;
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	struct collector *c = ctx;
+	const __u32 *type = data;
+	int err;
+
+	if (size >= sizeof(struct sample_event) && (*type == EVENT_SAMPLE || *type == EVENT_OFFCPU))
+		err = handle_sample(c, data);
+	else if (size >= sizeof(struct process_event) &&
+		 (*type == EVENT_FORK || *type == EVENT_EXEC))
+		err = handle_process_event(c, data);
+	else
+		err = 0, c->malformed++;
+	if (err)
+		c->err = err;
+	return err;
+}
+
+/* Follow @pid until it exits (through @pidfd, or kill() if it is -1) and read its maps. */
+static int add_target(struct collector *c, pid_t pid, int pidfd, bool child)
 {
 	struct target *t;
 	struct proc_state *p;
-	__u32 key = pid;
-	__u8 one = 1;
-	int pidfd;
 
-	pidfd = syscall(SYS_pidfd_open, pid, 0);
-	/* Before Linux 5.3 (and under valgrind) there is no pidfd: poll with kill(). */
-	if (pidfd < 0 && errno != ENOSYS)
-		return -errno;
-	if (pidfd < 0 && kill(pid, 0) && errno == ESRCH)
-		return -ESRCH;
 	t = realloc(c->targets, (c->nr_targets + 1) * sizeof(*t));
 	if (!t) {
-		close(pidfd);
+		if (pidfd >= 0)
+			close(pidfd);
 		return -ENOMEM;
 	}
 	c->targets = t;
@@ -380,6 +459,24 @@ int collector__add_target(struct collector *c, pid_t pid, bool child)
 	if (!p)
 		return -ENOMEM;
 	proc_state__snapshot(c, p);
+	return 0;
+}
+
+int collector__add_target(struct collector *c, pid_t pid, bool child)
+{
+	__u32 key = pid;
+	__u8 one = 1;
+	int pidfd, err;
+
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	/* Before Linux 5.3 (and under valgrind) there is no pidfd: poll with kill(). */
+	if (pidfd < 0 && errno != ENOSYS)
+		return -errno;
+	if (pidfd < 0 && kill(pid, 0) && errno == ESRCH)
+		return -ESRCH;
+	err = add_target(c, pid, pidfd, child);
+	if (err)
+		return err;
 	return bpf_map__update_elem(c->skel->maps.targets, &key, sizeof(key), &one, sizeof(one),
 				    BPF_ANY);
 }
@@ -400,6 +497,13 @@ static int open_cpu_clock(uint32_t freq_hz, int cpu)
 int collector__start(struct collector *c)
 {
 	int err, attached = 0;
+
+	/* Tracepoints first, so no fork of a target is missed once sampling runs. */
+	err = profile_bpf__attach(c->skel);
+	if (err) {
+		pr_warn("cannot attach the BPF tracepoints: %s", strerror(-err));
+		return err;
+	}
 
 	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), handle_event, c, NULL);
 	if (!c->rb) {
@@ -458,7 +562,8 @@ static bool target__running(const struct target *t, int *status)
 /* Note exited targets; true while at least one is alive. */
 static bool targets_alive(struct collector *c)
 {
-	bool alive = false;
+	/* Without processes to follow (-a, --cgroup), only -d or a signal ends it. */
+	bool alive = !c->nr_targets;
 	__u32 key;
 
 	for (size_t i = 0; i < c->nr_targets; i++) {
@@ -511,6 +616,7 @@ int collector__run(struct collector *c)
 		bpf_link__destroy(c->links[cpu]);
 		c->links[cpu] = NULL;
 	}
+	profile_bpf__detach(c->skel);
 	if (err >= 0) {
 		err = ring_buffer__consume(c->rb);
 		err = err < 0 ? err : 0;
@@ -553,8 +659,10 @@ static uint64_t stat_sum(const struct collector *c, enum profile_stat stat)
 
 void collector__stats(const struct collector *c, struct profile_stats *stats)
 {
-	stats->samples = c->stacks.nr_samples;
-	stats->lost = stat_sum(c, STAT_RINGBUF_FULL) + c->malformed;
+	stats->samples = c->stacks.nr_samples - c->nr_offcpu;
+	stats->lost =
+		stat_sum(c, STAT_RINGBUF_FULL) + stat_sum(c, STAT_OFFCPU_DROPPED) + c->malformed;
+	stats->maps_unreadable = c->maps_unreadable;
 	stats->truncated = stat_sum(c, STAT_TRUNCATED);
 	stats->stack_errors =
 		stat_sum(c, STAT_USER_STACK_ERROR) + stat_sum(c, STAT_KERNEL_STACK_ERROR);

@@ -17,18 +17,21 @@ static bool entry_eq(const void *entry, const void *key)
 	const struct stack_key *k = key;
 	const struct sample_event *e = k->e;
 
+	const struct thread_stacks *st = &e->stack;
+
 	return s->tid == e->tid && s->pid == e->pid && s->thread_name == k->thread_name &&
-	       s->nr_kernel == e->nr_kernel && s->nr_user == e->nr_user &&
-	       !memcmp(s->ips, e->kernel, e->nr_kernel * sizeof(uint64_t)) &&
-	       !memcmp(s->ips + e->nr_kernel, e->user, e->nr_user * sizeof(uint64_t));
+	       s->offcpu == (e->type == EVENT_OFFCPU) && s->nr_kernel == st->nr_kernel &&
+	       s->nr_user == st->nr_user &&
+	       !memcmp(s->ips, st->kernel, st->nr_kernel * sizeof(uint64_t)) &&
+	       !memcmp(s->ips + st->nr_kernel, st->user, st->nr_user * sizeof(uint64_t));
 }
 
 static uint64_t event_hash(const struct sample_event *e, const char *thread_name)
 {
-	uint64_t h = hash_mix(((uint64_t)e->pid << 32) | e->tid, (uintptr_t)thread_name);
+	uint64_t h = hash_mix(((uint64_t)e->pid << 32) | e->tid, (uintptr_t)thread_name + e->type);
 
-	h = hash_words(h, e->kernel, e->nr_kernel);
-	return hash_words(h ^ 0x5bd1e995, e->user, e->nr_user);
+	h = hash_words(h, e->stack.kernel, e->stack.nr_kernel);
+	return hash_words(h ^ 0x5bd1e995, e->stack.user, e->stack.nr_user);
 }
 
 void stack_table__init(struct stack_table *t)
@@ -74,7 +77,8 @@ struct stack_entry *stack_table__add(struct stack_table *t, const struct sample_
 	struct stack_key key = { e, thread_name };
 	uint64_t hash = event_hash(e, thread_name);
 	struct stack_entry *s;
-	size_t nr = (size_t)e->nr_kernel + e->nr_user;
+	const struct thread_stacks *st = &e->stack;
+	size_t nr = (size_t)st->nr_kernel + st->nr_user;
 
 	*is_new = false;
 	s = hashtab__find(&t->entries, hash, entry_eq, &key);
@@ -86,11 +90,12 @@ struct stack_entry *stack_table__add(struct stack_table *t, const struct sample_
 		s->tid = e->tid;
 		s->thread_name = thread_name;
 		s->process_name = process_name;
-		s->flags = e->flags;
-		s->nr_kernel = e->nr_kernel;
-		s->nr_user = e->nr_user;
-		memcpy(s->ips, e->kernel, e->nr_kernel * sizeof(uint64_t));
-		memcpy(s->ips + e->nr_kernel, e->user, e->nr_user * sizeof(uint64_t));
+		s->flags = st->flags;
+		s->offcpu = e->type == EVENT_OFFCPU;
+		s->nr_kernel = st->nr_kernel;
+		s->nr_user = st->nr_user;
+		memcpy(s->ips, st->kernel, st->nr_kernel * sizeof(uint64_t));
+		memcpy(s->ips + st->nr_kernel, st->user, st->nr_user * sizeof(uint64_t));
 		if (hashtab__insert(&t->entries, hash, s)) {
 			free(s);
 			goto out_nomem;
@@ -99,6 +104,7 @@ struct stack_entry *stack_table__add(struct stack_table *t, const struct sample_
 	}
 	if (push_time(s, e->time_ns))
 		goto out_nomem;
+	s->weight_ns += e->weight_ns;
 	t->nr_samples++;
 	return s;
 

@@ -2,9 +2,9 @@
 /*
  * stack_table.h - samples aggregated into distinct stacks.
  *
- * One entry per distinct (pid, tid, thread name, kernel stack, user stack),
- * counting how often it was seen and keeping every sample's timestamp for
- * exporters that draw a timeline. An entry also keeps the maps snapshot that
+ * One entry per distinct (pid, tid, thread name, on or off CPU, kernel stack,
+ * user stack), counting how often it was seen, for how long when off CPU,
+ * and keeping every record's timestamp for exporters that draw a timeline. An entry also keeps the maps snapshot that
  * was current when it was first seen, for the symbolizer.
  *
  * Adding a sample that matches an entry costs one hash of the stack and no
@@ -29,8 +29,10 @@ struct stack_entry {
 	bool maps_stale;	      /* @maps misses the leaf: look again at the end */
 	uint32_t flags;		      /* SAMPLE_* of the first sample */
 	uint16_t nr_kernel, nr_user;
-	uint64_t count;
-	uint64_t *times; /* @count CLOCK_MONOTONIC timestamps, ns */
+	bool offcpu;	    /* intervals off CPU, not samples */
+	uint64_t count;	    /* samples, or intervals off CPU */
+	uint64_t weight_ns; /* off CPU: the intervals' total length */
+	uint64_t *times;    /* @count CLOCK_MONOTONIC timestamps, ns */
 	size_t alloc_times;
 	uint64_t ips[]; /* nr_kernel kernel then nr_user user addresses, leaf first */
 };

@@ -136,6 +136,8 @@ static int cmp_sample(const void *pa, const void *pb)
 	}
 	c = cmp_u64(a->nr_frames, b->nr_frames);
 	if (!c)
+		c = cmp_u64(a->offcpu, b->offcpu);
+	if (!c)
 		c = cmp_u64(a->truncated, b->truncated);
 	if (!c)
 		c = cmp_u64(a->count, b->count);
@@ -155,4 +157,19 @@ uint64_t profile__total(const struct profile *p)
 	for (size_t i = 0; i < p->nr_samples; i++)
 		total += p->samples[i].count;
 	return total;
+}
+
+uint64_t profile_sample__cpu_ns(const struct profile *p, const struct profile_sample *s)
+{
+	return s->offcpu ? 0 : s->count * p->period_ns;
+}
+
+uint64_t profile_sample__offcpu_ns(const struct profile_sample *s)
+{
+	return s->offcpu ? s->offcpu_ns : 0;
+}
+
+uint64_t profile_sample__wall_ns(const struct profile *p, const struct profile_sample *s)
+{
+	return profile_sample__cpu_ns(p, s) + profile_sample__offcpu_ns(s);
 }

@@ -59,16 +59,31 @@ struct profile_sample {
 	const char *thread_name;  /* the thread's comm */
 	uint32_t nr_frames;
 	const struct profile_frame **frames; /* leaf first; kernel frames before user frames */
-	uint64_t count;
-	uint64_t *times; /* @count timestamps, ns since profile->start_time */
-	bool truncated;	 /* a stack filled its buffer: outer frames may be missing */
+	uint64_t count;			     /* samples, or intervals off CPU */
+	uint64_t *times;		     /* @count timestamps, ns since profile->start_time */
+	bool truncated;	    /* a stack filled its buffer: outer frames may be missing */
+	bool offcpu;	    /* intervals off CPU, not on-CPU samples */
+	uint64_t offcpu_ns; /* off CPU: the intervals' total length */
+};
+
+/*
+ * What a profile measures, which decides the values exporters write:
+ * PROFILE_CPU: on-CPU samples (count, and count * period in cpu time);
+ * PROFILE_OFFCPU: those and intervals off CPU (offcpu time), kept apart;
+ * PROFILE_WALL: both as one wall-clock time, samples weighing one period each.
+ */
+enum profile_mode {
+	PROFILE_CPU,
+	PROFILE_OFFCPU,
+	PROFILE_WALL,
 };
 
 struct profile_stats {
-	uint64_t samples;      /* samples received */
-	uint64_t lost;	       /* samples dropped: ring buffer full */
-	uint64_t truncated;    /* samples whose stack filled the buffer */
-	uint64_t stack_errors; /* samples whose user or kernel stack could not be read */
+	uint64_t samples;	  /* samples received */
+	uint64_t lost;		  /* samples dropped: ring buffer full */
+	uint64_t truncated;	  /* samples whose stack filled the buffer */
+	uint64_t stack_errors;	  /* samples whose user or kernel stack could not be read */
+	uint64_t maps_unreadable; /* processes none of whose maps could be read */
 };
 
 struct profile {
@@ -79,6 +94,7 @@ struct profile {
 	uint64_t period_ns;  /* 1e9 / freq_hz */
 	uint64_t start_time; /* CLOCK_REALTIME at start, ns since the epoch */
 	uint64_t duration;   /* ns */
+	enum profile_mode mode;
 	struct profile_stats stats;
 };
 
@@ -97,5 +113,10 @@ void profile__sort(struct profile *p);
 
 /* Total of all samples' counts. */
 uint64_t profile__total(const struct profile *p);
+
+/* @s's on-CPU time (count * period), off-CPU time, and their sum, the wall-clock time; ns. */
+uint64_t profile_sample__cpu_ns(const struct profile *p, const struct profile_sample *s);
+uint64_t profile_sample__offcpu_ns(const struct profile_sample *s);
+uint64_t profile_sample__wall_ns(const struct profile *p, const struct profile_sample *s);
 
 #endif

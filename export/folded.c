@@ -262,6 +262,14 @@ static int folded__print(struct folded *f, FILE *out)
 	return 0;
 }
 
+/* A sample's count in the profile's unit: samples, or microseconds of wall-clock time. */
+static uint64_t sample_count(const struct profile *p, const struct profile_sample *s)
+{
+	if (p->mode == PROFILE_CPU)
+		return s->count;
+	return (profile_sample__wall_ns(p, s) + 500) / 1000;
+}
+
 int folded__write(const struct profile *p, FILE *out)
 {
 	struct folded f;
@@ -271,7 +279,7 @@ int folded__write(const struct profile *p, FILE *out)
 	for (size_t i = 0; i < p->nr_samples; i++) {
 		err = folded__build_stack(&f, &p->samples[i]);
 		if (!err)
-			err = folded__count(&f, p->samples[i].count);
+			err = folded__count(&f, sample_count(p, &p->samples[i]));
 		if (err)
 			goto out_free;
 	}

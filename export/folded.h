@@ -17,7 +17,9 @@
  *   becomes ':', control characters (newline, tab, ...) become spaces, and
  *   a name ending in whitespace and a number ("foo 12") has that whitespace
  *   made '_' ("foo_12"), which would otherwise be read as a second count.
- * - COUNT is the sum of the merged samples' counts.
+ * - COUNT is the sum of the merged samples' counts; in a profile with time off
+ *   CPU (PROFILE_OFFCPU, PROFILE_WALL), microseconds of wall-clock time, on-CPU
+ *   samples weighing one sampling period each.
  * - Lines are sorted bytewise (as `LC_ALL=C sort` sorts them), so the same
  *   samples give the same bytes in any order. Nothing else is written: no
  *   comments or statistics, which flamegraph.pl would count as bad lines.

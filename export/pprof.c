@@ -155,8 +155,8 @@ struct str_memo {
 struct builder {
 	struct arena arena;
 	Perftools__Profiles__Profile prof;
-	Perftools__Profiles__ValueType sample_types[2], *sample_type_ptrs[2], period_type;
-	int64_t comments[4];
+	Perftools__Profiles__ValueType sample_types[3], *sample_type_ptrs[3], period_type;
+	int64_t comments[5];
 	int64_t label_keys[NR_KEYS];
 	struct str_memo thread_memo, process_memo;
 
@@ -384,9 +384,10 @@ static int64_t builder__location(struct builder *b, const struct profile_frame *
  * sorted samples share their outer frames with their predecessor, whose
  * location ids are then copied rather than looked up.
  */
-static int builder__sample(struct builder *b, const struct profile_sample *s,
-			   Perftools__Profiles__Sample *msg, const struct profile_sample *prev,
-			   const Perftools__Profiles__Sample *prev_msg, uint64_t period)
+static int builder__sample(struct builder *b, const struct profile *p,
+			   const struct profile_sample *s, Perftools__Profiles__Sample *msg,
+			   const struct profile_sample *prev,
+			   const Perftools__Profiles__Sample *prev_msg)
 {
 	Perftools__Profiles__Label *labels;
 	uint32_t n = s->nr_frames;
@@ -394,14 +395,26 @@ static int builder__sample(struct builder *b, const struct profile_sample *s,
 
 	perftools__profiles__sample__init(msg);
 
-	msg->value = arena__alloc_array(&b->arena, 2, sizeof(*msg->value));
+	msg->n_value = b->prof.n_sample_type;
+	msg->value = arena__alloc_array(&b->arena, msg->n_value, sizeof(*msg->value));
 	labels = arena__alloc_array(&b->arena, NR_KEYS, sizeof(*labels));
 	msg->label = arena__alloc_array(&b->arena, NR_KEYS, sizeof(*msg->label));
 	if (!msg->value || !labels || !msg->label)
 		return -ENOMEM;
-	msg->n_value = 2;
+	/* In the order of builder__header()'s sample types. */
 	msg->value[0] = s->count;
-	msg->value[1] = s->count * period;
+	switch (p->mode) {
+	case PROFILE_CPU:
+		msg->value[1] = profile_sample__cpu_ns(p, s);
+		break;
+	case PROFILE_OFFCPU:
+		msg->value[1] = profile_sample__cpu_ns(p, s);
+		msg->value[2] = profile_sample__offcpu_ns(s);
+		break;
+	case PROFILE_WALL:
+		msg->value[1] = profile_sample__wall_ns(p, s);
+		break;
+	}
 
 	for (int i = 0; i < NR_KEYS; i++) {
 		perftools__profiles__label__init(&labels[i]);
@@ -452,7 +465,7 @@ static int builder__header(struct builder *b, const struct profile *p)
 {
 	static const char *const label_keys[NR_KEYS] = { "pid", "tid", "thread", "process" };
 	Perftools__Profiles__Profile *prof = &b->prof;
-	int64_t samples, count, cpu, nanoseconds;
+	int64_t samples, count, cpu, nanoseconds, second;
 
 	/* pprof rejects a table without "" first, even for an empty profile. */
 	if (vec_reserve(&prof->string_table, &b->alloc_strings, 1, sizeof(*prof->string_table)))
@@ -466,15 +479,28 @@ static int builder__header(struct builder *b, const struct profile *p)
 	if (samples < 0 || count < 0 || cpu < 0 || nanoseconds < 0)
 		return -ENOMEM;
 
-	for (int i = 0; i < 2; i++) {
+	/*
+	 * Samples (or intervals) counted, then time: cpu; cpu and offcpu; or
+	 * wall. The last type named is the one pprof shows by default.
+	 */
+	second = p->mode == PROFILE_WALL ? builder__str(b, "wall") : cpu;
+	if (second < 0)
+		return -ENOMEM;
+	for (int i = 0; i < 3; i++) {
 		perftools__profiles__value_type__init(&b->sample_types[i]);
 		b->sample_type_ptrs[i] = &b->sample_types[i];
+		b->sample_types[i].unit = nanoseconds;
 	}
 	b->sample_types[0].type = samples;
 	b->sample_types[0].unit = count;
-	b->sample_types[1].type = cpu;
-	b->sample_types[1].unit = nanoseconds;
+	b->sample_types[1].type = second;
 	prof->n_sample_type = 2;
+	if (p->mode == PROFILE_OFFCPU) {
+		b->sample_types[2].type = builder__str(b, "offcpu");
+		if (b->sample_types[2].type < 0)
+			return -ENOMEM;
+		prof->n_sample_type = 3;
+	}
 	prof->sample_type = b->sample_type_ptrs;
 
 	perftools__profiles__value_type__init(&b->period_type);
@@ -482,7 +508,7 @@ static int builder__header(struct builder *b, const struct profile *p)
 	b->period_type.unit = nanoseconds;
 	prof->period_type = &b->period_type;
 	prof->period = p->period_ns;
-	prof->default_sample_type = cpu;
+	prof->default_sample_type = b->sample_types[prof->n_sample_type - 1].type;
 	prof->time_nanos = p->start_time;
 	prof->duration_nanos = p->duration;
 
@@ -491,10 +517,12 @@ static int builder__header(struct builder *b, const struct profile *p)
 	b->comments[1] = builder__strf(b, "lost samples: %" PRIu64, p->stats.lost);
 	b->comments[2] = builder__strf(b, "truncated stacks: %" PRIu64, p->stats.truncated);
 	b->comments[3] = builder__strf(b, "stack read errors: %" PRIu64, p->stats.stack_errors);
-	for (int i = 0; i < 4; i++)
+	b->comments[4] = builder__strf(b, "processes with unreadable maps: %" PRIu64,
+				       p->stats.maps_unreadable);
+	for (int i = 0; i < 5; i++)
 		if (b->comments[i] < 0)
 			return -ENOMEM;
-	prof->n_comment = 4;
+	prof->n_comment = 5;
 	prof->comment = b->comments;
 
 	for (int i = 0; i < NR_KEYS; i++) {
@@ -555,8 +583,8 @@ static int builder__build(struct builder *b, const struct profile *p)
 	if (!samples || !b->prof.sample)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->nr_samples; i++) {
-		err = builder__sample(b, &p->samples[i], &samples[i], i ? &p->samples[i - 1] : NULL,
-				      i ? &samples[i - 1] : NULL, p->period_ns);
+		err = builder__sample(b, p, &p->samples[i], &samples[i],
+				      i ? &p->samples[i - 1] : NULL, i ? &samples[i - 1] : NULL);
 		if (err)
 			return err;
 		b->prof.sample[i] = &samples[i];

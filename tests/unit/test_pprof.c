@@ -145,6 +145,7 @@ struct profile *export_test_profile(const unsigned int *order)
 	p->stats.lost = 2;
 	p->stats.truncated = 1;
 	p->stats.stack_errors = 3;
+	p->stats.maps_unreadable = 4;
 	for (unsigned int i = 0; i < EXPORT_TEST_SAMPLES; i++) {
 		const struct test_sample *t = &test_samples[order ? order[i] : i];
 		struct profile_sample s = {
@@ -354,11 +355,12 @@ TEST(pprof_encode_fields)
 	CHECK_U64(pp->drop_frames, 0);
 	CHECK_U64(pp->keep_frames, 0);
 
-	CHECK_U64(pp->n_comment, 4);
+	CHECK_U64(pp->n_comment, 5);
 	CHECK_STR(str_at(pp, pp->comment[0]), "profiler: 29 samples at 99 Hz");
 	CHECK_STR(str_at(pp, pp->comment[1]), "lost samples: 2");
 	CHECK_STR(str_at(pp, pp->comment[2]), "truncated stacks: 1");
 	CHECK_STR(str_at(pp, pp->comment[3]), "stack read errors: 3");
+	CHECK_STR(str_at(pp, pp->comment[4]), "processes with unreadable maps: 4");
 
 	/* One per distinct pointer or name, ids from 1 in first-use order. */
 	CHECK_U64(pp->n_mapping, 3);
@@ -443,7 +445,7 @@ TEST(pprof_encode_empty)
 	CHECK_U64(pp->n_string_table > 0 ? strcmp(pp->string_table[0], "") : 1, 0);
 	CHECK_U64(pp->n_sample, 0);
 	CHECK_U64(pp->n_location, 0);
-	CHECK_U64(pp->n_comment, 4);
+	CHECK_U64(pp->n_comment, 5);
 	CHECK_STR(str_at(pp, pp->comment[0]), "profiler: 0 samples at 99 Hz");
 	CHECK_STR(str_at(pp, pp->default_sample_type), "cpu");
 	perftools__profiles__profile__free_unpacked(pp, NULL);
@@ -639,5 +641,63 @@ TEST(pprof_main_binary_first)
 	/* The others keep their first-use order: the kernel, then libfoo. */
 	CHECK_STR(str_at(pp, pp->mapping[1]->filename), "[kernel.kallsyms]");
 	CHECK_STR(str_at(pp, pp->mapping[2]->filename), "/usr/lib/libfoo.so");
+	perftools__profiles__profile__free_unpacked(pp, NULL);
+}
+
+/* A profile of one on-CPU sample and one interval off CPU of the same stack. */
+static struct profile *on_and_off_cpu(enum profile_mode mode)
+{
+	const struct profile_frame *frames[] = { &f_compute, &f_main };
+	struct profile_sample on = {
+		.pid = 1, .tid = 1, .frames = frames, .nr_frames = 2, .count = 3
+	};
+	struct profile_sample off = on;
+	struct profile *p = profile__new(100);
+
+	off.offcpu = true;
+	off.count = 2;
+	off.offcpu_ns = 70000000;
+	if (!p || !profile__add_sample(p, &on) || !profile__add_sample(p, &off)) {
+		profile__free(p);
+		return NULL;
+	}
+	p->mode = mode;
+	profile__sort(p);
+	return p;
+}
+
+/* Each mode's sample types, default type and values, as pprof reads them. */
+TEST(pprof_offcpu_and_wall_values)
+{
+	struct profile *p = on_and_off_cpu(PROFILE_OFFCPU);
+	Perftools__Profiles__Profile *pp;
+
+	CHECK(p);
+	pp = encode_and_unpack(p);
+	profile__free(p);
+	CHECK(pp && pp->n_sample_type == 3 && pp->n_sample == 2);
+	CHECK_STR(str_at(pp, pp->sample_type[1]->type), "cpu");
+	CHECK_STR(str_at(pp, pp->sample_type[2]->type), "offcpu");
+	CHECK_STR(str_at(pp, pp->sample_type[2]->unit), "nanoseconds");
+	CHECK_STR(str_at(pp, pp->default_sample_type), "offcpu");
+	/* Sorted: on CPU first. 3 samples at 100 Hz are 30 ms of cpu. */
+	CHECK(pp->sample[0]->n_value == 3 && pp->sample[1]->n_value == 3);
+	CHECK_U64(pp->sample[0]->value[0], 3);
+	CHECK_U64(pp->sample[0]->value[1], 30000000);
+	CHECK_U64(pp->sample[0]->value[2], 0);
+	CHECK_U64(pp->sample[1]->value[0], 2);
+	CHECK_U64(pp->sample[1]->value[1], 0);
+	CHECK_U64(pp->sample[1]->value[2], 70000000);
+	perftools__profiles__profile__free_unpacked(pp, NULL);
+
+	p = on_and_off_cpu(PROFILE_WALL);
+	CHECK(p);
+	pp = encode_and_unpack(p);
+	profile__free(p);
+	CHECK(pp && pp->n_sample_type == 2 && pp->n_sample == 2);
+	CHECK_STR(str_at(pp, pp->sample_type[1]->type), "wall");
+	CHECK_STR(str_at(pp, pp->default_sample_type), "wall");
+	CHECK_U64(pp->sample[0]->value[1], 30000000);
+	CHECK_U64(pp->sample[1]->value[1], 70000000);
 	perftools__profiles__profile__free_unpacked(pp, NULL);
 }

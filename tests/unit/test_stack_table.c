@@ -13,14 +13,15 @@ static struct sample_event *event(uint32_t pid, uint32_t tid, uint64_t time, int
 	static struct sample_event e;
 
 	memset(&e, 0, sizeof(e));
+	e.type = EVENT_SAMPLE;
 	e.pid = pid;
 	e.tid = tid;
 	e.time_ns = time;
-	e.nr_kernel = 1;
-	e.kernel[0] = 0xffffffff81000000ULL;
-	e.nr_user = nr_user;
+	e.stack.nr_kernel = 1;
+	e.stack.kernel[0] = 0xffffffff81000000ULL;
+	e.stack.nr_user = nr_user;
 	for (int i = 0; i < nr_user; i++)
-		e.user[i] = leaf + i * 0x10;
+		e.stack.user[i] = leaf + i * 0x10;
 	return &e;
 }
 
@@ -67,6 +68,36 @@ TEST(stack_table_aggregates_identical_stacks)
 	CHECK(s && s->count == 1);
 	s = find(&t, 11, 0x1000, 2);
 	CHECK(s && s->count == 1 && s->times[0] == 500);
+	CHECK(!s->offcpu && s->weight_ns == 0);
+	stack_table__release(&t);
+	strset__free(strings);
+}
+
+TEST(stack_table_keeps_offcpu_apart)
+{
+	struct strset *strings = strset__new();
+	const char *comm = strset__add(strings, "worker");
+	struct sample_event *e;
+	struct stack_table t;
+	struct stack_entry *on, *off;
+	bool is_new;
+
+	stack_table__init(&t);
+	on = stack_table__add(&t, event(10, 11, 100, 3, 0x1000), comm, comm, &is_new);
+	/* The same stack off CPU is another entry, whose weights add up. */
+	e = event(10, 11, 200, 3, 0x1000);
+	e->type = EVENT_OFFCPU;
+	e->weight_ns = 1500;
+	off = stack_table__add(&t, e, comm, comm, &is_new);
+	CHECK(on && off && on != off && is_new);
+	e = event(10, 11, 300, 3, 0x1000);
+	e->type = EVENT_OFFCPU;
+	e->weight_ns = 2500;
+	CHECK(stack_table__add(&t, e, comm, comm, &is_new) == off && !is_new);
+	CHECK(off->offcpu && !on->offcpu);
+	CHECK_U64(off->count, 2);
+	CHECK_U64(off->weight_ns, 4000);
+	CHECK_U64(on->weight_ns, 0);
 	stack_table__release(&t);
 	strset__free(strings);
 }
