@@ -88,6 +88,21 @@ folded_leaf_pct() {
 		END { if (total) printf "%.0f", 100 * hot / total; else print 0 }' "$1"
 }
 
+# tag_values FILE KEY [PPROF_ARGS...]: the values of label KEY in FILE, one a
+# line, from `go tool pprof -tags`.
+tag_values() {
+	local file=$1 key=$2
+	shift 2
+	pprof -tags "$@" "$file" 2>/dev/null |
+		awk -v k="$key" '$1 == k ":" { t = 1; next } /^ *[a-z_]+: Total/ { t = 0 }
+			t && /%\): / { print $NF }'
+}
+
+# tag_count FILE KEY [PPROF_ARGS...]: how many values label KEY has in FILE.
+tag_count() {
+	tag_values "$@" | wc -l
+}
+
 # within VALUE EXPECTED TOLERANCE: is |VALUE - EXPECTED| <= TOLERANCE?
 within() {
 	awk -v v="$1" -v e="$2" -v t="$3" 'BEGIN { d = v - e; if (d < 0) d = -d; exit !(d <= t) }'

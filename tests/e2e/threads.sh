@@ -20,6 +20,5 @@ share_is "process label" "$TMP/threads.pb.gz" alpha_work 50 10 -tagfocus=process
 # Numeric labels: every sample has pid = the workload's pid, and two tids.
 pprof -tags "$TMP/threads.pb.gz" >"$TMP/tags" 2>&1
 check "pid and tid labels: pid is $BG_PID" grep -qE "\( *100(\.0+)?%\): $BG_PID$" "$TMP/tags"
-tids=$(awk '/^ *tid:/ { t = 1; next } /^ *[a-z]+:/ { t = 0 } t && /%\)/ { n++ } END { print n + 0 }' \
-	"$TMP/tags")
+tids=$(tag_count "$TMP/threads.pb.gz" tid)
 check "pid and tid labels: two threads sampled ($tids tids)" test "$tids" -ge 2

@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Samples that find the ring buffer full are counted, not silently dropped:
+# the summary on stderr and the profile's comments give the same count.
+. "$(dirname "$0")/lib.sh"
+
+require_bpf "a full ring buffer loses samples" "the profile records the loss"
+
+# One page holds a single record: two busy processes at 4999 Hz overrun it.
+start_bg "$WORKLOADS/split" 50 50 5
+first=$BG_PID
+start_bg "$WORKLOADS/split" 50 50 5
+sleep 0.3
+if "$PROFILER" -p "$first,$BG_PID" -F 4999 -d 2 --ringbuf-size 4096 -o "$TMP/loss.pb.gz" \
+	2>"$TMP/err"; then
+	summary=$(grep -E '^profiler: [0-9]+ samples in ' "$TMP/err")
+	lost=$(sed -nE 's/^profiler: [0-9]+ samples in [0-9.]+ s, ([0-9]+) lost(,.*)?$/\1/p' \
+		<<<"$summary")
+	check "a full ring buffer loses samples (${summary:-no summary line})" \
+		test "${lost:-0}" -gt 0
+	comment=$(pprof -comments "$TMP/loss.pb.gz" 2>/dev/null |
+		sed -nE 's/^lost samples: ([0-9]+)$/\1/p')
+	check "the profile records the loss ('lost samples: ${comment:-none}', stderr ${lost:-none})" \
+		test -n "$lost" -a "$comment" = "$lost"
+else
+	fail "a full ring buffer loses samples: profiler failed"
+	sed 's/^/#   /' "$TMP/err"
+fi

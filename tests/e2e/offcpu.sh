@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Off-CPU time: --off-cpu records where a thread blocks and for how long,
+# --wall merges it with on-CPU time so each thread's total is its wall time.
+# sleeper spends 10 ms burning and 10 ms asleep, turn about.
+. "$(dirname "$0")/lib.sh"
+
+require_bpf "--wall: half asleep, half burning" "--off-cpu: time blocked in sleep_phase" \
+	"--wall: sample types" "--off-cpu: sample types" "--wall folded: counts are microseconds"
+
+# sample_types FILE: the profile's sample types, as pprof -raw lists them
+# ("type/unit" each, the default one marked [dflt]).
+sample_types() {
+	pprof -raw "$1" 2>/dev/null | awk '/^Samples:/ { getline; print; exit }'
+}
+
+# Time spent preempted counts as off CPU too, in whatever function was
+# running: on a busy machine burn_phase() would take a share of it. At nice
+# -20 (inherited by the command) sleeper is rarely preempted, whatever else runs.
+profile() {
+	nice -n -20 "$PROFILER" "$@"
+}
+
+if profile --wall -F 499 -o "$TMP/wall.pb.gz" -- "$WORKLOADS/sleeper" 3 10 10 \
+	2>"$TMP/err"; then
+	asleep=$(pct "$TMP/wall.pb.gz" sleep_phase cum)
+	burning=$(pct "$TMP/wall.pb.gz" burn_phase cum)
+	if within "$asleep" 50 5 && within "$burning" 50 5; then
+		ok "--wall: half asleep, half burning (sleep_phase $asleep%, burn_phase $burning%)"
+	else
+		fail "--wall: half asleep, half burning (sleep_phase $asleep%, burn_phase $burning%," \
+			"expected 50±5 each)"
+		pprof -top -cum -nodecount=15 "$TMP/wall.pb.gz" 2>&1 | sed 's/^/#   /'
+	fi
+	types=$(sample_types "$TMP/wall.pb.gz")
+	check "--wall: sample types ($types)" test "$types" = "samples/count wall/nanoseconds[dflt]"
+else
+	fail "--wall: half asleep, half burning: profiler failed"
+	sed 's/^/#   /' "$TMP/err"
+fi
+
+if profile --off-cpu -F 499 -o "$TMP/off.pb.gz" -- "$WORKLOADS/sleeper" 3 10 10 \
+	2>"$TMP/err"; then
+	asleep=$(pct "$TMP/off.pb.gz" sleep_phase cum -sample_index=offcpu)
+	check "--off-cpu: time blocked in sleep_phase ($asleep% of off-CPU time, expected >= 90)" \
+		within "$asleep" 95 5
+	types=$(sample_types "$TMP/off.pb.gz")
+	check "--off-cpu: sample types ($types)" \
+		test "$types" = "samples/count cpu/nanoseconds offcpu/nanoseconds[dflt]"
+else
+	fail "--off-cpu: time blocked in sleep_phase: profiler failed"
+	sed 's/^/#   /' "$TMP/err"
+fi
+
+# 3 s of one thread, on and off CPU, in microseconds.
+if profile --wall -F 499 -f folded -o "$TMP/wall.folded" -- "$WORKLOADS/sleeper" 3 10 10 \
+	2>"$TMP/err"; then
+	total=$(awk '{ n += $NF } END { print n + 0 }' "$TMP/wall.folded")
+	check "--wall folded: counts are microseconds ($total in all, expected 3000000±20%)" \
+		within "$total" 3000000 600000
+else
+	fail "--wall folded: counts are microseconds: profiler failed"
+	sed 's/^/#   /' "$TMP/err"
+fi
