@@ -95,10 +95,9 @@ static uint64_t round_up_pow2(uint64_t v)
 	return p;
 }
 
-/* Off-CPU recording needs the sched_switch tracepoint, described in the kernel's BTF. */
-static int check_offcpu_support(void)
+int collector__check_offcpu(const char *btf_path)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
+	struct btf *btf = btf_path ? btf__parse(btf_path, NULL) : btf__load_vmlinux_btf();
 	int err = 0;
 
 	if (!btf) {
@@ -180,7 +179,7 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	c->skel->rodata->follow_children = !opts->no_inherit;
 	c->skel->rodata->offcpu_min_ns = opts->offcpu_min_ns;
 	if (opts->offcpu) {
-		err = check_offcpu_support();
+		err = collector__check_offcpu(NULL);
 		if (err)
 			goto out_free;
 	} else {

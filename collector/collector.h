@@ -59,6 +59,13 @@ int collector__start(struct collector *c);
  */
 int collector__run(struct collector *c);
 
+/*
+ * Can this kernel record time off CPU? It needs the sched_switch tracepoint,
+ * as described in its BTF (@btf_path, or the running kernel's if NULL).
+ * 0, or -ENOTSUP with the reason logged.
+ */
+int collector__check_offcpu(const char *btf_path);
+
 /* Async-signal-safe. */
 void collector__stop(struct collector *c);
 
