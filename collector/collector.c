@@ -317,8 +317,12 @@ static bool covers_leaf(const struct proc_maps *maps, const struct stack_entry *
  */
 static void stack_entry__set_maps(struct collector *c, struct stack_entry *s)
 {
-	struct proc_state *p = proc_state__get(c, s->pid);
+	struct proc_state *p;
 
+	/* Nothing to map (a kernel thread has no maps at all). */
+	if (!s->nr_user)
+		return;
+	p = proc_state__get(c, s->pid);
 	if (!p)
 		return;
 	if (!p->snapshot_time || (!covers_leaf(p->maps, s) &&
