@@ -162,10 +162,17 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 		pr_warn("cannot open the BPF program: %s", strerror(-err));
 		goto out_free;
 	}
+	/*
+	 * Half a second of samples from every CPU, as many again for intervals
+	 * off CPU (at most one per context switch of a target, whose rate no
+	 * setting bounds: --off-cpu-min and the drain keep it in check).
+	 */
 	rb_bytes = opts->ringbuf_bytes;
 	if (!rb_bytes) {
 		rb_bytes = (uint64_t)opts->freq_hz * nr_cpus * sizeof(struct sample_event) *
 			   RINGBUF_SECONDS_NUM / RINGBUF_SECONDS_DEN;
+		if (opts->offcpu)
+			rb_bytes *= 2;
 		if (rb_bytes < RINGBUF_MIN_BYTES)
 			rb_bytes = RINGBUF_MIN_BYTES;
 		if (rb_bytes > RINGBUF_MAX_AUTO_BYTES)
