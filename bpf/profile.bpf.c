@@ -50,12 +50,6 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
-/* A thread off CPU: when it left and its stacks then. */
-struct offcpu_start {
-	__u64 time_ns;
-	struct thread_stacks stack;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, PROFILE_MAX_OFFCPU);
@@ -192,11 +186,12 @@ int BPF_PROG(profile_switch, bool preempt, struct task_struct *prev, struct task
 	struct offcpu_start *start;
 	struct sample_event *e;
 
-	/* The current task is still @prev here. */
-	if (is_target(tgid, tid)) {
+	/* The current task is still @prev here; a dying one will not be back. */
+	if (is_target(tgid, tid) && !prev->exit_state) {
 		start = bpf_map_lookup_elem(&offcpu_scratch, &zero);
 		if (start) {
 			start->time_ns = now;
+			start->pid = tgid;
 			record_stack(ctx, &start->stack);
 			if (bpf_map_update_elem(&offcpu, &tid, start, BPF_ANY))
 				stat_inc(STAT_OFFCPU_DROPPED);

@@ -64,6 +64,17 @@ struct sample_event {
 	struct thread_stacks stack;
 };
 
+/*
+ * A target thread off CPU, kept by tid until it runs again: when it left and
+ * its stacks then. User space reads those still off CPU when profiling stops.
+ */
+struct offcpu_start {
+	__u64 time_ns;
+	__u32 pid; /* thread group id */
+	__u32 pad;
+	struct thread_stacks stack;
+};
+
 /* EVENT_FORK and EVENT_EXEC. */
 struct process_event {
 	__u32 type;

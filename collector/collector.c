@@ -599,6 +599,41 @@ static bool targets_alive(struct collector *c)
 	return alive;
 }
 
+/*
+ * Threads still off CPU when profiling stops have been away since they left:
+ * record those intervals too, up to the stop, so --wall adds up.
+ */
+static int flush_offcpu(struct collector *c)
+{
+	const struct bpf_map *map = c->skel->maps.offcpu;
+	struct offcpu_start start;
+	struct sample_event *e;
+	__u32 tid, next;
+	bool first = true;
+	int err = 0;
+
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	while (!err && !bpf_map__get_next_key(map, first ? NULL : &tid, &next, sizeof(next))) {
+		first = false;
+		tid = next;
+		if (bpf_map__lookup_elem(map, &tid, sizeof(tid), &start, sizeof(start), 0) ||
+		    start.time_ns >= c->stop_mono ||
+		    c->stop_mono - start.time_ns < c->opts.offcpu_min_ns)
+			continue;
+		e->type = EVENT_OFFCPU;
+		e->time_ns = start.time_ns;
+		e->weight_ns = c->stop_mono - start.time_ns;
+		e->pid = start.pid;
+		e->tid = tid;
+		e->stack = start.stack;
+		err = handle_sample(c, e);
+	}
+	free(e);
+	return err;
+}
+
 int collector__run(struct collector *c)
 {
 	uint64_t deadline = c->opts.duration_ns ? c->start_mono + c->opts.duration_ns : 0;
@@ -631,6 +666,8 @@ int collector__run(struct collector *c)
 		err = ring_buffer__consume(c->rb);
 		err = err < 0 ? err : 0;
 	}
+	if (!err && c->opts.offcpu)
+		err = flush_offcpu(c);
 	if (c->err)
 		err = c->err;
 	if (err)
