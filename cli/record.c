@@ -540,9 +540,12 @@ int record(const struct options *o)
 	if (o->verbose) {
 		uint64_t run_ns, runs;
 
-		if (!collector__bpf_stats(c, &run_ns, &runs) && runs)
+		if (!collector__bpf_stats(c, false, &run_ns, &runs) && runs)
 			pr_info("bpf: %llu runs, %llu ns per run", (unsigned long long)runs,
 				(unsigned long long)(run_ns / runs));
+		if (!collector__bpf_stats(c, true, &run_ns, &runs) && runs)
+			pr_info("bpf: sched_switch: %llu runs, %llu ns per run",
+				(unsigned long long)runs, (unsigned long long)(run_ns / runs));
 	}
 	if (write_profile(p, o))
 		goto out;

@@ -735,13 +735,18 @@ int collector__child_status(const struct collector *c)
 	return c->child_status;
 }
 
-int collector__bpf_stats(const struct collector *c, uint64_t *run_time_ns, uint64_t *run_cnt)
+int collector__bpf_stats(const struct collector *c, bool offcpu, uint64_t *run_time_ns,
+			 uint64_t *run_cnt)
 {
+	const struct bpf_program *prog = offcpu ? c->skel->progs.profile_switch :
+						  c->skel->progs.profile_sample;
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
 	int err;
 
-	err = bpf_obj_get_info_by_fd(bpf_program__fd(c->skel->progs.profile_sample), &info, &len);
+	if (bpf_program__fd(prog) < 0)
+		return -ENOENT;
+	err = bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len);
 	if (err)
 		return err;
 	*run_time_ns = info.run_time_ns;

@@ -78,7 +78,12 @@ uint64_t collector__start_real(const struct collector *c);
 uint64_t collector__duration(const struct collector *c);
 /* Exit status (as from waitpid) of the child target, or -1 if it did not exit. */
 int collector__child_status(const struct collector *c);
-/* BPF run time and run count of the sampling program (needs kernel.bpf_stats_enabled). */
-int collector__bpf_stats(const struct collector *c, uint64_t *run_time_ns, uint64_t *run_cnt);
+/*
+ * BPF run time and run count of the sampling program, or with @offcpu of the
+ * sched_switch one (needs kernel.bpf_stats_enabled). 0 or -errno (-ENOENT:
+ * that program is not loaded).
+ */
+int collector__bpf_stats(const struct collector *c, bool offcpu, uint64_t *run_time_ns,
+			 uint64_t *run_cnt);
 
 #endif
