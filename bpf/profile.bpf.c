@@ -17,9 +17,10 @@
 /* Set by user space between open and load; see collector.c. */
 const volatile bool filter_targets = true; /* only tgids in `targets` */
 const volatile __u32 target_tid;	   /* only this thread, if set */
-const volatile __u64 target_cgroup;	   /* only this cgroup v2 id, if set */
+const volatile bool filter_cgroup;	   /* only tasks under the cgroup in `cgroups` */
 const volatile bool follow_children = true;
 const volatile __u64 offcpu_min_ns = 100000;
+const volatile bool offcpu_blocked_only = true; /* not the time waiting to run again */
 /* Wake the reader only once this much data waits, so it drains in batches. */
 const volatile __u64 wakeup_bytes = 1 << 20;
 
@@ -27,8 +28,15 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, PROFILE_MAX_TARGETS);
 	__type(key, __u32);  /* tgid */
-	__type(value, __u8); /* unused */
+	__type(value, __u8); /* TARGET_* */
 } targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32); /* a cgroup directory's fd */
+} cgroups SEC(".maps");
 
 /* Processes sampled at least once since they were seen or exec'd. */
 struct {
@@ -50,9 +58,11 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
+/* Allocated as threads leave a CPU: a full table would take 2 KiB a thread. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, PROFILE_MAX_OFFCPU);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32); /* tid */
 	__type(value, struct offcpu_start);
 } offcpu SEC(".maps");
@@ -73,6 +83,13 @@ static __always_inline void stat_inc(__u32 stat)
 		(*v)++;
 }
 
+static __always_inline bool is_active_target(__u32 tgid)
+{
+	__u8 *state = bpf_map_lookup_elem(&targets, &tgid);
+
+	return state && *state == TARGET_ACTIVE;
+}
+
 /* Is the current task one we profile? */
 static __always_inline bool is_target(__u32 tgid, __u32 tid)
 {
@@ -80,11 +97,23 @@ static __always_inline bool is_target(__u32 tgid, __u32 tid)
 		return false; /* the idle task */
 	if (target_tid)
 		return tid == target_tid;
-	if (target_cgroup)
-		return bpf_get_current_cgroup_id() == target_cgroup;
+	if (filter_cgroup) /* the cgroup or one below it */
+		return bpf_current_task_under_cgroup(&cgroups, 0) == 1;
 	if (filter_targets)
-		return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+		return is_active_target(tgid);
 	return true;
+}
+
+/* The classic `state` field became `__state` in Linux 5.14. */
+struct task_struct___old {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool is_runnable(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state) == 0;
+	return BPF_CORE_READ((struct task_struct___old *)t, state) == 0;
 }
 
 /* Frames written by bpf_get_stack(), or -1 on error. */
@@ -186,8 +215,13 @@ int BPF_PROG(profile_switch, bool preempt, struct task_struct *prev, struct task
 	struct offcpu_start *start;
 	struct sample_event *e;
 
-	/* The current task is still @prev here; a dying one will not be back. */
-	if (is_target(tgid, tid) && !prev->exit_state) {
+	/*
+	 * The current task is still @prev here; a dying one will not be back.
+	 * One still runnable was preempted: waiting for a CPU is not blocking,
+	 * but it is wall-clock time.
+	 */
+	if (is_target(tgid, tid) && !prev->exit_state &&
+	    !(offcpu_blocked_only && is_runnable(prev))) {
 		start = bpf_map_lookup_elem(&offcpu_scratch, &zero);
 		if (start) {
 			start->time_ns = now;
@@ -243,10 +277,11 @@ int BPF_PROG(profile_fork, struct task_struct *parent, struct task_struct *child
 	__u32 ptgid = parent->tgid, pid = child->pid;
 	__u8 one = 1;
 
-	if (!follow_children || !filter_targets || target_tid || child->tgid != pid ||
-	    !bpf_map_lookup_elem(&targets, &ptgid))
+	if (!follow_children || !filter_targets || target_tid || filter_cgroup ||
+	    child->tgid != pid || !is_active_target(ptgid))
 		return 0;
-	bpf_map_update_elem(&targets, &pid, &one, BPF_ANY);
+	if (bpf_map_update_elem(&targets, &pid, &one, BPF_ANY))
+		return 0;
 	emit_process_event(EVENT_FORK, pid, ptgid);
 	return 0;
 }
@@ -256,20 +291,28 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(profile_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = p->tgid;
+	__u8 *state = bpf_map_lookup_elem(&targets, &tgid);
 
 	bpf_map_delete_elem(&seen, &tgid);
+	/* The command we started: it is itself from now on. */
+	if (state && *state == TARGET_AT_EXEC)
+		*state = TARGET_ACTIVE;
 	if (is_target(tgid, p->pid))
 		emit_process_event(EVENT_EXEC, tgid, 0);
 	return 0;
 }
 
-/* An exited process leaves the targets: its pid may be reused. */
+/*
+ * An exited process leaves the targets: its pid may be reused. It has exited
+ * when its last thread does (not necessarily the first one), which has
+ * brought signal->live down to 0 by the time this tracepoint fires.
+ */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(profile_exit, struct task_struct *p)
 {
 	__u32 tgid = p->tgid;
 
-	if (p->pid != tgid)
+	if (BPF_CORE_READ(p, signal, live.counter))
 		return 0;
 	bpf_map_delete_elem(&seen, &tgid);
 	if (filter_targets && !target_tid)

@@ -16,7 +16,11 @@
 #define PROFILE_COMM_LEN 16
 #define PROFILE_MAX_TARGETS 16384
 /* Threads off CPU at once whose stacks are kept until they run again. */
-#define PROFILE_MAX_OFFCPU 4096
+#define PROFILE_MAX_OFFCPU 65536
+
+/* Values in the `targets` map. */
+#define TARGET_ACTIVE 1
+#define TARGET_AT_EXEC 2 /* a command not started yet: active from its exec on */
 
 enum event_type {
 	EVENT_SAMPLE = 1, /* struct sample_event: an on-CPU sample */

@@ -199,8 +199,8 @@ static void child__report(const char *name, int status, bool stopped)
 			WEXITSTATUS(status));
 }
 
-/* The cgroup v2 id of directory @path (its inode number). 0 or -errno. */
-static int cgroup_id(const char *path, uint64_t *id)
+/* Is @path a cgroup v2 directory? 0 or -errno. */
+static int check_cgroup(const char *path)
 {
 	struct statfs sfs;
 	struct stat st;
@@ -209,7 +209,6 @@ static int cgroup_id(const char *path, uint64_t *id)
 		return -errno;
 	if (sfs.f_type != CGROUP2_SUPER_MAGIC || !S_ISDIR(st.st_mode))
 		return -ENOTDIR;
-	*id = st.st_ino;
 	return 0;
 }
 
@@ -403,6 +402,8 @@ int record(const struct options *o)
 		.duration_ns = o->duration_ns,
 		.ringbuf_bytes = o->ringbuf_bytes,
 		.system_wide = o->system_wide || o->cgroup,
+		.cgroup = o->cgroup,
+		.offcpu_runnable = o->wall,
 		.tid = o->tid,
 		.no_inherit = o->no_inherit,
 		.offcpu = o->offcpu,
@@ -434,10 +435,14 @@ int record(const struct options *o)
 		}
 	}
 	if (o->cgroup) {
-		err = cgroup_id(o->cgroup, &copts.cgroup_id);
+		err = check_cgroup(o->cgroup);
 		if (err) {
-			pr_warn("'%s' is not a cgroup v2 directory: %s (see --help)", o->cgroup,
-				strerror(-err));
+			if (err == -ENOTDIR)
+				pr_warn("'%s' is not a cgroup v2 directory (see --help)",
+					o->cgroup);
+			else
+				pr_warn("'%s' is not a cgroup v2 directory: %s (see --help)",
+					o->cgroup, strerror(-err));
 			return 2;
 		}
 	}
@@ -490,24 +495,31 @@ int record(const struct options *o)
 		}
 	}
 
+	/*
+	 * The command is a target from its exec on (not before: until then it is
+	 * our own code), so nothing it forks right away is missed.
+	 */
+	if (o->command) {
+		err = collector__add_target(c, child.pid, true);
+		if (err) {
+			pr_warn("cannot profile '%s': %s", o->command[0], strerror(-err));
+			goto out;
+		}
+	}
+
 	active_collector = c;
 	install_signals();
 	err = collector__start(c);
 	if (err)
 		goto out;
 	if (o->command) {
-		/* Sampling is attached: let the command exec, then follow it. */
+		/* Sampling is attached: let the command exec. */
 		err = child__release(&child);
 		if (err) {
 			if (err == -ECHILD)
 				pr_warn("'%s' exited before it could start", o->command[0]);
 			else
 				pr_warn("cannot execute '%s': %s", o->command[0], strerror(-err));
-			goto out;
-		}
-		err = collector__add_target(c, child.pid, true);
-		if (err) {
-			pr_warn("cannot profile '%s': %s", o->command[0], strerror(-err));
 			goto out;
 		}
 		fprintf(stderr, "profiler: profiling '%s' (pid %d) at %u Hz\n", o->command[0],

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <signal.h>
@@ -60,7 +61,7 @@ struct collector {
 	int nr_cpus;
 
 	struct target *targets;
-	size_t nr_targets;
+	size_t nr_targets, alloc_targets;
 	int child_status;
 
 	struct stack_table stacks;
@@ -120,6 +121,26 @@ static void warn_privilege(const char *what, int err)
 		what, strerror(err),
 		(int)procfs__read_long("/proc/sys/kernel/perf_event_paranoid", -1),
 		(int)procfs__read_long("/proc/sys/kernel/unprivileged_bpf_disabled", -1));
+}
+
+/* Hand the BPF program the cgroup directory @path: it samples the tasks under it. */
+static int set_cgroup(struct collector *c, const char *path)
+{
+	__u32 key = 0;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		pr_warn("cannot open cgroup '%s': %s", path, strerror(-err));
+		return err;
+	}
+	err = bpf_map__update_elem(c->skel->maps.cgroups, &key, sizeof(key), &fd, sizeof(fd),
+				   BPF_ANY);
+	if (err)
+		pr_warn("cannot use cgroup '%s': %s", path, strerror(-err));
+	close(fd);
+	return err;
 }
 
 struct collector *collector__new(const struct collector_opts *opts, struct strset *strings)
@@ -182,7 +203,8 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	c->skel->rodata->wakeup_bytes = rb_bytes / 4;
 	c->skel->rodata->filter_targets = !opts->system_wide;
 	c->skel->rodata->target_tid = opts->tid;
-	c->skel->rodata->target_cgroup = opts->cgroup_id;
+	c->skel->rodata->filter_cgroup = opts->cgroup != NULL;
+	c->skel->rodata->offcpu_blocked_only = !opts->offcpu_runnable;
 	c->skel->rodata->follow_children = !opts->no_inherit;
 	c->skel->rodata->offcpu_min_ns = opts->offcpu_min_ns;
 	if (opts->offcpu) {
@@ -208,6 +230,11 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 		else
 			pr_warn("cannot load the BPF program: %s", strerror(-err));
 		goto out_free;
+	}
+	if (opts->cgroup) {
+		err = set_cgroup(c, opts->cgroup);
+		if (err)
+			goto out_free;
 	}
 	return c;
 
@@ -401,7 +428,7 @@ static int handle_sample(struct collector *c, const struct sample_event *e)
 	return 0;
 }
 
-static int add_target(struct collector *c, pid_t pid, int pidfd, bool child);
+static int add_target(struct collector *c, pid_t pid, bool child, bool snapshot);
 
 /*
  * A target forked a process, which the BPF program now samples too: follow
@@ -412,10 +439,13 @@ static int add_target(struct collector *c, pid_t pid, int pidfd, bool child);
 static int handle_process_event(struct collector *c, const struct process_event *e)
 {
 	struct proc_state *p;
+	int err;
 
 	if (e->type == EVENT_FORK) {
 		pr_debug("pid %u forked pid %u", e->ppid, e->pid);
-		return add_target(c, e->pid, -1, false);
+		err = add_target(c, e->pid, false, true);
+		/* Gone already: it left nothing to follow. */
+		return err == -ESRCH ? 0 : err;
 	}
 	p = proc_state__find(c, e->pid);
 	if (!p && !c->opts.system_wide)
@@ -446,24 +476,42 @@ static int handle_event(void *ctx, void *data, size_t size)
 }
 
 /* Follow @pid until it exits (through @pidfd, or kill() if it is -1) and read its maps. */
-static int add_target(struct collector *c, pid_t pid, int pidfd, bool child)
+/*
+ * Follow @pid until it exits, through a pidfd (which also sees a zombie as
+ * exited) or, where there is none, kill(); read its maps if @snapshot.
+ * 0 or -errno (-ESRCH: no such process).
+ */
+static int add_target(struct collector *c, pid_t pid, bool child, bool snapshot)
 {
 	struct target *t;
 	struct proc_state *p;
+	int pidfd;
 
-	t = realloc(c->targets, (c->nr_targets + 1) * sizeof(*t));
-	if (!t) {
-		if (pidfd >= 0)
-			close(pidfd);
-		return -ENOMEM;
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	/* Before Linux 5.3 (and under valgrind) there is no pidfd: poll with kill(). */
+	if (pidfd < 0 && errno != ENOSYS)
+		return -errno;
+	if (pidfd < 0 && kill(pid, 0) && errno == ESRCH)
+		return -ESRCH;
+	if (c->nr_targets == c->alloc_targets) {
+		size_t alloc = c->alloc_targets ? 2 * c->alloc_targets : 16;
+
+		t = realloc(c->targets, alloc * sizeof(*t));
+		if (!t) {
+			if (pidfd >= 0)
+				close(pidfd);
+			return -ENOMEM;
+		}
+		c->targets = t;
+		c->alloc_targets = alloc;
 	}
-	c->targets = t;
 	t = &c->targets[c->nr_targets++];
 	t->pid = pid;
 	t->pidfd = pidfd;
 	t->child = child;
 	t->exited = false;
-
+	if (!snapshot)
+		return 0;
 	/* Snapshot first: the process may be short-lived, and its first sample is near. */
 	p = proc_state__get(c, pid);
 	if (!p)
@@ -474,20 +522,15 @@ static int add_target(struct collector *c, pid_t pid, int pidfd, bool child)
 
 int collector__add_target(struct collector *c, pid_t pid, bool child)
 {
+	__u8 state = child ? TARGET_AT_EXEC : TARGET_ACTIVE;
 	__u32 key = pid;
-	__u8 one = 1;
-	int pidfd, err;
+	int err;
 
-	pidfd = syscall(SYS_pidfd_open, pid, 0);
-	/* Before Linux 5.3 (and under valgrind) there is no pidfd: poll with kill(). */
-	if (pidfd < 0 && errno != ENOSYS)
-		return -errno;
-	if (pidfd < 0 && kill(pid, 0) && errno == ESRCH)
-		return -ESRCH;
-	err = add_target(c, pid, pidfd, child);
+	/* A command about to exec: its maps are read at the exec. */
+	err = add_target(c, pid, child, !child);
 	if (err)
 		return err;
-	return bpf_map__update_elem(c->skel->maps.targets, &key, sizeof(key), &one, sizeof(one),
+	return bpf_map__update_elem(c->skel->maps.targets, &key, sizeof(key), &state, sizeof(state),
 				    BPF_ANY);
 }
 

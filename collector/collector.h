@@ -31,11 +31,12 @@ struct collector_opts {
 	uint32_t freq_hz;	/* samples per second per CPU */
 	uint64_t duration_ns;	/* 0: until stopped or every target exited */
 	uint64_t ringbuf_bytes; /* 0: sized from frequency and CPUs */
-	bool system_wide;	/* every process, or every one in @cgroup_id */
-	uint64_t cgroup_id;	/* with @system_wide: only this cgroup v2 */
+	bool system_wide;	/* every process, or every one under @cgroup */
+	const char *cgroup;	/* with @system_wide: only tasks in this cgroup v2 or below */
 	pid_t tid;		/* only this thread (add its process as the target) */
 	bool no_inherit;	/* do not follow processes the targets fork */
 	bool offcpu;		/* record intervals off CPU too */
+	bool offcpu_runnable;	/* ... also those spent waiting for a CPU (preempted) */
 	uint64_t offcpu_min_ns; /* shorter intervals are not recorded */
 };
 

@@ -17,9 +17,10 @@
  *   becomes ':', control characters (newline, tab, ...) become spaces, and
  *   a name ending in whitespace and a number ("foo 12") has that whitespace
  *   made '_' ("foo_12"), which would otherwise be read as a second count.
- * - COUNT is the sum of the merged samples' counts; in a profile with time off
- *   CPU (PROFILE_OFFCPU, PROFILE_WALL), microseconds of wall-clock time, on-CPU
- *   samples weighing one sampling period each.
+ * - COUNT is the sum of the merged samples' counts; in a PROFILE_OFFCPU
+ *   profile, microseconds off CPU (on-CPU samples are left out, as bcc's
+ *   offcputime does); in a PROFILE_WALL one, microseconds of wall-clock time,
+ *   on-CPU samples weighing one sampling period each.
  * - Lines are sorted bytewise (as `LC_ALL=C sort` sorts them), so the same
  *   samples give the same bytes in any order. Nothing else is written: no
  *   comments or statistics, which flamegraph.pl would count as bad lines.

@@ -13,8 +13,8 @@ if "$PROFILER" -F 499 -o "$TMP/fork.pb.gz" -- "$WORKLOADS/forker" 8 150 50 2>"$T
 	check "forked children are profiled (child_work on $share% of samples, expected >= 80)" \
 		within "$share" 90 10
 	pids=$(tag_count "$TMP/fork.pb.gz" pid -focus=child_work)
-	check "each child has its own pid label ($pids pids run child_work, expected >= 4)" \
-		test "$pids" -ge 4
+	check "each child has its own pid label ($pids pids run child_work, expected 8)" \
+		test "$pids" -eq 8
 else
 	fail "forked children are profiled: profiler failed"
 	sed 's/^/#   /' "$TMP/err"

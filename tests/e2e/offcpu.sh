@@ -5,7 +5,8 @@
 . "$(dirname "$0")/lib.sh"
 
 require_bpf "--wall: half asleep, half burning" "--off-cpu: time blocked in sleep_phase" \
-	"--wall: sample types" "--off-cpu: sample types" "--wall folded: counts are microseconds"
+	"--wall: sample types" "--off-cpu: sample types" "--wall folded: counts are microseconds" \
+	"--off-cpu folded: time asleep only"
 
 # sample_types FILE: the profile's sample types, as pprof -raw lists them
 # ("type/unit" each, the default one marked [dflt]).
@@ -13,9 +14,10 @@ sample_types() {
 	pprof -raw "$1" 2>/dev/null | awk '/^Samples:/ { getline; print; exit }'
 }
 
-# Time spent preempted counts as off CPU too, in whatever function was
-# running: on a busy machine burn_phase() would take a share of it. At nice
-# -20 (inherited by the command) sleeper is rarely preempted, whatever else runs.
+# Under --wall, time spent preempted (waiting for a CPU) counts too, in
+# whatever function was running: on a busy machine burn_phase() would take a
+# share of it. At nice -20 (inherited by the command) sleeper is rarely
+# preempted, whatever else runs.
 profile() {
 	nice -n -20 "$PROFILER" "$@"
 }
@@ -59,5 +61,22 @@ if profile --wall -F 499 -f folded -o "$TMP/wall.folded" -- "$WORKLOADS/sleeper"
 		within "$total" 3000000 600000
 else
 	fail "--wall folded: counts are microseconds: profiler failed"
+	sed 's/^/#   /' "$TMP/err"
+fi
+
+# Off CPU alone: half of those 3 s, asleep; the burning half is not there.
+if profile --off-cpu -F 499 -f folded -o "$TMP/off.folded" -- "$WORKLOADS/sleeper" 3 10 10 \
+	2>"$TMP/err"; then
+	total=$(awk '{ n += $NF } END { print n + 0 }' "$TMP/off.folded")
+	burning=$(grep -c ';burn_phase ' "$TMP/off.folded")
+	if within "$total" 1500000 300000 && [[ $burning -eq 0 ]]; then
+		ok "--off-cpu folded: time asleep only ($total us, no on-CPU stacks)"
+	else
+		fail "--off-cpu folded: time asleep only ($total us, expected 1500000±20%;" \
+			"$burning on-CPU stacks)"
+		sort -t' ' -k2 -nr "$TMP/off.folded" | head -5 | sed 's/^/#   /'
+	fi
+else
+	fail "--off-cpu folded: time asleep only: profiler failed"
 	sed 's/^/#   /' "$TMP/err"
 fi

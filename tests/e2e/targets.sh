@@ -73,20 +73,22 @@ if [[ -z $root ]]; then
 	skip "--cgroup profiles the processes in the cgroup" "no cgroup v2 hierarchy is mounted"
 	exit 0
 fi
+# split goes one level down: --cgroup takes the cgroups below PATH too, as
+# a service's cgroup holds its processes in sub-cgroups.
 cg=$root/profiler-test-$$
-if ! mkdir "$cg" 2>"$TMP/err"; then
+if ! mkdir -p "$cg/inner" 2>"$TMP/err"; then
 	skip "--cgroup profiles the processes in the cgroup" "cannot create $cg: $(cat "$TMP/err")"
 	exit 0
 fi
 # Empty the cgroup and remove it, whatever happens; then lib.sh's cleanup.
 remove_cgroup() {
 	local pid
-	for pid in $(cat "$cg/cgroup.procs" 2>/dev/null) "${BG_PIDS[@]}"; do
+	for pid in $(cat "$cg/inner/cgroup.procs" 2>/dev/null) "${BG_PIDS[@]}"; do
 		kill "$pid" 2>/dev/null
 	done
 	wait 2>/dev/null
 	for _ in 1 2 3 4 5 6 7 8 9 10; do
-		rmdir "$cg" 2>/dev/null && break
+		rmdir "$cg/inner" "$cg" 2>/dev/null && break
 		sleep 0.1
 	done
 	[[ -d $cg ]] && echo "# could not remove $cg" >&2
@@ -98,8 +100,8 @@ start_bg "$WORKLOADS/split" 70 30 5
 inside=$BG_PID
 start_bg "$WORKLOADS/threads" 5
 outside=$BG_PID
-if ! echo "$inside" >"$cg/cgroup.procs" 2>"$TMP/err"; then
-	fail "--cgroup profiles the processes in the cgroup: cannot move $inside into $cg"
+if ! echo "$inside" >"$cg/inner/cgroup.procs" 2>"$TMP/err"; then
+	fail "--cgroup profiles the processes in the cgroup: cannot move $inside into $cg/inner"
 	sed 's/^/#   /' "$TMP/err"
 	exit 0
 fi
