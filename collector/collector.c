@@ -617,7 +617,15 @@ static bool targets_alive(struct collector *c)
 {
 	/* Without processes to follow (-a, --cgroup), only -d or a signal ends it. */
 	bool alive = !c->nr_targets;
+	char path[64];
 	__u32 key;
+
+	/* With -t, the thread ends it, not its process (the one target). */
+	if (c->opts.tid && c->nr_targets) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d", c->targets[0].pid, c->opts.tid);
+		if (access(path, F_OK))
+			return false;
+	}
 
 	for (size_t i = 0; i < c->nr_targets; i++) {
 		struct target *t = &c->targets[i];
