@@ -158,10 +158,17 @@ static __always_inline void record_stack(void *ctx, struct thread_stacks *s)
 		stat_inc(STAT_TRUNCATED);
 }
 
+/* Wake the reader when the buffer fills up; otherwise let it drain on its own schedule. */
+static __always_inline __u64 wakeup_flags_full(void)
+{
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
 /*
- * Wake the reader for a process's first record, so it reads the process's
- * maps while it surely runs, and when the buffer fills up; otherwise let it
- * drain on its own schedule.
+ * Also wake it for a process's first sample (since it was seen or exec'd), so
+ * it reads the process's maps while it surely runs.
  */
 static __always_inline __u64 wakeup_flags(__u32 tgid)
 {
@@ -171,9 +178,7 @@ static __always_inline __u64 wakeup_flags(__u32 tgid)
 		bpf_map_update_elem(&seen, &tgid, &one, BPF_ANY);
 		return BPF_RB_FORCE_WAKEUP;
 	}
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		return BPF_RB_FORCE_WAKEUP;
-	return BPF_RB_NO_WAKEUP;
+	return wakeup_flags_full();
 }
 
 SEC("perf_event")
@@ -267,7 +272,12 @@ static __always_inline void emit_process_event(__u32 type, __u32 pid, __u32 ppid
 	e->ppid = ppid;
 	e->pad = 0;
 	e->time_ns = bpf_ktime_get_ns();
-	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	/*
+	 * No wakeup: the process's first sample will wake the reader, which
+	 * then finds this record before it. A process never sampled needs no
+	 * maps, and a fork-heavy target must not wake us per fork.
+	 */
+	bpf_ringbuf_submit(e, wakeup_flags_full());
 }
 
 /* A target's new process (not thread) becomes a target too. */

@@ -48,7 +48,6 @@ struct proc_state {
 	pid_t pid;
 	struct proc_maps *maps; /* latest snapshot, or NULL if none could be read */
 	uint64_t snapshot_time; /* CLOCK_MONOTONIC of the last attempt */
-	bool unreadable;	/* no snapshot could be read yet */
 };
 
 struct collector {
@@ -72,10 +71,9 @@ struct collector {
 	size_t nr_snapshots, alloc_snapshots;
 
 	uint64_t start_mono, start_real, stop_mono;
-	uint64_t malformed;	  /* records too short or with impossible counts */
-	uint64_t maps_unreadable; /* processes none of whose maps could be read */
-	uint64_t nr_offcpu;	  /* intervals off CPU received */
-	int err;		  /* first error in the ring-buffer callback */
+	uint64_t malformed; /* records too short or with impossible counts */
+	uint64_t nr_offcpu; /* intervals off CPU received */
+	int err;	    /* first error in the ring-buffer callback */
 	volatile sig_atomic_t stopping;
 };
 
@@ -275,6 +273,11 @@ void collector__free(struct collector *c)
 	free(c);
 }
 
+static bool same_pid(const void *entry, const void *key)
+{
+	return entry == key;
+}
+
 static bool proc_eq(const void *entry, const void *key)
 {
 	return ((const struct proc_state *)entry)->pid == *(const pid_t *)key;
@@ -321,15 +324,7 @@ static void proc_state__snapshot(struct collector *c, struct proc_state *p)
 	maps = proc_maps__read(p->pid, c->files);
 	if (!maps) {
 		pr_debug("cannot read maps of pid %d: %s", p->pid, strerror(errno));
-		if (!p->maps && !p->unreadable) {
-			p->unreadable = true;
-			c->maps_unreadable++;
-		}
 		return;
-	}
-	if (p->unreadable) {
-		p->unreadable = false;
-		c->maps_unreadable--;
 	}
 	c->snapshots[c->nr_snapshots++] = maps;
 	p->maps = maps;
@@ -432,9 +427,10 @@ static int add_target(struct collector *c, pid_t pid, bool child, bool snapshot)
 
 /*
  * A target forked a process, which the BPF program now samples too: follow
- * it until it exits and read its maps before it can exec or exit. A process
- * that exec'd gets its maps read again, unless it was never sampled (with
- * -a every exec in the machine is reported; its first sample reads them).
+ * it until it exits. Its maps are read when it is first sampled (that sample
+ * wakes the reader) or when it execs. A process that exec'd gets its maps
+ * read again, unless it was never sampled (with -a every exec in the machine
+ * is reported; its first sample reads them).
  */
 static int handle_process_event(struct collector *c, const struct process_event *e)
 {
@@ -443,7 +439,7 @@ static int handle_process_event(struct collector *c, const struct process_event 
 
 	if (e->type == EVENT_FORK) {
 		pr_debug("pid %u forked pid %u", e->ppid, e->pid);
-		err = add_target(c, e->pid, false, true);
+		err = add_target(c, e->pid, false, false);
 		/* Gone already: it left nothing to follow. */
 		return err == -ESRCH ? 0 : err;
 	}
@@ -739,6 +735,33 @@ const struct stack_table *collector__stacks(const struct collector *c)
 	return &c->stacks;
 }
 
+/*
+ * Processes with user stacks but no maps to symbolize them with. Only those
+ * count: a forked child that exited before anything read its maps, and was
+ * never sampled, lost nothing.
+ */
+static uint64_t count_unreadable(const struct collector *c)
+{
+	struct hashtab pids = HASHTAB_INIT;
+	struct stack_entry *s;
+	uint64_t n = 0;
+	size_t i;
+
+	stack_table__for_each_entry(&c->stacks, i, s) {
+		uint64_t pid = s->pid;
+
+		if (!s->nr_user || s->maps ||
+		    hashtab__find(&pids, hash_mix(0, pid), same_pid, (void *)(uintptr_t)pid))
+			continue;
+		/* The pid itself is the entry: it is never 0 here. */
+		if (hashtab__insert(&pids, hash_mix(0, pid), (void *)(uintptr_t)pid))
+			break;
+		n++;
+	}
+	hashtab__release(&pids);
+	return n;
+}
+
 static uint64_t stat_sum(const struct collector *c, enum profile_stat stat)
 {
 	__u32 key = stat;
@@ -760,7 +783,7 @@ void collector__stats(const struct collector *c, struct profile_stats *stats)
 	stats->samples = c->stacks.nr_samples - c->nr_offcpu;
 	stats->lost =
 		stat_sum(c, STAT_RINGBUF_FULL) + stat_sum(c, STAT_OFFCPU_DROPPED) + c->malformed;
-	stats->maps_unreadable = c->maps_unreadable;
+	stats->maps_unreadable = count_unreadable(c);
 	stats->truncated = stat_sum(c, STAT_TRUNCATED);
 	stats->stack_errors =
 		stat_sum(c, STAT_USER_STACK_ERROR) + stat_sum(c, STAT_KERNEL_STACK_ERROR);
