@@ -5,27 +5,6 @@
 
 [[ -x $PROFILER ]] || { skip "bad input" "$PROFILER is not built"; exit 0; }
 
-# expect NAME STATUS PATTERN ARGS...: the profiler exits with STATUS, prints
-# one stderr line matching PATTERN, and leaves no file in $TMP/out. The
-# profiler runs under the command prefix in RUN_AS, if any.
-RUN_AS=()
-expect() {
-	local name=$1 status=$2 pattern=$3 rc lines
-	shift 3
-	rm -rf "$TMP/out" && mkdir -p "$TMP/out" && chmod 0777 "$TMP/out"
-	(cd "$TMP/out" && "${RUN_AS[@]}" "$PROFILER" "$@") >"$TMP/stdout" 2>"$TMP/stderr" </dev/null
-	rc=$?
-	lines=$(wc -l <"$TMP/stderr")
-	if [[ $rc -eq $status && $lines -eq 1 ]] && grep -qE "$pattern" "$TMP/stderr" &&
-		[[ -z $(ls -A "$TMP/out") ]]; then
-		ok "bad input: $name (exit $rc: $(cat "$TMP/stderr"))"
-	else
-		fail "bad input: $name (exit $rc, expected $status; $lines stderr lines)"
-		sed 's/^/#   /' "$TMP/stderr"
-		ls -A "$TMP/out" | sed 's/^/#   left behind: /'
-	fi
-}
-
 max=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
 free_pid=$(($(cat /proc/sys/kernel/pid_max) - 1))
 while kill -0 "$free_pid" 2>/dev/null; do free_pid=$((free_pid - 1)); done

@@ -103,6 +103,37 @@ tag_count() {
 	tag_values "$@" | wc -l
 }
 
+# expect NAME STATUS PATTERN ARGS...: the profiler exits with STATUS, prints
+# one stderr line matching PATTERN, and leaves no file in $TMP/out. The
+# profiler runs under the command prefix in RUN_AS, if any.
+RUN_AS=()
+expect() {
+	local name=$1 status=$2 pattern=$3 rc lines
+	shift 3
+	rm -rf "$TMP/out" && mkdir -p "$TMP/out" && chmod 0777 "$TMP/out"
+	(cd "$TMP/out" && "${RUN_AS[@]}" "$PROFILER" "$@") >"$TMP/stdout" 2>"$TMP/stderr" </dev/null
+	rc=$?
+	lines=$(wc -l <"$TMP/stderr")
+	if [[ $rc -eq $status && $lines -eq 1 ]] && grep -qE "$pattern" "$TMP/stderr" &&
+		[[ -z $(ls -A "$TMP/out") ]]; then
+		ok "bad input: $name (exit $rc: $(cat "$TMP/stderr"))"
+	else
+		fail "bad input: $name (exit $rc, expected $status; $lines stderr lines)"
+		sed 's/^/#   /' "$TMP/stderr"
+		ls -A "$TMP/out" | sed 's/^/#   left behind: /'
+	fi
+}
+
+# The cgroup v2 hierarchy: /sys/fs/cgroup, or its unified/ part on a hybrid
+# system; nothing when there is none.
+cgroup2_root() {
+	if [[ $(stat -fc %T /sys/fs/cgroup 2>/dev/null) == cgroup2fs ]]; then
+		echo /sys/fs/cgroup
+	else
+		awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts
+	fi
+}
+
 # within VALUE EXPECTED TOLERANCE: is |VALUE - EXPECTED| <= TOLERANCE?
 within() {
 	awk -v v="$1" -v e="$2" -v t="$3" 'BEGIN { d = v - e; if (d < 0) d = -d; exit !(d <= t) }'

@@ -6,16 +6,6 @@
 require_bpf "-t profiles one thread" "-a profiles every process" \
 	"--cgroup profiles the processes in the cgroup"
 
-# The cgroup v2 hierarchy: /sys/fs/cgroup, or its unified/ part on a hybrid
-# system; nothing when there is none.
-cgroup2_root() {
-	if [[ $(stat -fc %T /sys/fs/cgroup 2>/dev/null) == cgroup2fs ]]; then
-		echo /sys/fs/cgroup
-	else
-		awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts
-	fi
-}
-
 # alpha-worker's thread only: beta-worker, in the same process, is left out.
 start_bg "$WORKLOADS/threads" 10
 threads_pid=$BG_PID
