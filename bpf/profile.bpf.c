@@ -137,7 +137,6 @@ static __always_inline void record_stack(void *ctx, struct thread_stacks *s)
 
 	n = read_stack(ctx, s->kernel, 0);
 	if (n < 0) {
-		stat_inc(STAT_KERNEL_STACK_ERROR);
 		s->flags |= SAMPLE_KERNEL_ERROR;
 		n = 0;
 	} else if (n == PROFILE_MAX_STACK) {
@@ -147,14 +146,26 @@ static __always_inline void record_stack(void *ctx, struct thread_stacks *s)
 
 	n = read_stack(ctx, s->user, BPF_F_USER_STACK);
 	if (n < 0) {
-		stat_inc(STAT_USER_STACK_ERROR);
 		s->flags |= SAMPLE_USER_ERROR;
 		n = 0;
 	} else if (n == PROFILE_MAX_STACK) {
 		s->flags |= SAMPLE_USER_TRUNCATED;
 	}
 	s->nr_user = n;
-	if (s->flags & (SAMPLE_USER_TRUNCATED | SAMPLE_KERNEL_TRUNCATED))
+}
+
+/*
+ * Count what went wrong with the stacks of a record being written: counted
+ * here rather than when they are read, since an off-CPU thread's stacks are
+ * read at every switch-out but written only for intervals long enough.
+ */
+static __always_inline void count_stack_flags(__u32 flags)
+{
+	if (flags & SAMPLE_KERNEL_ERROR)
+		stat_inc(STAT_KERNEL_STACK_ERROR);
+	if (flags & SAMPLE_USER_ERROR)
+		stat_inc(STAT_USER_STACK_ERROR);
+	if (flags & (SAMPLE_USER_TRUNCATED | SAMPLE_KERNEL_TRUNCATED))
 		stat_inc(STAT_TRUNCATED);
 }
 
@@ -190,7 +201,6 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 
 	if (!is_target(tgid, tid))
 		return 0;
-	stat_inc(STAT_SAMPLES);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		stat_inc(STAT_RINGBUF_FULL);
@@ -203,6 +213,7 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 	e->pid = tgid;
 	e->tid = tid;
 	record_stack(ctx, &e->stack);
+	count_stack_flags(e->stack.flags);
 	bpf_ringbuf_submit(e, wakeup_flags(tgid));
 	return 0;
 }
@@ -250,6 +261,7 @@ int BPF_PROG(profile_switch, bool preempt, struct task_struct *prev, struct task
 			e->pid = next->tgid;
 			e->tid = next_tid;
 			bpf_probe_read_kernel(&e->stack, sizeof(e->stack), &start->stack);
+			count_stack_flags(e->stack.flags);
 			bpf_ringbuf_submit(e, wakeup_flags(e->pid));
 		} else {
 			stat_inc(STAT_RINGBUF_FULL);

@@ -37,12 +37,11 @@ enum event_type {
 
 /* Indexes of the per-CPU `stats` array. */
 enum profile_stat {
-	STAT_SAMPLES,	   /* samples of a target, submitted or not */
-	STAT_RINGBUF_FULL, /* records lost: no room in the ring buffer */
-	STAT_USER_STACK_ERROR,
-	STAT_KERNEL_STACK_ERROR,
-	STAT_TRUNCATED,	     /* samples with a truncated stack */
-	STAT_OFFCPU_DROPPED, /* off-CPU intervals lost: too many threads off CPU */
+	STAT_RINGBUF_FULL,	 /* records lost: no room in the ring buffer */
+	STAT_USER_STACK_ERROR,	 /* records written whose user stack could not be read */
+	STAT_KERNEL_STACK_ERROR, /* ... whose kernel stack could not be read */
+	STAT_TRUNCATED,		 /* ... with a truncated stack */
+	STAT_OFFCPU_DROPPED,	 /* off-CPU intervals lost: too many threads off CPU */
 	STAT__MAX,
 };
 

@@ -298,16 +298,13 @@ static int symbolize_stacks(struct profile *p, struct symbolizer *sym,
 		for (uint16_t k = 0; k < s->nr_kernel; k++) {
 			frames[n] = symbolizer__kernel_frame(sym, s->ips[k] - (k > 0));
 			/* Off CPU, the kernel stack starts inside our own program: skip it. */
-			if (s->offcpu && n == 0 && frames[0] && is_bpf_frame(frames[0]))
+			if (s->offcpu && n == 0 && is_bpf_frame(frames[0]))
 				continue;
 			n++;
 		}
 		for (uint16_t u = 0; u < s->nr_user; u++)
 			frames[n++] = symbolizer__user_frame(sym, s->maps,
 							     s->ips[s->nr_kernel + u] - (u > 0));
-		for (uint32_t k = 0; k < n; k++)
-			if (!frames[k])
-				goto out_nomem;
 		if (s->count > alloc_times) {
 			free(times);
 			alloc_times = s->count;

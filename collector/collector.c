@@ -423,7 +423,49 @@ static int handle_sample(struct collector *c, const struct sample_event *e)
 	return 0;
 }
 
-static int add_target(struct collector *c, pid_t pid, bool child, bool snapshot);
+/*
+ * Follow @pid until it exits, through a pidfd (which also sees a zombie as
+ * exited) or, where there is none, kill(); read its maps if @snapshot.
+ * 0 or -errno (-ESRCH: no such process).
+ */
+static int add_target(struct collector *c, pid_t pid, bool child, bool snapshot)
+{
+	struct target *t;
+	struct proc_state *p;
+	int pidfd;
+
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	/* Before Linux 5.3 (and under valgrind) there is no pidfd: poll with kill(). */
+	if (pidfd < 0 && errno != ENOSYS)
+		return -errno;
+	if (pidfd < 0 && kill(pid, 0) && errno == ESRCH)
+		return -ESRCH;
+	if (c->nr_targets == c->alloc_targets) {
+		size_t alloc = c->alloc_targets ? 2 * c->alloc_targets : 16;
+
+		t = realloc(c->targets, alloc * sizeof(*t));
+		if (!t) {
+			if (pidfd >= 0)
+				close(pidfd);
+			return -ENOMEM;
+		}
+		c->targets = t;
+		c->alloc_targets = alloc;
+	}
+	t = &c->targets[c->nr_targets++];
+	t->pid = pid;
+	t->pidfd = pidfd;
+	t->child = child;
+	t->exited = false;
+	if (!snapshot)
+		return 0;
+	/* Snapshot first: the process may be short-lived, and its first sample is near. */
+	p = proc_state__get(c, pid);
+	if (!p)
+		return -ENOMEM;
+	proc_state__snapshot(c, p);
+	return 0;
+}
 
 /*
  * A target forked a process, which the BPF program now samples too: follow
@@ -469,51 +511,6 @@ static int handle_event(void *ctx, void *data, size_t size)
 	if (err)
 		c->err = err;
 	return err;
-}
-
-/* Follow @pid until it exits (through @pidfd, or kill() if it is -1) and read its maps. */
-/*
- * Follow @pid until it exits, through a pidfd (which also sees a zombie as
- * exited) or, where there is none, kill(); read its maps if @snapshot.
- * 0 or -errno (-ESRCH: no such process).
- */
-static int add_target(struct collector *c, pid_t pid, bool child, bool snapshot)
-{
-	struct target *t;
-	struct proc_state *p;
-	int pidfd;
-
-	pidfd = syscall(SYS_pidfd_open, pid, 0);
-	/* Before Linux 5.3 (and under valgrind) there is no pidfd: poll with kill(). */
-	if (pidfd < 0 && errno != ENOSYS)
-		return -errno;
-	if (pidfd < 0 && kill(pid, 0) && errno == ESRCH)
-		return -ESRCH;
-	if (c->nr_targets == c->alloc_targets) {
-		size_t alloc = c->alloc_targets ? 2 * c->alloc_targets : 16;
-
-		t = realloc(c->targets, alloc * sizeof(*t));
-		if (!t) {
-			if (pidfd >= 0)
-				close(pidfd);
-			return -ENOMEM;
-		}
-		c->targets = t;
-		c->alloc_targets = alloc;
-	}
-	t = &c->targets[c->nr_targets++];
-	t->pid = pid;
-	t->pidfd = pidfd;
-	t->child = child;
-	t->exited = false;
-	if (!snapshot)
-		return 0;
-	/* Snapshot first: the process may be short-lived, and its first sample is near. */
-	p = proc_state__get(c, pid);
-	if (!p)
-		return -ENOMEM;
-	proc_state__snapshot(c, p);
-	return 0;
 }
 
 int collector__add_target(struct collector *c, pid_t pid, bool child)

@@ -45,11 +45,15 @@ struct symbolizer_stats {
 struct symbolizer *symbolizer__new(struct strset *strings, const struct symbolizer_opts *opts);
 void symbolizer__free(struct symbolizer *sym);
 
-/* Frame for user address @addr of a process whose maps were @maps (may be NULL). */
+/*
+ * Frame for user address @addr of a process whose maps were @maps (may be
+ * NULL). Never NULL: when memory runs out, a shared "[unknown]" frame (and
+ * one warning).
+ */
 const struct profile_frame *symbolizer__user_frame(struct symbolizer *sym,
 						   const struct proc_maps *maps, uint64_t addr);
 
-/* Frame for kernel address @addr. */
+/* Frame for kernel address @addr; never NULL, as for user addresses. */
 const struct profile_frame *symbolizer__kernel_frame(struct symbolizer *sym, uint64_t addr);
 
 void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *stats);
