@@ -25,7 +25,7 @@ BTF ?= /sys/kernel/btf/vmlinux
 
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/')
 
-PKGS := libbpf libelf libdw libprotobuf-c zlib
+PKGS := libbpf libelf libdw libprotobuf-c zlib liblzma
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
@@ -33,7 +33,8 @@ CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Werror
 override CPPFLAGS += -D_GNU_SOURCE -I. -I$(OUTPUT) -I$(OUTPUT)/proto $(PKG_CFLAGS)
 override CFLAGS += -std=gnu11 -MMD -MP
-LDLIBS += $(PKG_LIBS) -lpthread
+# libiberty (the demangler binutils uses) ships no .pc file.
+LDLIBS += $(PKG_LIBS) -liberty -lpthread
 
 ifeq ($(V),1)
 Q =
@@ -46,7 +47,7 @@ endif
 .DELETE_ON_ERROR:
 .SUFFIXES:
 .PHONY: all clean demo test unit-tests bench deps install uninstall format-check format asan \
-	workloads fixtures
+	workloads fixtures oracle
 
 all: $(OUTPUT)/profiler
 
@@ -143,7 +144,67 @@ $(OUTPUT)/fixtures/symbols-stripped: $(OUTPUT)/fixtures/symbols-pie
 	$(call msg,STRIP,$@)
 	$(Q)strip -s $< -o $@
 
-fixtures: $(FIXTURES)
+# Fixtures for symbolize/debuginfo's unit tests: debuglink.c's debug information
+# moved out the ways distributions do, one directory per case (the comments of
+# tests/unit/test_debuginfo.c say which). global-debug/ mirrors global/'s absolute
+# path, as a debug directory mirrors /usr/bin: move the build tree, rebuild them.
+DEBUGINFO_DIR := $(OUTPUT)/fixtures/debuginfo
+DEBUGINFO_FIXTURES := $(OUTPUT)/fixtures/debuginfo.stamp
+# $(call debuginfo_flip,FILE,OFFSET): invert the bits of one byte of FILE in place.
+debuginfo_flip = b=$$(od -An -tu1 -j$(2) -N1 $(1)); \
+	printf "\\$$(printf %o $$(($$b ^ 255)))" | dd of=$(1) bs=1 seek=$(2) conv=notrunc status=none
+# $(call debuginfo_link,DEBUG,OUT): the stripped program, with a debuglink to DEBUG.
+debuginfo_link = objcopy --add-gnu-debuglink=$(1) $$d/prog.stripped $(2)
+# $(call debuginfo_id_path,ELF): ELF's .build-id/xx/rest.debug.
+debuginfo_id_path = $$(readelf -n $(1) | sed -n 's|^ *Build ID: \(..\)\(.*\)|.build-id/\1/\2.debug|p')
+
+$(DEBUGINFO_FIXTURES): tests/fixtures/debuglink.c
+	$(call msg,FIXTURE,$(DEBUGINFO_DIR))
+	$(Q)set -e; d=$(DEBUGINFO_DIR); g=global-debug$(abspath $(DEBUGINFO_DIR))/global; \
+	rm -rf $$d; mkdir -p $$d/next $$d/dotdebug/.debug $$d/dotdebug/prog.debug $$d/global \
+		$$d/$$g $$d/badcrc $$d/wrongid $$d/root/usr/bin $$d/root/usr/lib/debug/usr/bin; \
+	$(CC) $(FIXTURE_CFLAGS) -Wl,--build-id $< -o $$d/prog.full; \
+	$(CC) $(FIXTURE_CFLAGS) -Wl,--build-id -DFIXTURE_VARIANT=1 $< -o $$d/other.full; \
+	for f in prog other; do \
+		objcopy --only-keep-debug $$d/$$f.full $$d/$$f.debug; \
+		strip --strip-debug --strip-unneeded $$d/$$f.full -o $$d/$$f.stripped; \
+	done; \
+	cp $$d/prog.debug $$d/next/; $(call debuginfo_link,$$d/next/prog.debug,$$d/next/prog); \
+	cp $$d/prog.debug $$d/dotdebug/.debug/; \
+	$(call debuginfo_link,$$d/prog.debug,$$d/dotdebug/prog); \
+	cp $$d/prog.debug $$d/$$g/; $(call debuginfo_link,$$d/prog.debug,$$d/global/prog); \
+	id=$(call debuginfo_id_path,$$d/prog.full); mkdir -p $$d/buildid-debug/$${id%/*}; \
+	cp $$d/prog.debug $$d/buildid-debug/; ln -s ../../prog.debug $$d/buildid-debug/$$id; \
+	cp $$d/prog.debug $$d/badcrc/; $(call debuginfo_link,$$d/prog.debug,$$d/badcrc/prog); \
+	off=$$(grep -boa debuglink_crc_marker $$d/badcrc/prog.debug | head -n1 | cut -d: -f1); \
+	$(call debuginfo_flip,$$d/badcrc/prog.debug,$$off); \
+	cp $$d/other.debug $$d/wrongid/prog.debug; \
+	$(call debuginfo_link,$$d/wrongid/prog.debug,$$d/wrongid/prog); \
+	mkdir -p $$d/wrongid-debug/$${id%/*}; cp $$d/other.debug $$d/wrongid-debug/$$id; \
+	$(call debuginfo_link,$$d/prog.debug,$$d/root/usr/bin/prog); \
+	cp $$d/prog.debug $$d/root/usr/lib/debug/usr/bin/; \
+	cp $$d/other.stripped $$d/root/usr/bin/other; \
+	cp $$d/other.debug $$d/root/usr/lib/debug/usr/bin/; \
+	oid=$(call debuginfo_id_path,$$d/other.full); \
+	mkdir -p $$d/root/usr/lib/debug/$${oid%/*}; \
+	ln -s ../../usr/bin/other.debug $$d/root/usr/lib/debug/$$oid; \
+	nm -D --format=posix --defined-only $$d/prog.full | awk '{ print $$1 }' | sort \
+		> $$d/mini.dynsyms; \
+	nm --format=posix --defined-only $$d/prog.full | awk '$$2 ~ /^[Tt]$$/ { print $$1 }' | \
+		sort > $$d/mini.funcsyms; \
+	comm -13 $$d/mini.dynsyms $$d/mini.funcsyms > $$d/mini.keep; \
+	objcopy -S --remove-section .gdb_index --remove-section .comment \
+		--keep-symbols=$$d/mini.keep $$d/prog.debug $$d/mini.elf; \
+	xz -c $$d/mini.elf > $$d/mini.xz; \
+	objcopy --add-section .gnu_debugdata=$$d/mini.xz $$d/prog.stripped $$d/mini; \
+	cp $$d/mini.xz $$d/mini-bad.xz; \
+	$(call debuginfo_flip,$$d/mini-bad.xz,$$(($$(stat -c %s $$d/mini.xz) / 2))); \
+	objcopy --add-section .gnu_debugdata=$$d/mini-bad.xz $$d/prog.stripped $$d/mini-corrupt; \
+	head -c $$(($$(stat -c %s $$d/mini.xz) / 2)) $$d/mini.xz > $$d/mini-cut.xz; \
+	objcopy --add-section .gnu_debugdata=$$d/mini-cut.xz $$d/prog.stripped $$d/mini-truncated
+	$(Q)touch $@
+
+fixtures: $(FIXTURES) $(DEBUGINFO_FIXTURES)
 
 # Workloads for the end-to-end tests: frame pointers everywhere, including
 # leaf functions, so frame-pointer unwinding sees every caller. clang 14
@@ -172,6 +233,62 @@ $(OUTPUT)/workloads/%: tests/workloads/%.c
 
 workloads: $(WORKLOADS)
 
+# Binaries that tests/e2e/symbolize_oracle.sh symbolizes both with ours and
+# with llvm-addr2line: C inlined deep at -O3, C++ from two compilers, Rust
+# with both manglings, a shared library, and debug information moved out
+# three ways. Rust comes from Debian's rustc, not from a rustup one in PATH,
+# so that every machine builds the same binaries.
+ORACLE_RUSTC ?= /usr/bin/rustc
+ORACLE_BINS := $(addprefix $(OUTPUT)/oracle/,c-gcc cxx-gcc cxx-clang rust-legacy rust-v0 \
+	liboracle.so c-debuglink cxx-buildid cxx-minidebuginfo)
+ORACLE_CFLAGS := -g -Wall -Wextra -Werror -Wl,--build-id
+
+$(OUTPUT)/oracle/c-gcc: tests/oracle/inline_heavy.c
+	$(call msg,ORACLE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)gcc -O3 $(ORACLE_CFLAGS) $< -o $@
+
+$(OUTPUT)/oracle/cxx-gcc: tests/oracle/templates.cpp
+	$(call msg,ORACLE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)g++ -O2 $(ORACLE_CFLAGS) $< -o $@
+
+$(OUTPUT)/oracle/cxx-clang: tests/oracle/templates.cpp
+	$(call msg,ORACLE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)clang++ -O2 $(ORACLE_CFLAGS) $< -o $@
+
+$(OUTPUT)/oracle/rust-legacy: tests/oracle/generics.rs
+	$(call msg,ORACLE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(ORACLE_RUSTC) -O -g $< -o $@
+
+$(OUTPUT)/oracle/rust-v0: tests/oracle/generics.rs
+	$(call msg,ORACLE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(ORACLE_RUSTC) -O -g -C symbol-mangling-version=v0 $< -o $@
+
+$(OUTPUT)/oracle/liboracle.so: tests/oracle/liboracle.c
+	$(call msg,ORACLE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)gcc -O2 -fPIC -shared $(ORACLE_CFLAGS) $< -o $@
+
+$(OUTPUT)/oracle/c-debuglink: $(OUTPUT)/oracle/c-gcc tests/oracle/split-debug.sh
+	$(call msg,ORACLE,$@)
+	$(Q)tests/oracle/split-debug.sh debuglink $< $@
+
+# Ours reads it with --debug-dir $(OUTPUT)/oracle/debug-root.
+$(OUTPUT)/oracle/cxx-buildid: $(OUTPUT)/oracle/cxx-clang tests/oracle/split-debug.sh
+	$(call msg,ORACLE,$@)
+	$(Q)rm -rf $(@D)/debug-root
+	$(Q)tests/oracle/split-debug.sh build-id $< $@ $(@D)/debug-root
+
+$(OUTPUT)/oracle/cxx-minidebuginfo: $(OUTPUT)/oracle/cxx-gcc tests/oracle/split-debug.sh
+	$(call msg,ORACLE,$@)
+	$(Q)tests/oracle/split-debug.sh minidebuginfo $< $@
+
+oracle: $(ORACLE_BINS)
+
 unit-tests: $(OUTPUT)/tests/unit-tests fixtures
 	$(Q)FIXTURES=$(OUTPUT)/fixtures $(OUTPUT)/tests/unit-tests
 
@@ -179,7 +296,7 @@ unit-tests: $(OUTPUT)/tests/unit-tests fixtures
 # is missing, builds, and runs every test through tests/run, which ends with
 # an "N passed, N failed, N skipped" line.
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/tests/unit-tests fixtures workloads
+	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/tests/unit-tests fixtures workloads oracle
 	$(Q)OUTPUT=$(OUTPUT) tests/run
 
 demo: deps
@@ -187,7 +304,8 @@ demo: deps
 	$(Q)OUTPUT=$(OUTPUT) tools/demo
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all workloads $(OUTPUT)/bench/symbolize-bench
+	$(Q)$(MAKE) --no-print-directory all workloads $(OUTPUT)/bench/symbolize-bench \
+		$(BENCH_PEERS)
 	$(Q)OUTPUT=$(OUTPUT) bench/run
 
 $(OUTPUT)/bench/%: $(OUTPUT)/obj/bench/%.o $(OUTPUT)/libprofiler.a
@@ -195,11 +313,48 @@ $(OUTPUT)/bench/%: $(OUTPUT)/obj/bench/%.o $(OUTPUT)/libprofiler.a
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# What "symbolize vs peers" symbolizes: programs that bench/gen-cxx writes,
+# built with -O2 -g. A C++ one with tens of MB of DWARF (its units take
+# about a minute per core together: use make -j) and a C one with a few MB.
+BENCH_CXX ?= g++
+BENCH_CC ?= gcc
+BENCH_CXX_TUS := 24
+BENCH_C_TUS := 48
+BENCH_CXX_SRC := $(patsubst %,$(OUTPUT)/bench/cxx-src/tu%.cc,$(shell seq $(BENCH_CXX_TUS))) \
+	$(OUTPUT)/bench/cxx-src/main.cc
+BENCH_C_SRC := $(patsubst %,$(OUTPUT)/bench/c-src/tu%.c,$(shell seq $(BENCH_C_TUS))) \
+	$(OUTPUT)/bench/c-src/main.c
+BENCH_PEERS := $(OUTPUT)/bench/big-cxx $(OUTPUT)/bench/mid-c $(OUTPUT)/bench/runstat
+
+$(BENCH_CXX_SRC) $(OUTPUT)/bench/cxx-src/bench.h &: bench/gen-cxx
+	$(call msg,GEN,$(OUTPUT)/bench/cxx-src)
+	$(Q)bench/gen-cxx cxx $(OUTPUT)/bench/cxx-src $(BENCH_CXX_TUS)
+
+$(BENCH_C_SRC) $(OUTPUT)/bench/c-src/bench.h &: bench/gen-cxx
+	$(call msg,GEN,$(OUTPUT)/bench/c-src)
+	$(Q)bench/gen-cxx c $(OUTPUT)/bench/c-src $(BENCH_C_TUS)
+
+$(OUTPUT)/bench/cxx-src/%.o: $(OUTPUT)/bench/cxx-src/%.cc $(OUTPUT)/bench/cxx-src/bench.h
+	$(call msg,CXX,$@)
+	$(Q)$(BENCH_CXX) -O2 -g -c $< -o $@
+
+$(OUTPUT)/bench/c-src/%.o: $(OUTPUT)/bench/c-src/%.c $(OUTPUT)/bench/c-src/bench.h
+	$(call msg,CC,$@)
+	$(Q)$(BENCH_CC) -O2 -g -c $< -o $@
+
+$(OUTPUT)/bench/big-cxx: $(BENCH_CXX_SRC:.cc=.o)
+	$(call msg,LINK,$@)
+	$(Q)$(BENCH_CXX) -O2 -g -Wl,--build-id $^ -o $@
+
+$(OUTPUT)/bench/mid-c: $(BENCH_C_SRC:.c=.o)
+	$(call msg,LINK,$@)
+	$(Q)$(BENCH_CC) -O2 -g -Wl,--build-id $^ -o $@
+
 # The whole test suite with AddressSanitizer and UBSan, in its own build directory.
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 asan: deps
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)-asan CFLAGS="$(ASAN_FLAGS)" \
-		LDFLAGS="$(ASAN_FLAGS)" all $(OUTPUT)-asan/tests/unit-tests fixtures workloads
+		LDFLAGS="$(ASAN_FLAGS)" all $(OUTPUT)-asan/tests/unit-tests fixtures workloads oracle
 	$(Q)OUTPUT=$(OUTPUT)-asan ASAN_OPTIONS=detect_leaks=1 tests/run
 
 deps:

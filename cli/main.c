@@ -8,6 +8,7 @@
 #include "common/procfs.h"
 #include "options.h"
 #include "record.h"
+#include "symbolize.h"
 
 static int verbosity;
 
@@ -42,6 +43,8 @@ int main(int argc, char **argv)
 	int ret;
 
 	log_set_print(print_log);
+	if (argc > 1 && !strcmp(argv[1], "symbolize"))
+		return symbolize_main(argc - 1, argv + 1);
 	libbpf_set_print(libbpf_print);
 	max_rate = procfs__read_long("/proc/sys/kernel/perf_event_max_sample_rate", 0);
 	if (options__parse(&o, argc, argv, max_rate > 0 ? max_rate : 0, err, sizeof(err))) {

@@ -15,6 +15,7 @@ const char options_usage[] =
 "Usage: profiler [OPTIONS] -p PID[,PID...]\n"
 "       profiler [OPTIONS] -- COMMAND [ARGS...]\n"
 "       profiler [OPTIONS] -a | -t TID | --cgroup PATH\n"
+"       profiler symbolize [-e FILE] [-afiCs] [ADDR...]   (see symbolize --help)\n"
 "\n"
 "Sample the user and kernel call stacks of running processes, of a command it\n"
 "starts, or of the whole machine, with a BPF program on a CPU clock, and write\n"

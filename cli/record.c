@@ -259,8 +259,10 @@ static void print_targets(const struct options *o)
 /* A frame of a BPF program or of the kernel code that runs one from a tracepoint. */
 static bool is_bpf_frame(const struct profile_frame *f)
 {
-	return !strncmp(f->name, "bpf_", 4) || !strncmp(f->name, "__bpf_", 6) ||
-	       !strncmp(f->name, "__traceiter_", 12);
+	const char *name = profile_frame__func(f)->name;
+
+	return !strncmp(name, "bpf_", 4) || !strncmp(name, "__bpf_", 6) ||
+	       !strncmp(name, "__traceiter_", 12);
 }
 
 /* Turn every aggregated stack into a symbolized sample of @p. 0 or -ENOMEM. */
@@ -330,14 +332,11 @@ out_nomem:
 	goto out;
 }
 
-static void print_summary(const struct profile *p, const struct symbolizer *sym, const char *output,
-			  enum export_format format)
+static void print_summary(const struct profile *p, const char *output, enum export_format format)
 {
-	struct symbolizer_stats st;
-
+	const uint64_t *frames = p->stats.frames;
 	uint64_t intervals = 0, offcpu_ns = 0;
 
-	symbolizer__stats(sym, &st);
 	fprintf(stderr,
 		"profiler: %llu samples in %.1f s, %llu lost, %llu truncated, %llu stack errors, "
 		"%llu processes with unreadable maps\n",
@@ -354,9 +353,13 @@ static void print_summary(const struct profile *p, const struct symbolizer *sym,
 	if (p->mode != PROFILE_CPU)
 		fprintf(stderr, "profiler: %llu intervals off CPU, %.3f s in all\n",
 			(unsigned long long)intervals, offcpu_ns / 1e9);
-	pr_info("symbolized %llu of %llu distinct frames (%llu outside any mapping)",
-		(unsigned long long)st.resolved, (unsigned long long)st.frames,
-		(unsigned long long)st.unmapped);
+	fprintf(stderr,
+		"profiler: frames: %llu with source lines, %llu function only, %llu unnamed, "
+		"%llu unmapped, %llu JIT\n",
+		(unsigned long long)frames[FRAME_LINES], (unsigned long long)frames[FRAME_SYMBOL],
+		(unsigned long long)frames[FRAME_NO_SYMBOL],
+		(unsigned long long)frames[FRAME_NO_MAPPING],
+		(unsigned long long)frames[FRAME_JIT]);
 	if (strcmp(output, "-"))
 		fprintf(stderr, "profiler: wrote %s (%s)\n", output, export_format__name(format));
 }
@@ -409,6 +412,7 @@ int record(const struct options *o)
 	pid_t tid_process = 0;
 	struct child child = { .pid = -1, .go_fd = -1, .err_fd = -1 };
 	struct symbolizer *sym = NULL;
+	struct symbolizer_stats st;
 	struct collector *c = NULL;
 	struct profile *p = NULL;
 	int err, ret = 1, status;
@@ -546,6 +550,8 @@ int record(const struct options *o)
 		pr_warn("cannot symbolize: out of memory");
 		goto out;
 	}
+	symbolizer__stats(sym, &st);
+	memcpy(p->stats.frames, st.sources, sizeof(p->stats.frames));
 	if (o->verbose) {
 		uint64_t run_ns, runs;
 
@@ -558,7 +564,7 @@ int record(const struct options *o)
 	}
 	if (write_profile(p, o))
 		goto out;
-	print_summary(p, sym, o->output, o->format);
+	print_summary(p, o->output, o->format);
 	ret = 0;
 out:
 	active_collector = NULL;

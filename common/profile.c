@@ -100,7 +100,7 @@ static int cmp_frame(const struct profile_frame *a, const struct profile_frame *
 
 	if (a == b)
 		return 0;
-	c = cmp_str(a->name, b->name);
+	c = cmp_str(profile_frame__func(a)->name, profile_frame__func(b)->name);
 	if (c)
 		return c;
 	c = cmp_str(a->mapping ? a->mapping->filename : NULL,

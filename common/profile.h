@@ -25,32 +25,66 @@ struct strset;
 
 /* A file (or pseudo-file) mapped into a process, as pprof's Mapping wants it. */
 struct profile_mapping {
-	uint64_t start, limit; /* [start, limit) in the process's address space */
-	uint64_t file_offset;  /* offset in the file of @start */
-	const char *filename;  /* path as mapped, "[vdso]", or "[kernel.kallsyms]" */
-	const char *build_id;  /* lowercase hex of the GNU build-id, or NULL */
-	bool has_functions;    /* at least one address in it resolved to a symbol */
+	uint64_t start, limit;	/* [start, limit) in the process's address space */
+	uint64_t file_offset;	/* offset in the file of @start */
+	const char *filename;	/* path as mapped, "[vdso]", or "[kernel.kallsyms]" */
+	const char *build_id;	/* lowercase hex of the GNU build-id, or NULL */
+	bool has_functions;	/* at least one address in it resolved to a symbol */
+	bool has_filenames;	/* ... to a source file */
+	bool has_line_numbers;	/* ... to a source line */
+	bool has_inline_frames; /* ... to a chain of inlined calls */
 	bool kernel;
 	bool main_binary; /* the executable of the process that maps it */
 };
 
-/* One symbolized frame. */
-struct profile_frame {
-	uint64_t address;		       /* absolute address in the process or kernel */
-	const struct profile_mapping *mapping; /* NULL when no mapping covers @address */
+/* A function at an address: the frame's own, or one inlined into it. */
+struct profile_line {
 	/*
-	 * Never NULL: the function, else a placeholder naming the module and
-	 * the ELF address in it ("libfoo.so+0x1234"), else "[unknown]".
+	 * Never NULL: the function (demangled), else a placeholder naming the
+	 * module and the ELF address in it ("libfoo.so+0x1234"), else "[unknown]".
 	 */
 	const char *name;
 	const char *system_name; /* linker (mangled) name; NULL when unresolved */
 	const char *filename;	 /* source file, or NULL when unknown */
+	uint32_t line;		 /* source line, 0 when unknown */
+	uint32_t discriminator;	 /* of the line row, for the innermost line only */
+};
+
+/* How a frame was symbolized, for the quality counts. */
+enum profile_frame_source {
+	FRAME_LINES,	  /* function and source line */
+	FRAME_SYMBOL,	  /* function name only */
+	FRAME_NO_SYMBOL,  /* a mapped file, but nothing names the address */
+	FRAME_NO_MAPPING, /* no mapping covers the address */
+	FRAME_JIT,	  /* named by a perf map file of JIT-compiled code */
+	NR_FRAME_SOURCES,
+};
+
+/*
+ * One symbolized frame: an address and the functions at it. Code inlined
+ * at the address gives several lines, innermost first, as pprof orders
+ * them: lines[0] is the code at @address, which was inlined into lines[1]
+ * at lines[0]'s call site ... and lines[nr_lines - 1] is the function
+ * that holds the address. A frame always has at least one line.
+ */
+struct profile_frame {
+	uint64_t address;		       /* absolute address in the process or kernel */
+	const struct profile_mapping *mapping; /* NULL when no mapping covers @address */
+	const struct profile_line *lines;
+	uint32_t nr_lines;
+	enum profile_frame_source source;
 	bool kernel;
 };
 
+/* The function holding the frame's address (the outermost of an inline chain). */
+static inline const struct profile_line *profile_frame__func(const struct profile_frame *f)
+{
+	return &f->lines[f->nr_lines - 1];
+}
+
 static inline bool profile_frame__resolved(const struct profile_frame *f)
 {
-	return f->system_name != NULL;
+	return profile_frame__func(f)->system_name != NULL;
 }
 
 struct profile_sample {
@@ -84,6 +118,7 @@ struct profile_stats {
 	uint64_t truncated;	  /* samples whose stack filled the buffer */
 	uint64_t stack_errors;	  /* samples whose user or kernel stack could not be read */
 	uint64_t maps_unreadable; /* processes none of whose maps could be read */
+	uint64_t frames[NR_FRAME_SOURCES]; /* distinct frames, by how they were symbolized */
 };
 
 struct profile {

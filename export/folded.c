@@ -127,6 +127,29 @@ static int folded__append_name(struct folded *f, const char *name, bool process)
 }
 
 /*
+ * Append @frame: its function, after the functions inlined into it, outer
+ * first, each its own frame as perf script shows them. The suffixes are
+ * flamegraph.pl's annotations, which it colors: _[k] kernel, _[j] JIT
+ * code, _[i] inlined.
+ */
+static int folded__append_frame(struct folded *f, const struct profile_frame *frame)
+{
+	const char *suffix = frame->kernel ? "_[k]" : frame->source == FRAME_JIT ? "_[j]" : "";
+	int err = 0;
+
+	for (uint32_t i = frame->nr_lines; i-- > 0 && !err;) {
+		err = folded__append(f, ";", 1);
+		if (!err)
+			err = folded__append_name(f, frame->lines[i].name, false);
+		if (!err && i)
+			err = folded__append(f, "_[i]", strlen("_[i]"));
+		else if (!err && *suffix)
+			err = folded__append(f, suffix, strlen(suffix));
+	}
+	return err;
+}
+
+/*
  * Put the stack of @s in f->buf. Sorted samples share their outer frames with
  * their predecessor, so the part of the previous stack that matches is kept
  * rather than formatted again.
@@ -169,11 +192,7 @@ static int folded__build_stack(struct folded *f, const struct profile_sample *s)
 	for (; depth < n; depth++) {
 		const struct profile_frame *frame = s->frames[n - 1 - depth];
 
-		err = folded__append(f, ";", 1);
-		if (!err)
-			err = folded__append_name(f, frame->name, false);
-		if (!err && frame->kernel)
-			err = folded__append(f, "_[k]", strlen("_[k]"));
+		err = folded__append_frame(f, frame);
 		if (err)
 			return err;
 		f->ends[depth + 1] = f->len;

@@ -132,10 +132,14 @@ struct function_entry {
 };
 
 /* A Location with its one Line, in one allocation. */
+enum {
+	NR_COMMENTS = 6
+};
+
+/* A Location and its Lines, one per function at the address (inlined ones first). */
 struct location_msg {
 	Perftools__Profiles__Location msg;
-	Perftools__Profiles__Line line;
-	Perftools__Profiles__Line *lines[1];
+	Perftools__Profiles__Line *lines[];
 };
 
 enum {
@@ -156,7 +160,7 @@ struct builder {
 	struct arena arena;
 	Perftools__Profiles__Profile prof;
 	Perftools__Profiles__ValueType sample_types[3], *sample_type_ptrs[3], period_type;
-	int64_t comments[5];
+	int64_t comments[NR_COMMENTS];
 	int64_t label_keys[NR_KEYS];
 	struct str_memo thread_memo, process_memo;
 
@@ -297,6 +301,9 @@ static int64_t builder__mapping(struct builder *b, const struct profile_mapping 
 	msg->filename = filename;
 	msg->build_id = build_id;
 	msg->has_functions = m->has_functions;
+	msg->has_filenames = m->has_filenames;
+	msg->has_line_numbers = m->has_line_numbers;
+	msg->has_inline_frames = m->has_inline_frames;
 	b->prof.mapping[b->prof.n_mapping++] = msg;
 	return msg->id;
 }
@@ -307,8 +314,8 @@ static bool function_eq(const void *entry, const void *key)
 		       sizeof(((const struct function_entry *)entry)->key));
 }
 
-/* Id of the Function @f runs in, adding it on first use; negative errno. */
-static int64_t builder__function(struct builder *b, const struct profile_frame *f)
+/* Id of the Function of @f, adding it on first use; negative errno. */
+static int64_t builder__function(struct builder *b, const struct profile_line *f)
 {
 	Perftools__Profiles__Function *msg;
 	struct function_entry *e;
@@ -346,8 +353,9 @@ static int64_t builder__function(struct builder *b, const struct profile_frame *
 static int64_t builder__location(struct builder *b, const struct profile_frame *f)
 {
 	uint64_t hash = hash_ptr(f);
-	int64_t mapping_id, function_id;
+	Perftools__Profiles__Line *lines;
 	struct location_msg *loc;
+	int64_t mapping_id;
 	uint64_t id;
 
 	id = (uintptr_t)hashtab__find(&b->locations, hash, same_hash_same_ptr, f);
@@ -356,24 +364,29 @@ static int64_t builder__location(struct builder *b, const struct profile_frame *
 	mapping_id = builder__mapping(b, f->mapping);
 	if (mapping_id < 0)
 		return mapping_id;
-	function_id = builder__function(b, f);
-	if (function_id < 0)
-		return function_id;
 	if (vec_reserve(&b->prof.location, &b->alloc_locations, b->prof.n_location + 1,
 			sizeof(*b->prof.location)))
 		return -ENOMEM;
 	id = b->prof.n_location + 1;
-	loc = arena__alloc(&b->arena, sizeof(*loc));
-	if (!loc || hashtab__insert(&b->locations, hash, (void *)(uintptr_t)id))
+	loc = arena__alloc(&b->arena, sizeof(*loc) + f->nr_lines * sizeof(loc->lines[0]));
+	lines = arena__alloc_array(&b->arena, f->nr_lines, sizeof(*lines));
+	if (!loc || !lines || hashtab__insert(&b->locations, hash, (void *)(uintptr_t)id))
 		return -ENOMEM;
-	perftools__profiles__line__init(&loc->line);
-	loc->line.function_id = function_id;
-	loc->lines[0] = &loc->line;
+	for (uint32_t i = 0; i < f->nr_lines; i++) {
+		int64_t function_id = builder__function(b, &f->lines[i]);
+
+		if (function_id < 0)
+			return function_id;
+		perftools__profiles__line__init(&lines[i]);
+		lines[i].function_id = function_id;
+		lines[i].line = f->lines[i].line;
+		loc->lines[i] = &lines[i];
+	}
 	perftools__profiles__location__init(&loc->msg);
 	loc->msg.id = id;
 	loc->msg.mapping_id = mapping_id;
 	loc->msg.address = f->address;
-	loc->msg.n_line = 1;
+	loc->msg.n_line = f->nr_lines;
 	loc->msg.line = loc->lines;
 	b->prof.location[b->prof.n_location++] = &loc->msg;
 	return id;
@@ -519,10 +532,18 @@ static int builder__header(struct builder *b, const struct profile *p)
 	b->comments[3] = builder__strf(b, "stack read errors: %" PRIu64, p->stats.stack_errors);
 	b->comments[4] = builder__strf(b, "processes with unreadable maps: %" PRIu64,
 				       p->stats.maps_unreadable);
-	for (int i = 0; i < 5; i++)
+	b->comments[5] = builder__strf(b,
+				       "frames: %" PRIu64 " with source lines, %" PRIu64
+				       " function only, %" PRIu64 " unnamed, %" PRIu64
+				       " unmapped, %" PRIu64 " JIT",
+				       p->stats.frames[FRAME_LINES], p->stats.frames[FRAME_SYMBOL],
+				       p->stats.frames[FRAME_NO_SYMBOL],
+				       p->stats.frames[FRAME_NO_MAPPING],
+				       p->stats.frames[FRAME_JIT]);
+	for (int i = 0; i < NR_COMMENTS; i++)
 		if (b->comments[i] < 0)
 			return -ENOMEM;
-	prof->n_comment = 5;
+	prof->n_comment = NR_COMMENTS;
 	prof->comment = b->comments;
 
 	for (int i = 0; i < NR_KEYS; i++) {

@@ -645,6 +645,11 @@ const struct elf_sym *elf_symtab__syms(const struct elf_symtab *tab, size_t *nr)
 	return tab->syms;
 }
 
+Elf *elf_symtab__elf(const struct elf_symtab *tab)
+{
+	return tab->elf;
+}
+
 bool elf_symtab__from_dynsym(const struct elf_symtab *tab)
 {
 	return tab->dynsym;

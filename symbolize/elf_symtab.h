@@ -26,6 +26,7 @@
 #ifndef PROFILER_ELF_SYMTAB_H
 #define PROFILER_ELF_SYMTAB_H
 
+#include <libelf.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -68,6 +69,9 @@ const struct elf_sym *elf_symtab__lookup(const struct elf_symtab *tab, uint64_t 
 
 /* All symbols, sorted by address with unique addresses; @nr receives their count. */
 const struct elf_sym *elf_symtab__syms(const struct elf_symtab *tab, size_t *nr);
+
+/* The file's ELF handle, for reading its DWARF; valid until elf_symtab__free(). */
+Elf *elf_symtab__elf(const struct elf_symtab *tab);
 
 /* Were the symbols taken from .dynsym (the file has no .symtab)? */
 bool elf_symtab__from_dynsym(const struct elf_symtab *tab);

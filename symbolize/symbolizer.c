@@ -12,8 +12,11 @@
 #include "common/hashtab.h"
 #include "common/log.h"
 #include "common/strset.h"
+#include "demangle.h"
 #include "elf_symtab.h"
 #include "kallsyms.h"
+#include "module.h"
+#include "perf_map.h"
 #include "symbolizer.h"
 
 #define KERNEL_NAME "[kernel.kallsyms]"
@@ -21,34 +24,49 @@
 #define VDSO_NAME "[vdso]"
 /* The vDSO is two to four pages; refuse to read anything much larger. */
 #define VDSO_MAX_SIZE (1 << 20)
-/* Frames come from blocks of this many, not one malloc() each. */
+/* Frames and their lines come from blocks of this many, not one malloc() each. */
 #define FRAMES_PER_BLOCK 1024
+#define LINES_PER_BLOCK 2048
 
-/* The symbols of one mapped file, by its (dev, ino). */
+/* The module of one mapped file, by its (dev, ino). */
 struct file_entry {
 	const struct mapped_file *file;
 	uint64_t dev, ino;
-	const char *path;	/* file->path interned in symbolizer->strings */
-	struct elf_symtab *tab; /* NULL: unreadable; owned by symbolizer->tabs */
+	const char *path;   /* file->path interned in symbolizer->strings */
+	struct module *mod; /* NULL: unreadable; owned by symbolizer->mods */
 };
 
 /*
  * A handed-out mapping and what resolving addresses in it needs. Keyed by
- * (filename, start, limit, file_offset, tab): the same range of two files
- * with different contents (a library upgraded between two processes' starts)
- * gives two mappings, the same contents under two inodes one.
+ * (filename, start, limit, file_offset, module): the same range of two
+ * files with different contents (a library upgraded between two processes'
+ * starts) gives two mappings, the same contents under two inodes one.
  */
 struct mapping_entry {
 	struct profile_mapping m;
-	const struct elf_symtab *key_tab; /* the file's symbols; NULL for pseudo mappings */
-	struct elf_symtab *tab;		  /* NULL: no symbols */
-	const char *basename;		  /* interned; for "BASENAME+0x..." names */
+	const struct module *key_mod; /* the file's module; NULL for pseudo mappings */
+	struct module *mod;	      /* NULL: no symbols */
+	const char *basename;	      /* interned; for "BASENAME+0x..." names */
+	pid_t pid;		      /* anonymous mappings: whose perf map names their code */
+	bool elf;		      /* a file opened by symbolizer__open_elf() */
 };
 
 struct mapping_key {
 	const char *filename; /* interned in symbolizer->strings */
 	uint64_t start, limit, file_offset;
-	const struct elf_symtab *tab;
+	const struct module *mod;
+	pid_t pid;
+};
+
+/* A linker name and its demangled form, both interned. */
+struct demangled {
+	const char *mangled, *name;
+};
+
+/* The perf map of a process, NULL when it has none. */
+struct perf_map_entry {
+	pid_t pid;
+	struct perf_map *map;
 };
 
 struct frame_block {
@@ -57,16 +75,27 @@ struct frame_block {
 	struct profile_frame frames[FRAMES_PER_BLOCK];
 };
 
+struct line_block {
+	struct line_block *next;
+	size_t used;
+	struct profile_line lines[LINES_PER_BLOCK];
+};
+
 struct symbolizer {
 	struct strset *strings;
 	char *kallsyms_path;	    /* NULL: /proc/kallsyms */
+	char *debug_dir;	    /* NULL: /usr/lib/debug */
 	struct hashtab files;	    /* of struct file_entry */
-	struct hashtab by_build_id; /* of struct elf_symtab, by build-id */
+	struct hashtab by_build_id; /* of struct module, by build-id */
 	struct hashtab mappings;    /* of struct mapping_entry */
 	struct hashtab frames;	    /* of struct profile_frame, by (mapping, address, kernel) */
-	struct elf_symtab **tabs;   /* every elf_symtab we opened */
-	size_t nr_tabs, alloc_tabs;
+	struct hashtab demangled;   /* of struct demangled, by mangled pointer */
+	struct hashtab perf_maps;   /* of struct perf_map_entry, by pid */
+	struct module **mods;	    /* every module we opened */
+	size_t nr_mods, alloc_mods;
 	struct frame_block *blocks;
+	struct line_block *line_blocks;
+	struct profile_line oom_line;
 	struct profile_frame oom_frame; /* handed out when memory runs out */
 	bool oom_warned;
 
@@ -95,7 +124,7 @@ static uint64_t file_hash(const struct mapped_file *f)
 
 static bool build_id_eq(const void *entry, const void *key)
 {
-	return !strcmp(elf_symtab__build_id(entry), key);
+	return !strcmp(elf_symtab__build_id(module__symtab(entry)), key);
 }
 
 static bool mapping_eq(const void *entry, const void *key)
@@ -104,15 +133,15 @@ static bool mapping_eq(const void *entry, const void *key)
 	const struct mapping_key *k = key;
 
 	return e->m.filename == k->filename && e->m.start == k->start && e->m.limit == k->limit &&
-	       e->m.file_offset == k->file_offset && e->key_tab == k->tab;
+	       e->m.file_offset == k->file_offset && e->key_mod == k->mod && e->pid == k->pid;
 }
 
 static uint64_t mapping_hash(const struct mapping_key *k)
 {
-	uint64_t w[5] = { (uintptr_t)k->filename, k->start, k->limit, k->file_offset,
-			  (uintptr_t)k->tab };
+	uint64_t w[6] = { (uintptr_t)k->filename, k->start,	     k->limit,
+			  k->file_offset,	  (uintptr_t)k->mod, k->pid };
 
-	return hash_words(0, w, 5);
+	return hash_words(0, w, 6);
 }
 
 struct frame_key {
@@ -136,6 +165,16 @@ static uint64_t frame_hash(const struct frame_key *k)
 	return hash_words(0, w, 3);
 }
 
+static bool demangled_eq(const void *entry, const void *key)
+{
+	return ((const struct demangled *)entry)->mangled == key;
+}
+
+static bool perf_map_eq(const void *entry, const void *key)
+{
+	return ((const struct perf_map_entry *)entry)->pid == *(const pid_t *)key;
+}
+
 /* --- lifetime ----------------------------------------------------------- */
 
 struct symbolizer *symbolizer__new(struct strset *strings, const struct symbolizer_opts *opts)
@@ -151,10 +190,18 @@ struct symbolizer *symbolizer__new(struct strset *strings, const struct symboliz
 		if (!sym->kallsyms_path)
 			goto out_free;
 	}
+	if (opts && opts->debug_dir) {
+		sym->debug_dir = strdup(opts->debug_dir);
+		if (!sym->debug_dir)
+			goto out_free;
+	}
 	sym->unknown = strset__add(strings, UNKNOWN_NAME);
 	if (!sym->unknown)
 		goto out_free;
-	sym->oom_frame.name = sym->unknown;
+	sym->oom_line.name = sym->unknown;
+	sym->oom_frame.lines = &sym->oom_line;
+	sym->oom_frame.nr_lines = 1;
+	sym->oom_frame.source = FRAME_NO_MAPPING;
 	return sym;
 
 out_free:
@@ -166,7 +213,10 @@ out_free:
 void symbolizer__free(struct symbolizer *sym)
 {
 	struct frame_block *b, *next;
+	struct line_block *lb, *lnext;
+	struct perf_map_entry *pm;
 	struct mapping_entry *m;
+	struct demangled *d;
 	struct file_entry *f;
 	size_t i;
 
@@ -176,19 +226,32 @@ void symbolizer__free(struct symbolizer *sym)
 		free(f);
 	hashtab__for_each_entry(&sym->mappings, i, m)
 		free(m);
+	hashtab__for_each_entry(&sym->demangled, i, d)
+		free(d);
+	hashtab__for_each_entry(&sym->perf_maps, i, pm) {
+		perf_map__free(pm->map);
+		free(pm);
+	}
 	hashtab__release(&sym->files);
 	hashtab__release(&sym->by_build_id);
 	hashtab__release(&sym->mappings);
 	hashtab__release(&sym->frames);
-	for (i = 0; i < sym->nr_tabs; i++)
-		elf_symtab__free(sym->tabs[i]);
-	free(sym->tabs);
+	hashtab__release(&sym->demangled);
+	hashtab__release(&sym->perf_maps);
+	for (i = 0; i < sym->nr_mods; i++)
+		module__free(sym->mods[i]);
+	free(sym->mods);
 	for (b = sym->blocks; b; b = next) {
 		next = b->next;
 		free(b);
 	}
+	for (lb = sym->line_blocks; lb; lb = lnext) {
+		lnext = lb->next;
+		free(lb);
+	}
 	kallsyms__free(sym->kallsyms);
 	free(sym->kallsyms_path);
+	free(sym->debug_dir);
 	free(sym);
 }
 
@@ -197,17 +260,21 @@ void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *st
 	*stats = sym->stats;
 }
 
-/* --- ELF files ---------------------------------------------------------- */
+/* --- modules ------------------------------------------------------------ */
 
 /*
- * Keep @tab (taking it over) and share it under its build-id. If another
- * file with the same build-id came first, @tab is freed and that file's
- * symbols are returned instead.
+ * Keep a module for @tab (taking it over) and share it under its build-id.
+ * If another file with the same build-id came first, @tab is freed and that
+ * file's module is returned instead. @pid is the process whose root the
+ * module's debug files are looked for in (0: ours).
  */
-static struct elf_symtab *symbolizer__add_tab(struct symbolizer *sym, struct elf_symtab *tab)
+static struct module *symbolizer__add_module(struct symbolizer *sym, struct elf_symtab *tab,
+					     const char *path, pid_t pid)
 {
 	const char *build_id = elf_symtab__build_id(tab);
-	struct elf_symtab *known, **tmp;
+	struct module_opts opts = { .debug_dir = sym->debug_dir };
+	struct module *known, *mod, **tmp;
+	char root[64];
 	uint64_t hash = 0;
 
 	if (build_id) {
@@ -218,55 +285,72 @@ static struct elf_symtab *symbolizer__add_tab(struct symbolizer *sym, struct elf
 			return known;
 		}
 	}
-	if (sym->nr_tabs == sym->alloc_tabs) {
-		size_t alloc = sym->alloc_tabs ? 2 * sym->alloc_tabs : 16;
+	/*
+	 * Debug files are looked for in the process's root, where its own
+	 * /usr/lib/debug is; once it has exited, in ours (a wrong file would
+	 * fail the build-id or CRC checks).
+	 */
+	snprintf(root, sizeof(root), "/proc/%d/root", pid);
+	if (pid > 0 && pid != getpid() && !access(root, X_OK))
+		opts.root = root;
+	if (sym->nr_mods == sym->alloc_mods) {
+		size_t alloc = sym->alloc_mods ? 2 * sym->alloc_mods : 16;
 
 		if (alloc > SIZE_MAX / sizeof(*tmp))
 			goto out_free;
-		tmp = realloc(sym->tabs, alloc * sizeof(*tmp));
+		tmp = realloc(sym->mods, alloc * sizeof(*tmp));
 		if (!tmp)
 			goto out_free;
-		sym->tabs = tmp;
-		sym->alloc_tabs = alloc;
+		sym->mods = tmp;
+		sym->alloc_mods = alloc;
 	}
-	if (build_id && hashtab__insert(&sym->by_build_id, hash, tab))
-		goto out_free;
-	sym->tabs[sym->nr_tabs++] = tab;
-	return tab;
+	mod = module__new(tab, path, &opts);
+	if (!mod)
+		goto out_warn;
+	if (build_id && hashtab__insert(&sym->by_build_id, hash, mod)) {
+		module__free(mod);
+		goto out_warn;
+	}
+	sym->mods[sym->nr_mods++] = mod;
+	return mod;
 
 out_free:
+	elf_symtab__free(tab);
+out_warn:
 	/* Unshared symbols would be lost at the end: do without them. */
 	pr_warn("symbolize: cannot keep symbols: %s", strerror(ENOMEM));
-	elf_symtab__free(tab);
 	return NULL;
 }
 
 /*
- * Open the symbols of @fd, unless a file with the same build-id is open
+ * Open the module of @fd, unless a file with the same build-id is open
  * already: reading the build-id alone costs about 20 us, parsing the
  * symbols of a large library 10 to 100 ms.
  */
-static struct elf_symtab *symbolizer__open_fd(struct symbolizer *sym, int fd, const char *path)
+static struct module *symbolizer__open_fd(struct symbolizer *sym, int fd, const char *path,
+					  pid_t pid)
 {
-	char build_id[160];
 	struct elf_symtab *tab;
+	char build_id[160];
+	struct module *mod;
 
 	if (!elf_symtab__read_build_id(fd, build_id, sizeof(build_id))) {
-		tab = hashtab__find(&sym->by_build_id, hash_bytes(build_id, strlen(build_id)),
+		mod = hashtab__find(&sym->by_build_id, hash_bytes(build_id, strlen(build_id)),
 				    build_id_eq, build_id);
-		if (tab)
-			return tab;
+		if (mod)
+			return mod;
 	}
 	tab = elf_symtab__open_fd(fd, path);
 	if (!tab) {
 		pr_warn("symbolize: cannot read symbols of '%s': %s", path, strerror(errno));
 		return NULL;
 	}
-	return symbolizer__add_tab(sym, tab);
+	return symbolizer__add_module(sym, tab, path, pid);
 }
 
-/* The symbols of @file, opened through its descriptor else its path; cached per file. */
-static struct file_entry *symbolizer__file(struct symbolizer *sym, const struct mapped_file *file)
+/* The module of @file, opened through its descriptor else its path; cached per file. */
+static struct file_entry *symbolizer__file(struct symbolizer *sym, const struct mapped_file *file,
+					   pid_t pid)
 {
 	uint64_t hash = file_hash(file);
 	struct file_entry *e;
@@ -288,7 +372,7 @@ static struct file_entry *symbolizer__file(struct symbolizer *sym, const struct 
 		return NULL;
 	}
 	if (file->fd >= 0) {
-		e->tab = symbolizer__open_fd(sym, file->fd, file->path);
+		e->mod = symbolizer__open_fd(sym, file->fd, file->path, pid);
 		return e;
 	}
 	/*
@@ -310,7 +394,7 @@ static struct file_entry *symbolizer__file(struct symbolizer *sym, const struct 
 		close(fd);
 		return e;
 	}
-	e->tab = symbolizer__open_fd(sym, fd, file->path);
+	e->mod = symbolizer__open_fd(sym, fd, file->path, pid);
 	close(fd);
 	return e;
 }
@@ -342,8 +426,8 @@ static void *read_process_memory(pid_t pid, uint64_t addr, size_t size)
  * same vDSO as we do: read ours then. Fails quietly (the frames stay
  * "[vdso]+0x...") when neither can be read.
  */
-static struct elf_symtab *symbolizer__read_vdso(struct symbolizer *sym, pid_t pid,
-						const struct proc_map *pm)
+static struct module *symbolizer__read_vdso(struct symbolizer *sym, pid_t pid,
+					    const struct proc_map *pm)
 {
 	size_t size = pm->end - pm->start;
 	struct elf_symtab *tab = NULL;
@@ -364,10 +448,8 @@ static struct elf_symtab *symbolizer__read_vdso(struct symbolizer *sym, pid_t pi
 		return NULL;
 	}
 	tab = elf_symtab__open_mem(image, size, VDSO_NAME);
-	if (tab)
-		tab = symbolizer__add_tab(sym, tab);
 	free(image);
-	return tab;
+	return tab ? symbolizer__add_module(sym, tab, NULL, 0) : NULL;
 }
 
 /* --- mappings ----------------------------------------------------------- */
@@ -379,6 +461,35 @@ static const char *path_basename(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
+/* Fill in and keep the new mapping @e for @key (its module, if any, set). NULL on ENOMEM. */
+static struct mapping_entry *symbolizer__keep_mapping(struct symbolizer *sym,
+						      struct mapping_entry *e,
+						      const struct mapping_key *key, uint64_t hash,
+						      const char *basename)
+{
+	const char *build_id = e->mod ? elf_symtab__build_id(module__symtab(e->mod)) : NULL;
+
+	e->m.start = key->start;
+	e->m.limit = key->limit;
+	e->m.file_offset = key->file_offset;
+	e->m.filename = key->filename;
+	e->key_mod = key->mod;
+	e->pid = key->pid;
+	if (build_id) {
+		e->m.build_id = strset__add(sym->strings, build_id);
+		if (!e->m.build_id)
+			goto out_free;
+	}
+	e->basename = strset__add(sym->strings, basename);
+	if (!e->basename || hashtab__insert(&sym->mappings, hash, e))
+		goto out_free;
+	return e;
+
+out_free:
+	free(e);
+	return NULL;
+}
+
 static struct mapping_entry *symbolizer__mapping(struct symbolizer *sym, pid_t pid,
 						 const struct proc_map *pm)
 {
@@ -387,24 +498,27 @@ static struct mapping_entry *symbolizer__mapping(struct symbolizer *sym, pid_t p
 		.limit = pm->end,
 		.file_offset = pm->pgoff,
 	};
-	const char *build_id;
 	struct mapping_entry *e;
 	bool vdso = false;
 	uint64_t hash;
 
 	/* Interning the path costs a hash of it: do it once per file. */
 	if (pm->file) {
-		struct file_entry *f = symbolizer__file(sym, pm->file);
+		struct file_entry *f = symbolizer__file(sym, pm->file, pid);
 
 		if (!f)
 			return NULL;
-		key.tab = f->tab;
+		key.mod = f->mod;
 		key.filename = f->path;
 	} else {
 		key.filename =
 			strset__add(sym->strings, pm->name && *pm->name ? pm->name : "[anon]");
 		if (!key.filename)
 			return NULL;
+		vdso = !strcmp(key.filename, VDSO_NAME);
+		/* Anonymous code is JIT code, named by its own process's perf map. */
+		if (!vdso)
+			key.pid = pid;
 	}
 	hash = mapping_hash(&key);
 	e = hashtab__find(&sym->mappings, hash, mapping_eq, &key);
@@ -414,33 +528,47 @@ static struct mapping_entry *symbolizer__mapping(struct symbolizer *sym, pid_t p
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
-	e->m.start = key.start;
-	e->m.limit = key.limit;
-	e->m.file_offset = key.file_offset;
-	e->m.filename = key.filename;
 	e->m.main_binary = pm->file && pm->file->exe;
-	e->key_tab = key.tab;
-	e->tab = (struct elf_symtab *)key.tab;
+	e->mod = (struct module *)key.mod;
 	/* The vDSO is keyed without its symbols, which need reading the process's memory. */
-	if (!pm->file && !strcmp(key.filename, VDSO_NAME)) {
-		vdso = true;
-		e->tab = symbolizer__read_vdso(sym, pid, pm);
-	}
-	build_id = e->tab ? elf_symtab__build_id(e->tab) : NULL;
-	if (build_id) {
-		e->m.build_id = strset__add(sym->strings, build_id);
-		if (!e->m.build_id)
-			goto out_free;
-	}
-	e->basename = pm->file || vdso ? strset__add(sym->strings, path_basename(key.filename)) :
-					 key.filename;
-	if (!e->basename || hashtab__insert(&sym->mappings, hash, e))
-		goto out_free;
-	return e;
+	if (vdso)
+		e->mod = symbolizer__read_vdso(sym, pid, pm);
+	return symbolizer__keep_mapping(
+		sym, e, &key, hash, pm->file || vdso ? path_basename(key.filename) : key.filename);
+}
 
-out_free:
-	free(e);
-	return NULL;
+/* --- names -------------------------------------------------------------- */
+
+/*
+ * The interned demangled name of linker name @raw, and @raw interned in
+ * @mangled. Memoized: one function has many addresses, and demangling
+ * costs microseconds. NULL on ENOMEM.
+ */
+static const char *symbolizer__name(struct symbolizer *sym, const char *raw, const char **mangled)
+{
+	struct demangled *d;
+	uint64_t hash;
+	char *name;
+
+	*mangled = strset__add(sym->strings, raw);
+	if (!*mangled)
+		return NULL;
+	hash = hash_mix(0, (uintptr_t)*mangled);
+	d = hashtab__find(&sym->demangled, hash, demangled_eq, *mangled);
+	if (d)
+		return d->name;
+	d = malloc(sizeof(*d));
+	if (!d)
+		return NULL;
+	d->mangled = *mangled;
+	name = demangle(raw);
+	d->name = name ? strset__add(sym->strings, name) : *mangled;
+	free(name);
+	if (!d->name || hashtab__insert(&sym->demangled, hash, d)) {
+		free(d);
+		return NULL;
+	}
+	return d->name;
 }
 
 /* --- frames ------------------------------------------------------------- */
@@ -453,16 +581,41 @@ static const struct profile_frame *symbolizer__oom(struct symbolizer *sym)
 	return &sym->oom_frame;
 }
 
-/* Add a frame for @key named @name (interned); resolved if @system_name. */
+/* Room for @nr lines, which a frame keeps until the end; NULL on ENOMEM. */
+static struct profile_line *symbolizer__lines(struct symbolizer *sym, uint32_t nr)
+{
+	struct line_block *b = sym->line_blocks;
+
+	if (!b || b->used + nr > LINES_PER_BLOCK) {
+		b = malloc(sizeof(*b));
+		if (!b)
+			return NULL;
+		b->used = 0;
+		b->next = sym->line_blocks;
+		sym->line_blocks = b;
+	}
+	b->used += nr;
+	return &b->lines[b->used - nr];
+}
+
+/* Add a frame for @key with @nr_lines lines (copied), symbolized as @source. */
 static const struct profile_frame *symbolizer__add_frame(struct symbolizer *sym,
 							 const struct frame_key *key, uint64_t hash,
-							 const char *name, const char *system_name)
+							 const struct profile_line *lines,
+							 uint32_t nr_lines,
+							 enum profile_frame_source source)
 {
 	struct frame_block *b = sym->blocks;
+	struct profile_line *copy;
 	struct profile_frame *f;
 
-	if (!name)
+	for (uint32_t i = 0; i < nr_lines; i++)
+		if (!lines[i].name)
+			return symbolizer__oom(sym);
+	copy = symbolizer__lines(sym, nr_lines);
+	if (!copy)
 		return symbolizer__oom(sym);
+	memcpy(copy, lines, nr_lines * sizeof(*copy));
 	if (!b || b->used == FRAMES_PER_BLOCK) {
 		b = malloc(sizeof(*b));
 		if (!b)
@@ -475,27 +628,119 @@ static const struct profile_frame *symbolizer__add_frame(struct symbolizer *sym,
 	*f = (struct profile_frame){
 		.address = key->address,
 		.mapping = key->mapping,
-		.name = name,
-		.system_name = system_name,
+		.lines = copy,
+		.nr_lines = nr_lines,
+		.source = source,
 		.kernel = key->kernel,
 	};
 	if (hashtab__insert(&sym->frames, hash, f))
 		return symbolizer__oom(sym);
 	b->used++;
 	sym->stats.frames++;
-	if (system_name)
+	sym->stats.sources[source]++;
+	if (profile_frame__resolved(f))
 		sym->stats.resolved++;
 	if (!key->mapping)
 		sym->stats.unmapped++;
 	return f;
 }
 
+/* A frame of one line named @name (interned), resolved if @system_name. */
+static const struct profile_frame *symbolizer__add_named(struct symbolizer *sym,
+							 const struct frame_key *key, uint64_t hash,
+							 const char *name, const char *system_name,
+							 enum profile_frame_source source)
+{
+	struct profile_line line = { .name = name, .system_name = system_name };
+
+	return symbolizer__add_frame(sym, key, hash, &line, 1, source);
+}
+
+/* The frame for ELF address @vaddr of mapping @m, from its module. */
+static const struct profile_frame *symbolizer__module_frame(struct symbolizer *sym,
+							    struct mapping_entry *m,
+							    const struct frame_key *key,
+							    uint64_t hash, uint64_t vaddr)
+{
+	struct profile_line lines[MODULE_MAX_LOCS];
+	struct module_loc locs[MODULE_MAX_LOCS];
+	enum profile_frame_source source;
+	int nr = 0;
+
+	if (m->mod)
+		nr = module__lookup(m->mod, vaddr, locs);
+	if (!nr || !locs[nr - 1].name)
+		return symbolizer__add_named(sym, key, hash,
+					     strset__addf(sym->strings, "%s+0x%llx", m->basename,
+							  (unsigned long long)vaddr),
+					     NULL, FRAME_NO_SYMBOL);
+	for (int i = 0; i < nr; i++) {
+		struct profile_line *l = &lines[i];
+
+		*l = (struct profile_line){
+			.line = locs[i].line,
+			.discriminator = locs[i].discriminator,
+		};
+		if (locs[i].name)
+			l->name = symbolizer__name(sym, locs[i].name, &l->system_name);
+		else
+			l->name = strset__add(sym->strings, "??");
+		if (locs[i].file) {
+			l->filename = strset__add(sym->strings, locs[i].file);
+			if (!l->filename)
+				return symbolizer__oom(sym);
+		}
+	}
+	m->m.has_functions = true;
+	source = FRAME_SYMBOL;
+	if (locs[0].file && locs[0].line) {
+		source = FRAME_LINES;
+		m->m.has_filenames = m->m.has_line_numbers = true;
+	}
+	if (nr > 1)
+		m->m.has_inline_frames = true;
+	return symbolizer__add_frame(sym, key, hash, lines, nr, source);
+}
+
+/*
+ * The perf map of @pid, read the first time one of its addresses needs it:
+ * through its root as it sees it, or ours once it has exited.
+ */
+static const struct perf_map *symbolizer__perf_map(struct symbolizer *sym, pid_t pid)
+{
+	uint64_t hash = hash_mix(0, pid);
+	struct perf_map_entry *e;
+	char path[64];
+
+	e = hashtab__find(&sym->perf_maps, hash, perf_map_eq, &pid);
+	if (e)
+		return e->map;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->pid = pid;
+	if (hashtab__insert(&sym->perf_maps, hash, e)) {
+		free(e);
+		return NULL;
+	}
+	e->map = perf_map__load_pid(pid);
+	if (!e->map && errno != ENOMEM) {
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
+		e->map = perf_map__load(path);
+	}
+	if (e->map && perf_map__nr_skipped(e->map))
+		pr_warn("symbolize: perf map of pid %d: %zu malformed lines skipped", pid,
+			perf_map__nr_skipped(e->map));
+	return e->map;
+}
+
 const struct profile_frame *symbolizer__user_frame(struct symbolizer *sym,
 						   const struct proc_maps *maps, uint64_t addr)
 {
 	struct frame_key key = { .address = addr };
+	const struct perf_map_sym *jit = NULL;
 	const struct profile_frame *f;
-	const struct elf_sym *es = NULL;
+	const struct perf_map *pmap;
 	const struct proc_map *pm;
 	struct mapping_entry *m = NULL;
 	uint64_t hash, offset, vaddr;
@@ -511,23 +756,80 @@ const struct profile_frame *symbolizer__user_frame(struct symbolizer *sym,
 	f = hashtab__find(&sym->frames, hash, frame_eq, &key);
 	if (f)
 		return f;
-	if (!m)
-		return symbolizer__add_frame(sym, &key, hash, sym->unknown, NULL);
+	/* JIT code: in an anonymous mapping, or one the snapshot did not keep. */
+	if ((!m || m->pid) && maps && (pmap = symbolizer__perf_map(sym, maps->pid)))
+		jit = perf_map__lookup(pmap, addr);
+	if (jit) {
+		const char *system_name;
+		const char *name = symbolizer__name(sym, jit->name, &system_name);
 
+		if (m)
+			m->m.has_functions = true;
+		return symbolizer__add_named(sym, &key, hash, name, system_name, FRAME_JIT);
+	}
+	if (!m)
+		return symbolizer__add_named(sym, &key, hash, sym->unknown, NULL, FRAME_NO_MAPPING);
 	offset = addr - pm->start + pm->pgoff;
 	vaddr = offset;
-	if (m->tab && !elf_symtab__offset_to_vaddr(m->tab, offset, &vaddr))
-		es = elf_symtab__lookup(m->tab, vaddr);
-	if (es) {
-		const char *name = strset__add(sym->strings, es->name);
+	if (m->mod && elf_symtab__offset_to_vaddr(module__symtab(m->mod), offset, &vaddr))
+		return symbolizer__add_named(sym, &key, hash,
+					     strset__addf(sym->strings, "%s+0x%llx", m->basename,
+							  (unsigned long long)vaddr),
+					     NULL, FRAME_NO_SYMBOL);
+	return symbolizer__module_frame(sym, m, &key, hash, vaddr);
+}
 
-		m->m.has_functions = true;
-		return symbolizer__add_frame(sym, &key, hash, name, name);
+/* --- ELF files, for `profiler symbolize` ---------------------------------- */
+
+int symbolizer__open_elf(struct symbolizer *sym, const char *path,
+			 const struct profile_mapping **mapping)
+{
+	struct mapping_key key = { .limit = UINT64_MAX };
+	struct elf_symtab *tab;
+	struct mapping_entry *e;
+	uint64_t hash;
+
+	key.filename = strset__add(sym->strings, path);
+	if (!key.filename)
+		return -ENOMEM;
+	hash = mapping_hash(&key);
+	e = hashtab__find(&sym->mappings, hash, mapping_eq, &key);
+	if (e) {
+		*mapping = &e->m;
+		return 0;
 	}
-	return symbolizer__add_frame(sym, &key, hash,
-				     strset__addf(sym->strings, "%s+0x%llx", m->basename,
-						  (unsigned long long)vaddr),
-				     NULL);
+	tab = elf_symtab__open(path);
+	if (!tab)
+		return -errno;
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		elf_symtab__free(tab);
+		return -ENOMEM;
+	}
+	e->elf = true;
+	e->mod = symbolizer__add_module(sym, tab, path, 0);
+	if (!e->mod || !symbolizer__keep_mapping(sym, e, &key, hash, path_basename(path))) {
+		if (!e->mod)
+			free(e);
+		return -ENOMEM;
+	}
+	*mapping = &e->m;
+	return 0;
+}
+
+const struct profile_frame *
+symbolizer__elf_frame(struct symbolizer *sym, const struct profile_mapping *mapping, uint64_t vaddr)
+{
+	/* The mapping is the first member of its entry. */
+	struct mapping_entry *m = (struct mapping_entry *)mapping;
+	struct frame_key key = { .address = vaddr, .mapping = mapping };
+	const struct profile_frame *f;
+	uint64_t hash = frame_hash(&key);
+
+	f = hashtab__find(&sym->frames, hash, frame_eq, &key);
+	if (f)
+		return f;
+	return symbolizer__module_frame(sym, m, &key, hash, vaddr);
 }
 
 /* --- kernel ------------------------------------------------------------- */
@@ -618,13 +920,13 @@ const struct profile_frame *symbolizer__kernel_frame(struct symbolizer *sym, uin
 	if (f)
 		return f;
 	if (!key.mapping)
-		return symbolizer__add_frame(sym, &key, hash, sym->unknown, NULL);
+		return symbolizer__add_named(sym, &key, hash, sym->unknown, NULL, FRAME_NO_MAPPING);
 	ks = kallsyms__lookup(sym->kallsyms, addr);
 	if (ks) {
 		name = strset__add(sym->strings, ks->name);
 		km->has_functions = true;
-		return symbolizer__add_frame(sym, &key, hash, name, name);
+		return symbolizer__add_named(sym, &key, hash, name, name, FRAME_SYMBOL);
 	}
 	name = strset__addf(sym->strings, KERNEL_NAME "+0x%llx", (unsigned long long)addr);
-	return symbolizer__add_frame(sym, &key, hash, name, NULL);
+	return symbolizer__add_named(sym, &key, hash, name, NULL, FRAME_NO_SYMBOL);
 }

@@ -4,16 +4,20 @@
  *
  * User address -> mapping (from the snapshot the sample was taken under) ->
  * file offset -> ELF virtual address (through the covering PT_LOAD, so PIE
- * executables and shared libraries need no special case) -> function from the
- * file's sorted symbol table. Kernel addresses resolve through /proc/kallsyms,
- * modules included.
+ * executables and shared libraries need no special case) -> the file's
+ * module (module.h): the function from its symbols, and from its DWARF the
+ * source line and the functions inlined at the address. Names are
+ * demangled; the linker names stay as the frames' system names. Code that
+ * no file backs is looked up in the process's perf map (/tmp/perf-PID.map,
+ * written by JIT compilers). Kernel addresses resolve through
+ * /proc/kallsyms, modules included.
  *
  * Every answer is memoized per (mapping, address): the same address always
  * yields the same `struct profile_frame` pointer, which exporters use to
- * de-duplicate. Parsed ELF files are cached per file and shared between files
- * with the same build-id. Frames and mappings belong to the symbolizer and
- * stay valid until symbolizer__free(); names are interned in the strset given
- * to symbolizer__new(), which must outlive it.
+ * de-duplicate. Modules are cached per file and shared between files with
+ * the same build-id. Frames and mappings belong to the symbolizer and stay
+ * valid until symbolizer__free(); names are interned in the strset given to
+ * symbolizer__new(), which must outlive it.
  *
  * Unresolvable addresses are never dropped: they become frames named
  * "MODULE+0xADDR" (the ELF address, so `addr2line -e MODULE 0xADDR` agrees)
@@ -33,12 +37,14 @@ struct strset;
 
 struct symbolizer_opts {
 	const char *kallsyms_path; /* NULL: /proc/kallsyms */
+	const char *debug_dir;	   /* global debug directory; NULL: /usr/lib/debug */
 };
 
 struct symbolizer_stats {
-	uint64_t frames;   /* distinct frames handed out */
-	uint64_t resolved; /* ... that named a function */
-	uint64_t unmapped; /* ... whose address no mapping covered */
+	uint64_t frames;		    /* distinct frames handed out */
+	uint64_t resolved;		    /* ... that named a function */
+	uint64_t unmapped;		    /* ... whose address no mapping covered */
+	uint64_t sources[NR_FRAME_SOURCES]; /* ... by how they were symbolized */
 };
 
 /* Returns NULL and sets errno on failure. */
@@ -55,6 +61,19 @@ const struct profile_frame *symbolizer__user_frame(struct symbolizer *sym,
 
 /* Frame for kernel address @addr; never NULL, as for user addresses. */
 const struct profile_frame *symbolizer__kernel_frame(struct symbolizer *sym, uint64_t addr);
+
+/*
+ * For `profiler symbolize`: open the ELF file at @path as a mapping whose
+ * addresses are the file's ELF virtual addresses. Returns 0 and sets
+ * @mapping, or a negative errno (-ENOEXEC: not an ELF file).
+ */
+int symbolizer__open_elf(struct symbolizer *sym, const char *path,
+			 const struct profile_mapping **mapping);
+
+/* Frame for ELF virtual address @vaddr of a file opened by symbolizer__open_elf(). */
+const struct profile_frame *symbolizer__elf_frame(struct symbolizer *sym,
+						  const struct profile_mapping *mapping,
+						  uint64_t vaddr);
 
 void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *stats);
 

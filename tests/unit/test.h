@@ -32,6 +32,9 @@ const char *test__fixture(const char *name);
 	}                                                                                          \
 	static void name(void)
 
+/* The one line of a profile_frame initializer: FRAME_LINE(.name = "f", .system_name = "f"). */
+#define FRAME_LINE(...) .lines = &(const struct profile_line){ __VA_ARGS__ }, .nr_lines = 1
+
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \
 		if (!(cond)) {                                                                     \

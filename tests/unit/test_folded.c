@@ -136,17 +136,24 @@ TEST(folded_sorted)
 	CHECK(sorted);
 }
 
-static const struct profile_frame f_x1 = { .address = 0x1000, .name = "x", .system_name = "x" };
+static const struct profile_frame f_x1 = { .address = 0x1000,
+					   FRAME_LINE(.name = "x", .system_name = "x") };
 /* Another address in the same function: the same frame name in folded output. */
-static const struct profile_frame f_x2 = { .address = 0x1008, .name = "x", .system_name = "x" };
-static const struct profile_frame f_semi = { .address = 0x2000, .name = "a;b" };
-static const struct profile_frame f_ctrl = { .address = 0x3000, .name = "tab\there\nnl\r" };
-static const struct profile_frame f_num = { .address = 0x4000, .name = "foo 12" };
-static const struct profile_frame f_dec = { .address = 0x5000, .name = "bar  1.5" };
-static const struct profile_frame f_ver = { .address = 0x6000, .name = "v1.2.3 x" };
-static const struct profile_frame f_dots = { .address = 0x7000, .name = "baz 1.2.3" };
-static const struct profile_frame f_kern = { .address = 0x8000, .name = "k;x", .kernel = true };
-static const struct profile_frame f_knum = { .address = 0x9000, .name = "kq 7", .kernel = true };
+static const struct profile_frame f_x2 = { .address = 0x1008,
+					   FRAME_LINE(.name = "x", .system_name = "x") };
+static const struct profile_frame f_semi = { .address = 0x2000, FRAME_LINE(.name = "a;b") };
+static const struct profile_frame f_ctrl = { .address = 0x3000,
+					     FRAME_LINE(.name = "tab\there\nnl\r") };
+static const struct profile_frame f_num = { .address = 0x4000, FRAME_LINE(.name = "foo 12") };
+static const struct profile_frame f_dec = { .address = 0x5000, FRAME_LINE(.name = "bar  1.5") };
+static const struct profile_frame f_ver = { .address = 0x6000, FRAME_LINE(.name = "v1.2.3 x") };
+static const struct profile_frame f_dots = { .address = 0x7000, FRAME_LINE(.name = "baz 1.2.3") };
+static const struct profile_frame f_kern = { .address = 0x8000,
+					     .kernel = true,
+					     FRAME_LINE(.name = "k;x") };
+static const struct profile_frame f_knum = { .address = 0x9000,
+					     .kernel = true,
+					     FRAME_LINE(.name = "kq 7") };
 
 static int add(struct profile *p, uint32_t pid, uint32_t tid, const char *process,
 	       const char *thread, uint64_t count, const struct profile_frame **frames, uint32_t nr)

@@ -54,64 +54,52 @@ static const struct profile_mapping m_kernel = {
 static const struct profile_frame f_main = {
 	.address = 0x555555554100,
 	.mapping = &m_app,
-	.name = "main",
-	.system_name = "main",
-	.filename = "/src/app.c",
+	FRAME_LINE(.name = "main", .system_name = "main", .filename = "/src/app.c"),
 };
 
 static const struct profile_frame f_compute = {
 	.address = 0x555555554200,
 	.mapping = &m_app,
-	.name = "compute",
-	.system_name = "compute",
-	.filename = "/src/app.c",
+	FRAME_LINE(.name = "compute", .system_name = "compute", .filename = "/src/app.c"),
 };
 
 /* A second address in compute(): another Location, the same Function. */
 static const struct profile_frame f_comp2 = {
 	.address = 0x555555554234,
 	.mapping = &m_app,
-	.name = "compute",
-	.system_name = "compute",
-	.filename = "/src/app.c",
+	FRAME_LINE(.name = "compute", .system_name = "compute", .filename = "/src/app.c"),
 };
 
 static const struct profile_frame f_cxx = {
 	.address = 0x555555554300,
 	.mapping = &m_app,
-	.name = "ns::work(int)",
-	.system_name = "_ZN2ns4workEi",
-	.filename = NULL,
+	FRAME_LINE(.name = "ns::work(int)", .system_name = "_ZN2ns4workEi", .filename = NULL),
 };
 
 static const struct profile_frame f_unres = {
 	.address = 0x7ffff7a01234,
 	.mapping = &m_libfoo,
-	.name = "libfoo.so+0x1234",
-	.system_name = NULL,
+	FRAME_LINE(.name = "libfoo.so+0x1234", .system_name = NULL),
 };
 
 static const struct profile_frame f_nomap = {
 	.address = 0xdeadbeef,
 	.mapping = NULL,
-	.name = "[unknown]",
-	.system_name = NULL,
+	FRAME_LINE(.name = "[unknown]", .system_name = NULL),
 };
 
 static const struct profile_frame f_sys = {
 	.address = 0xffffffff81001000,
 	.mapping = &m_kernel,
-	.name = "do_syscall_64",
-	.system_name = "do_syscall_64",
 	.kernel = true,
+	FRAME_LINE(.name = "do_syscall_64", .system_name = "do_syscall_64"),
 };
 
 static const struct profile_frame f_entry = {
 	.address = 0xffffffff81002000,
 	.mapping = &m_kernel,
-	.name = "entry_SYSCALL_64",
-	.system_name = "entry_SYSCALL_64",
 	.kernel = true,
+	FRAME_LINE(.name = "entry_SYSCALL_64", .system_name = "entry_SYSCALL_64"),
 };
 
 struct test_sample {
@@ -146,6 +134,11 @@ struct profile *export_test_profile(const unsigned int *order)
 	p->stats.truncated = 1;
 	p->stats.stack_errors = 3;
 	p->stats.maps_unreadable = 4;
+	p->stats.frames[FRAME_LINES] = 5;
+	p->stats.frames[FRAME_SYMBOL] = 4;
+	p->stats.frames[FRAME_NO_SYMBOL] = 3;
+	p->stats.frames[FRAME_NO_MAPPING] = 2;
+	p->stats.frames[FRAME_JIT] = 1;
 	for (unsigned int i = 0; i < EXPORT_TEST_SAMPLES; i++) {
 		const struct test_sample *t = &test_samples[order ? order[i] : i];
 		struct profile_sample s = {
@@ -287,13 +280,19 @@ static void check_sample(const Perftools__Profiles__Profile *pp,
 
 		CHECK(loc);
 		CHECK_U64(loc->address, f->address);
-		CHECK_U64(loc->n_line, 1);
-		CHECK_U64(loc->line[0]->line, 0);
-		fn = function_by_id(pp, loc->line[0]->function_id);
-		CHECK(fn);
-		CHECK_STR(str_at(pp, fn->name), f->name);
-		CHECK_STR(str_at(pp, fn->system_name), f->system_name ? f->system_name : f->name);
-		CHECK_STR(str_at(pp, fn->filename), f->filename ? f->filename : "");
+		/* One Line per function at the address, inlined ones first. */
+		CHECK_U64(loc->n_line, f->nr_lines);
+		for (uint32_t k = 0; k < f->nr_lines; k++) {
+			const struct profile_line *fl = &f->lines[k];
+
+			CHECK_U64(loc->line[k]->line, fl->line);
+			fn = function_by_id(pp, loc->line[k]->function_id);
+			CHECK(fn);
+			CHECK_STR(str_at(pp, fn->name), fl->name);
+			CHECK_STR(str_at(pp, fn->system_name),
+				  fl->system_name ? fl->system_name : fl->name);
+			CHECK_STR(str_at(pp, fn->filename), fl->filename ? fl->filename : "");
+		}
 		if (!f->mapping) {
 			CHECK_U64(loc->mapping_id, 0);
 			continue;
@@ -355,12 +354,14 @@ TEST(pprof_encode_fields)
 	CHECK_U64(pp->drop_frames, 0);
 	CHECK_U64(pp->keep_frames, 0);
 
-	CHECK_U64(pp->n_comment, 5);
+	CHECK_U64(pp->n_comment, 6);
 	CHECK_STR(str_at(pp, pp->comment[0]), "profiler: 29 samples at 99 Hz");
 	CHECK_STR(str_at(pp, pp->comment[1]), "lost samples: 2");
 	CHECK_STR(str_at(pp, pp->comment[2]), "truncated stacks: 1");
 	CHECK_STR(str_at(pp, pp->comment[3]), "stack read errors: 3");
 	CHECK_STR(str_at(pp, pp->comment[4]), "processes with unreadable maps: 4");
+	CHECK_STR(str_at(pp, pp->comment[5]),
+		  "frames: 5 with source lines, 4 function only, 3 unnamed, 2 unmapped, 1 JIT");
 
 	/* One per distinct pointer or name, ids from 1 in first-use order. */
 	CHECK_U64(pp->n_mapping, 3);
@@ -445,7 +446,7 @@ TEST(pprof_encode_empty)
 	CHECK_U64(pp->n_string_table > 0 ? strcmp(pp->string_table[0], "") : 1, 0);
 	CHECK_U64(pp->n_sample, 0);
 	CHECK_U64(pp->n_location, 0);
-	CHECK_U64(pp->n_comment, 5);
+	CHECK_U64(pp->n_comment, 6);
 	CHECK_STR(str_at(pp, pp->comment[0]), "profiler: 0 samples at 99 Hz");
 	CHECK_STR(str_at(pp, pp->default_sample_type), "cpu");
 	perftools__profiles__profile__free_unpacked(pp, NULL);

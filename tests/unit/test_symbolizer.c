@@ -95,8 +95,8 @@ static void check_resolved(const struct profile_frame *f, uint64_t addr, const c
 {
 	CHECK(f);
 	CHECK_U64(f->address, addr);
-	CHECK_STR(f->name, name);
-	CHECK(f->system_name == f->name);
+	CHECK_STR(profile_frame__func(f)->name, name);
+	CHECK(profile_frame__func(f)->system_name == profile_frame__func(f)->name);
 	CHECK(profile_frame__resolved(f));
 	CHECK(!f->kernel);
 	CHECK(f->mapping);
@@ -120,13 +120,16 @@ static void check_self(struct env *e, void *h, const struct loaded_object *lib, 
 	check_resolved(f, alpha, "fixture_lib_alpha");
 	CHECK_STR(f->mapping->filename, path);
 	CHECK_STR(f->mapping->build_id, lib->build_id);
-	CHECK(f->filename == NULL);
+	/* The fixture has DWARF: the line comes with the function. */
+	CHECK(profile_frame__func(f)->filename);
+	CHECK(strstr(profile_frame__func(f)->filename, "tests/fixtures/libsymbols.c"));
+	CHECK(profile_frame__func(f)->line > 0);
 	/* Memoized: the same address gives the same frame. */
 	CHECK(symbolizer__user_frame(e->sym, e->maps, alpha) == f);
 	g = symbolizer__user_frame(e->sym, e->maps, alpha + 3);
 	check_resolved(g, alpha + 3, "fixture_lib_alpha");
 	CHECK(g != f);
-	CHECK(g->name == f->name);
+	CHECK(profile_frame__func(g)->name == profile_frame__func(f)->name);
 	CHECK(g->mapping == f->mapping);
 	check_resolved(symbolizer__user_frame(e->sym, e->maps, beta + 1), beta + 1,
 		       "fixture_lib_beta");
@@ -138,8 +141,8 @@ static void check_self(struct env *e, void *h, const struct loaded_object *lib, 
 	CHECK(f);
 	snprintf(name, sizeof(name), "libsymbols.so+0x%llx",
 		 (unsigned long long)(sized + 1 - lib->bias));
-	CHECK_STR(f->name, name);
-	CHECK(!f->system_name);
+	CHECK_STR(profile_frame__func(f)->name, name);
+	CHECK(!profile_frame__func(f)->system_name);
 	CHECK(f->mapping == g->mapping);
 
 	/* This test program's own functions. */
@@ -189,16 +192,16 @@ TEST(symbolizer_unknown)
 	/* Below mmap_min_addr: never mapped. */
 	f = symbolizer__user_frame(e.sym, e.maps, 0x1000);
 	CHECK(f);
-	CHECK_STR(f->name, "[unknown]");
+	CHECK_STR(profile_frame__func(f)->name, "[unknown]");
 	CHECK(!f->mapping);
-	CHECK(!f->system_name);
+	CHECK(!profile_frame__func(f)->system_name);
 	CHECK(!f->kernel);
 	CHECK_U64(f->address, 0x1000);
 	CHECK(symbolizer__user_frame(e.sym, e.maps, 0x1000) == f);
 	/* No snapshot at all. */
 	CHECK(symbolizer__user_frame(e.sym, NULL, 0x1000) == f);
 	f = symbolizer__user_frame(e.sym, NULL, (uintptr_t)test_symbolizer_target);
-	CHECK_STR(f->name, "[unknown]");
+	CHECK_STR(profile_frame__func(f)->name, "[unknown]");
 	symbolizer__stats(e.sym, &st);
 	CHECK_U64(st.frames, 2);
 	CHECK_U64(st.unmapped, 2);
@@ -235,10 +238,10 @@ static void check_path_fallback(const struct proc_map *real, uintptr_t alpha, ui
 	old = log_set_print(capture_print);
 	f = symbolizer__user_frame(e.sym, e.maps, alpha);
 	log_set_print(old);
-	if (!f || strcmp(f->name, expect) || (warning && !strstr(last_warning, warning)) ||
-	    (!warning && last_warning[0]))
-		test__fail(__FILE__, __LINE__, "'%s' != '%s', warning '%s'", f ? f->name : "",
-			   expect, last_warning);
+	if (!f || strcmp(profile_frame__func(f)->name, expect) ||
+	    (warning && !strstr(last_warning, warning)) || (!warning && last_warning[0]))
+		test__fail(__FILE__, __LINE__, "'%s' != '%s', warning '%s'",
+			   f ? profile_frame__func(f)->name : "", expect, last_warning);
 	env_release(&e);
 }
 
@@ -278,7 +281,7 @@ static void check_vdso(struct env *e, uintptr_t base)
 	/* The ELF header starts the mapping and is in no function. */
 	f = symbolizer__user_frame(e->sym, e->maps, base);
 	CHECK(f);
-	CHECK_STR(f->name, "[vdso]+0x0");
+	CHECK_STR(profile_frame__func(f)->name, "[vdso]+0x0");
 	CHECK(f->mapping);
 	CHECK_STR(f->mapping->filename, "[vdso]");
 	CHECK_U64(f->mapping->start, base);
@@ -418,8 +421,8 @@ static void check_child(struct env *e, const struct child *c, const char *path, 
 		if (stripped) {
 			snprintf(name, sizeof(name), "%s+0x%llx", base,
 				 (unsigned long long)s->vaddr + 1);
-			CHECK_STR(f->name, name);
-			CHECK(!f->system_name);
+			CHECK_STR(profile_frame__func(f)->name, name);
+			CHECK(!profile_frame__func(f)->system_name);
 			CHECK(!f->mapping->has_functions);
 		} else {
 			check_resolved(f, s->addr + 1, names[i]);
@@ -430,7 +433,7 @@ static void check_child(struct env *e, const struct child *c, const char *path, 
 	f = symbolizer__user_frame(e->sym, e->maps, child_sym(c, "fixture_sized")->addr + 4);
 	snprintf(name, sizeof(name), "%s+0x%llx", base,
 		 (unsigned long long)child_sym(c, "fixture_sized")->vaddr + 4);
-	CHECK_STR(f->name, name);
+	CHECK_STR(profile_frame__func(f)->name, name);
 }
 
 static void check_fixture_process(const char *fixture, bool stripped)
@@ -507,7 +510,7 @@ static void check_copies(struct env *e, struct child *c, const char *path)
 	CHECK(f[0]->mapping != f[1]->mapping);
 	CHECK_STR(f[1]->mapping->filename, path);
 	CHECK(f[0]->mapping->build_id == f[1]->mapping->build_id);
-	CHECK(f[0]->name == f[1]->name);
+	CHECK(profile_frame__func(f[0])->name == profile_frame__func(f[1])->name);
 }
 
 TEST(symbolizer_same_build_id)
@@ -561,8 +564,8 @@ static void check_kernel(struct symbolizer *sym)
 
 	f = symbolizer__kernel_frame(sym, 0xffffffff81001010);
 	CHECK(f);
-	CHECK_STR(f->name, "do_syscall_64");
-	CHECK(f->system_name == f->name);
+	CHECK_STR(profile_frame__func(f)->name, "do_syscall_64");
+	CHECK(profile_frame__func(f)->system_name == profile_frame__func(f)->name);
 	CHECK(f->kernel);
 	CHECK_U64(f->address, 0xffffffff81001010);
 	km = f->mapping;
@@ -575,23 +578,23 @@ static void check_kernel(struct symbolizer *sym)
 	CHECK(symbolizer__kernel_frame(sym, 0xffffffff81001010) == f);
 
 	f = symbolizer__kernel_frame(sym, 0xffffffff81002fff);
-	CHECK_STR(f->name, "local_fn");
+	CHECK_STR(profile_frame__func(f)->name, "local_fn");
 	/* A module symbol is named without its module. */
 	f = symbolizer__kernel_frame(sym, 0xffffffffc0a00042);
-	CHECK_STR(f->name, "mod_fn");
+	CHECK_STR(profile_frame__func(f)->name, "mod_fn");
 	CHECK(f->mapping == km);
 
 	/* Outside every symbol: no mapping. */
 	f = symbolizer__kernel_frame(sym, 0xffffffff80000000);
-	CHECK_STR(f->name, "[unknown]");
+	CHECK_STR(profile_frame__func(f)->name, "[unknown]");
 	CHECK(!f->mapping);
 	CHECK(f->kernel);
-	CHECK(!f->system_name);
+	CHECK(!profile_frame__func(f)->system_name);
 	/* Not the user frame of the same address. */
 	g = symbolizer__user_frame(sym, NULL, 0xffffffff80000000);
 	CHECK(g != f);
 	CHECK(!g->kernel);
-	CHECK(g->name == f->name);
+	CHECK(profile_frame__func(g)->name == profile_frame__func(f)->name);
 }
 
 TEST(symbolizer_kernel)
@@ -620,7 +623,7 @@ static void check_kernel_unresolved(struct symbolizer *sym, const char *why)
 	f = symbolizer__kernel_frame(sym, 0xffffffff81001010);
 	log_set_print(old);
 	CHECK(f);
-	CHECK_STR(f->name, "[unknown]");
+	CHECK_STR(profile_frame__func(f)->name, "[unknown]");
 	CHECK(f->kernel);
 	CHECK(!f->mapping);
 	/* Said once, with the reason. */
@@ -629,7 +632,7 @@ static void check_kernel_unresolved(struct symbolizer *sym, const char *why)
 	old = log_set_print(capture_print);
 	f = symbolizer__kernel_frame(sym, 0xffffffff81001020);
 	log_set_print(old);
-	CHECK_STR(f->name, "[unknown]");
+	CHECK_STR(profile_frame__func(f)->name, "[unknown]");
 	CHECK(!last_warning[0]);
 }
 

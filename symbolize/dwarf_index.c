@@ -1,0 +1,645 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hashtab.h"
+#include "common/log.h"
+#include "dwarf_index.h"
+
+/* Inline chains deeper than this are cut (outer callers dropped); real code stays far below. */
+#define MAX_DEPTH 64
+/* DIE nesting we follow; deeper trees are hostile or broken. */
+#define MAX_NESTING 256
+#define NO_NODE UINT32_MAX
+
+/* A range of code: [lo, hi) belongs to node @node (unit or function, by context). */
+struct piece {
+	uint64_t lo, hi;
+	uint32_t node;
+};
+
+/* A function (depth 0) or an inlined call (depth > 0) in a unit. */
+struct node {
+	Dwarf_Off die;	    /* to find the name when first needed */
+	uint32_t parent;    /* the enclosing node, NO_NODE at depth 0 */
+	uint32_t call_line; /* inlined calls: where the call was, in the parent */
+	const char *call_file;
+	const char *name; /* valid once @named */
+	bool named;
+};
+
+struct row {
+	uint64_t addr;
+	const char *file; /* NULL: the end of a sequence, no line from here */
+	uint32_t line, discriminator;
+};
+
+struct level {
+	struct piece *pieces;
+	size_t nr, alloc;
+};
+
+/* A relative source path as libdw gave it, and made absolute. */
+struct path_entry {
+	const char *raw;
+	char *full;
+};
+
+struct unit {
+	Dwarf_Die die;
+	const char *comp_dir; /* NULL: unknown */
+	bool indexed;	      /* tried: the tables below are what could be read */
+	struct row *rows;
+	size_t nr_rows;
+	struct node *nodes;
+	size_t nr_nodes, alloc_nodes;
+	struct level levels[MAX_DEPTH];
+	int nr_levels;
+};
+
+struct dwarf_index {
+	Dwarf *dwarf;
+	struct unit *units;
+	size_t nr_units;
+	struct piece *ranges; /* address -> unit, sorted, no overlaps */
+	size_t nr_ranges;
+	struct hashtab paths; /* of struct path_entry, by raw pointer */
+	struct dwarf_index_stats stats;
+};
+
+static int grow(void **array, size_t *alloc, size_t need, size_t size)
+{
+	size_t n = *alloc ? *alloc : 16;
+	void *tmp;
+
+	if (need <= *alloc)
+		return 0;
+	while (n < need)
+		n *= 2;
+	if (n > SIZE_MAX / size)
+		return -ENOMEM;
+	tmp = realloc(*array, n * size);
+	if (!tmp)
+		return -ENOMEM;
+	*array = tmp;
+	*alloc = n;
+	return 0;
+}
+
+static int piece_cmp(const void *a, const void *b)
+{
+	const struct piece *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->hi != y->hi)
+		return x->hi > y->hi ? -1 : 1; /* the wider first: it wins the overlap */
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/*
+ * Sort @p and cut overlaps so that a binary search finds one piece per
+ * address: where pieces overlap, the one that starts first keeps the
+ * shared part. Empty pieces go. Returns the new count.
+ */
+static size_t sort_pieces(struct piece *p, size_t nr)
+{
+	uint64_t covered = 0;
+	size_t out = 0;
+
+	qsort(p, nr, sizeof(*p), piece_cmp);
+	for (size_t i = 0; i < nr; i++) {
+		struct piece cur = p[i];
+
+		if (out && cur.lo < covered)
+			cur.lo = covered;
+		if (cur.lo >= cur.hi)
+			continue;
+		p[out++] = cur;
+		covered = cur.hi;
+	}
+	return out;
+}
+
+/* The piece containing @addr, or NULL. */
+static const struct piece *find_piece(const struct piece *p, size_t nr, uint64_t addr)
+{
+	size_t lo = 0, hi = nr;
+
+	/* The first piece starting above @addr; the one before may contain it. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= p[lo - 1].hi)
+		return NULL;
+	return &p[lo - 1];
+}
+
+/*
+ * Call @fn for each address range of @die. Returns how many it had (the
+ * ranges read before a DWARF error count), or the first error of @fn.
+ */
+static int die_ranges(Dwarf_Die *die, int (*fn)(void *ctx, uint64_t lo, uint64_t hi), void *ctx)
+{
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+	int n = 0, err;
+
+	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
+		/* Ranges of code the linker dropped start at 0 (or at -1 with newer linkers). */
+		if (start >= end || !start)
+			continue;
+		err = fn(ctx, start, end);
+		if (err)
+			return err;
+		n++;
+	}
+	return n;
+}
+
+/* --- the address -> unit table ---------------------------------------------- */
+
+struct units_ctx {
+	struct dwarf_index *idx;
+	size_t alloc;
+	uint32_t unit;
+};
+
+static int add_unit_range(void *ctx, uint64_t lo, uint64_t hi)
+{
+	struct units_ctx *c = ctx;
+	struct dwarf_index *idx = c->idx;
+
+	if (grow((void **)&idx->ranges, &c->alloc, idx->nr_ranges + 1, sizeof(*idx->ranges)))
+		return -ENOMEM;
+	idx->ranges[idx->nr_ranges++] = (struct piece){ lo, hi, c->unit };
+	return 0;
+}
+
+static int index_units(struct dwarf_index *idx)
+{
+	struct units_ctx ctx = { .idx = idx };
+	Dwarf_CU *cu = NULL, *next;
+	size_t alloc_units = 0;
+	Dwarf_Die cudie, subdie;
+	uint8_t unit_type;
+	Dwarf_Half version;
+	int ret;
+
+	while ((ret = dwarf_get_units(idx->dwarf, cu, &next, &version, &unit_type, &cudie,
+				      &subdie)) == 0) {
+		cu = next;
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
+			continue;
+		if (grow((void **)&idx->units, &alloc_units, idx->nr_units + 1,
+			 sizeof(*idx->units)))
+			return -ENOMEM;
+		memset(&idx->units[idx->nr_units], 0, sizeof(*idx->units));
+		idx->units[idx->nr_units].die = cudie;
+		ctx.unit = idx->nr_units++;
+		/* A unit without ranges has no code we could find it by. */
+		if (die_ranges(&cudie, add_unit_range, &ctx) < 0)
+			return -ENOMEM;
+	}
+	if (ret < 0)
+		pr_debug("dwarf: stopped reading units: %s", dwarf_errmsg(-1));
+	idx->nr_ranges = sort_pieces(idx->ranges, idx->nr_ranges);
+	idx->stats.units = idx->nr_units;
+	return 0;
+}
+
+struct dwarf_index *dwarf_index__new(Elf *elf)
+{
+	struct dwarf_index *idx;
+	int err;
+
+	idx = calloc(1, sizeof(*idx));
+	if (!idx)
+		return NULL;
+	idx->dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (!idx->dwarf) {
+		free(idx);
+		errno = ENOENT;
+		return NULL;
+	}
+	err = index_units(idx);
+	if (err) {
+		dwarf_index__free(idx);
+		errno = -err;
+		return NULL;
+	}
+	if (!idx->nr_ranges) {
+		dwarf_index__free(idx);
+		errno = ENOENT;
+		return NULL;
+	}
+	return idx;
+}
+
+static void unit_free(struct unit *u)
+{
+	free(u->rows);
+	free(u->nodes);
+	for (int d = 0; d < u->nr_levels; d++)
+		free(u->levels[d].pieces);
+}
+
+void dwarf_index__free(struct dwarf_index *idx)
+{
+	struct path_entry *e;
+	size_t i;
+
+	if (!idx)
+		return;
+	hashtab__for_each_entry(&idx->paths, i, e) {
+		free(e->full);
+		free(e);
+	}
+	hashtab__release(&idx->paths);
+	for (i = 0; i < idx->nr_units; i++)
+		unit_free(&idx->units[i]);
+	free(idx->units);
+	free(idx->ranges);
+	dwarf_end(idx->dwarf);
+	free(idx);
+}
+
+void dwarf_index__stats(const struct dwarf_index *idx, struct dwarf_index_stats *stats)
+{
+	*stats = idx->stats;
+}
+
+/* --- source paths ------------------------------------------------------------ */
+
+static bool path_eq(const void *entry, const void *key)
+{
+	return ((const struct path_entry *)entry)->raw == key;
+}
+
+/*
+ * @path made absolute with the unit's compilation directory, as
+ * llvm-symbolizer and addr2line print it: libdw leaves a DWARF 5 file
+ * relative when its directory entry is. Kept per libdw string, so each
+ * file is joined once. On ENOMEM, @path as it is.
+ */
+static const char *full_path(struct dwarf_index *idx, const struct unit *u, const char *path)
+{
+	uint64_t hash = hash_mix(0, (uintptr_t)path);
+	struct path_entry *e;
+	size_t dir_len, len;
+
+	if (!path || path[0] == '/' || !u->comp_dir)
+		return path;
+	e = hashtab__find(&idx->paths, hash, path_eq, path);
+	if (e)
+		return e->full;
+	e = malloc(sizeof(*e));
+	dir_len = strlen(u->comp_dir);
+	len = strlen(path);
+	if (!e || !(e->full = malloc(dir_len + 1 + len + 1))) {
+		free(e);
+		return path;
+	}
+	memcpy(e->full, u->comp_dir, dir_len);
+	e->full[dir_len] = '/';
+	memcpy(e->full + dir_len + 1, path, len + 1);
+	e->raw = path;
+	if (hashtab__insert(&idx->paths, hash, e)) {
+		free(e->full);
+		free(e);
+		return path;
+	}
+	return e->full;
+}
+
+/* --- one unit's line table ----------------------------------------------------- */
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* A sequence's end sorts before a row starting the next at the same address. */
+	return (x->file != NULL) - (y->file != NULL);
+}
+
+static int index_lines(struct dwarf_index *idx, struct unit *u)
+{
+	Dwarf_Lines *lines;
+	size_t nr;
+	bool sorted = true;
+
+	if (dwarf_getsrclines(&u->die, &lines, &nr) || !nr)
+		return 0;
+	u->rows = malloc(nr * sizeof(*u->rows));
+	if (!u->rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < nr; i++) {
+		Dwarf_Line *line = dwarf_onesrcline(lines, i);
+		struct row *r = &u->rows[u->nr_rows];
+		unsigned int disc = 0;
+		Dwarf_Addr addr;
+		bool end = false;
+		int lineno = 0;
+
+		if (!line || dwarf_lineaddr(line, &addr))
+			continue;
+		dwarf_lineendsequence(line, &end);
+		dwarf_lineno(line, &lineno);
+		dwarf_linediscriminator(line, &disc);
+		r->addr = addr;
+		r->file = end ? NULL : full_path(idx, u, dwarf_linesrc(line, NULL, NULL));
+		if (!end && !r->file)
+			r->file = "??";
+		r->line = lineno > 0 ? lineno : 0;
+		r->discriminator = disc;
+		if (u->nr_rows && row_cmp(&u->rows[u->nr_rows - 1], r) > 0)
+			sorted = false;
+		u->nr_rows++;
+	}
+	/* libdw sorts rows already; stay right if some version does not. */
+	if (!sorted)
+		qsort(u->rows, u->nr_rows, sizeof(*u->rows), row_cmp);
+	return 0;
+}
+
+/* The row in effect at @addr: the last at or below it, unless a sequence ended there. */
+static const struct row *find_row(const struct unit *u, uint64_t addr)
+{
+	size_t lo = 0, hi = u->nr_rows;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (u->rows[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || !u->rows[lo - 1].file)
+		return NULL;
+	return &u->rows[lo - 1];
+}
+
+/* --- one unit's functions and inlined calls ------------------------------------- */
+
+struct walk {
+	struct dwarf_index *idx;
+	struct unit *u;
+	Dwarf_Files *files;
+	size_t nr_files;
+	int depth;
+	uint32_t node;
+};
+
+static int add_scope_range(void *ctx, uint64_t lo, uint64_t hi)
+{
+	struct walk *w = ctx;
+	struct level *l = &w->u->levels[w->depth];
+
+	if (grow((void **)&l->pieces, &l->alloc, l->nr + 1, sizeof(*l->pieces)))
+		return -ENOMEM;
+	l->pieces[l->nr++] = (struct piece){ lo, hi, w->node };
+	return 0;
+}
+
+/*
+ * Add a node for @die at w->depth under w->node. Returns it, or NO_NODE when
+ * @die has no code (errno 0) or memory ran out (errno ENOMEM).
+ */
+static uint32_t add_node(struct walk *w, Dwarf_Die *die, bool inlined)
+{
+	struct unit *u = w->u;
+	struct node *n;
+	Dwarf_Attribute attr;
+	Dwarf_Word word;
+	int nr;
+
+	if (grow((void **)&u->nodes, &u->alloc_nodes, u->nr_nodes + 1, sizeof(*u->nodes)) ||
+	    u->nr_nodes >= NO_NODE) {
+		errno = ENOMEM;
+		return NO_NODE;
+	}
+	n = &u->nodes[u->nr_nodes];
+	*n = (struct node){ .die = dwarf_dieoffset(die), .parent = w->node };
+	if (inlined) {
+		if (dwarf_attr(die, DW_AT_call_file, &attr) && !dwarf_formudata(&attr, &word) &&
+		    word < w->nr_files)
+			n->call_file =
+				full_path(w->idx, u, dwarf_filesrc(w->files, word, NULL, NULL));
+		if (dwarf_attr(die, DW_AT_call_line, &attr) && !dwarf_formudata(&attr, &word))
+			n->call_line = word <= UINT32_MAX ? word : 0;
+	}
+	/* Ranges first: a node without code is not kept. */
+	w->node = u->nr_nodes;
+	nr = die_ranges(die, add_scope_range, w);
+	w->node = n->parent;
+	if (nr <= 0) {
+		errno = nr < 0 ? ENOMEM : 0;
+		return NO_NODE;
+	}
+	if (w->depth >= u->nr_levels)
+		u->nr_levels = w->depth + 1;
+	return u->nr_nodes++;
+}
+
+static int walk_children(struct walk *w, Dwarf_Die *parent, int nesting)
+{
+	Dwarf_Die die;
+	int ret;
+
+	if (nesting > MAX_NESTING || dwarf_child(parent, &die))
+		return 0;
+	do {
+		struct walk saved = *w;
+		uint32_t node;
+
+		switch (dwarf_tag(&die)) {
+		case DW_TAG_subprogram:
+			/* A function of its own, even when nested in another. */
+			w->depth = 0;
+			w->node = NO_NODE;
+			node = add_node(w, &die, false);
+			if (node == NO_NODE) {
+				if (errno == ENOMEM)
+					return -ENOMEM;
+				break;
+			}
+			w->depth = 1;
+			w->node = node;
+			ret = walk_children(w, &die, nesting + 1);
+			if (ret)
+				return ret;
+			break;
+		case DW_TAG_inlined_subroutine:
+			if (w->node == NO_NODE || w->depth >= MAX_DEPTH)
+				break;
+			node = add_node(w, &die, true);
+			if (node == NO_NODE) {
+				if (errno == ENOMEM)
+					return -ENOMEM;
+				break;
+			}
+			w->depth++;
+			w->node = node;
+			ret = walk_children(w, &die, nesting + 1);
+			if (ret)
+				return ret;
+			break;
+		case DW_TAG_lexical_block:
+		case DW_TAG_try_block:
+		case DW_TAG_catch_block:
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+			/* May hold functions or inlined calls; types hold no code otherwise. */
+			ret = walk_children(w, &die, nesting + 1);
+			if (ret)
+				return ret;
+			break;
+		default:
+			break;
+		}
+		*w = saved;
+	} while ((ret = dwarf_siblingof(&die, &die)) == 0);
+	return 0;
+}
+
+static int index_scopes(struct dwarf_index *idx, struct unit *u)
+{
+	struct walk w = { .idx = idx, .u = u, .node = NO_NODE };
+	int err;
+
+	if (dwarf_getsrcfiles(&u->die, &w.files, &w.nr_files))
+		w.nr_files = 0;
+	err = walk_children(&w, &u->die, 0);
+	if (err)
+		return err;
+	for (int d = 0; d < u->nr_levels; d++) {
+		struct level *l = &u->levels[d];
+
+		l->nr = sort_pieces(l->pieces, l->nr);
+	}
+	return 0;
+}
+
+static int index_unit(struct dwarf_index *idx, struct unit *u)
+{
+	Dwarf_Attribute attr;
+	int err;
+
+	u->indexed = true;
+	idx->stats.units_indexed++;
+	if (dwarf_attr(&u->die, DW_AT_comp_dir, &attr))
+		u->comp_dir = dwarf_formstring(&attr);
+	err = index_lines(idx, u);
+	if (!err)
+		err = index_scopes(idx, u);
+	if (err) {
+		pr_warn("dwarf: cannot index a unit: %s", strerror(-err));
+		unit_free(u);
+		memset(&u->levels, 0, sizeof(u->levels));
+		u->rows = NULL;
+		u->nodes = NULL;
+		u->nr_rows = u->nr_nodes = u->alloc_nodes = 0;
+		u->nr_levels = 0;
+		return err;
+	}
+	idx->stats.rows += u->nr_rows;
+	for (int d = 0; d < u->nr_levels; d++)
+		idx->stats.scopes += u->levels[d].nr;
+	return 0;
+}
+
+/* --- lookups ------------------------------------------------------------------- */
+
+static const char *die_name(Dwarf_Die *die)
+{
+	static const unsigned int attrs[] = { DW_AT_linkage_name, DW_AT_MIPS_linkage_name,
+					      DW_AT_name };
+	Dwarf_Attribute attr;
+	const char *name;
+
+	/* _integrate follows abstract_origin and specification, where C++ keeps the names. */
+	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
+		if (dwarf_attr_integrate(die, attrs[i], &attr) && (name = dwarf_formstring(&attr)))
+			return name;
+	}
+	return NULL;
+}
+
+static const char *node_name(struct dwarf_index *idx, struct node *n)
+{
+	Dwarf_Die die;
+
+	if (!n->named) {
+		n->named = true;
+		if (dwarf_offdie(idx->dwarf, n->die, &die))
+			n->name = die_name(&die);
+	}
+	return n->name;
+}
+
+int dwarf_index__lookup(struct dwarf_index *idx, uint64_t vaddr, struct dwarf_loc *locs, int max)
+{
+	uint32_t chain[MAX_DEPTH];
+	const struct piece *p;
+	const struct row *row;
+	struct unit *u;
+	int depth = 0, nr = 0;
+
+	if (max <= 0)
+		return 0;
+	p = find_piece(idx->ranges, idx->nr_ranges, vaddr);
+	if (!p)
+		return 0;
+	u = &idx->units[p->node];
+	if (!u->indexed && index_unit(idx, u))
+		return 0;
+
+	for (int d = 0; d < u->nr_levels; d++) {
+		const struct level *l = &u->levels[d];
+
+		p = find_piece(l->pieces, l->nr, vaddr);
+		/* Broken nesting (a call outside its caller's ranges) ends the chain. */
+		if (!p || (d && u->nodes[p->node].parent != chain[d - 1]))
+			break;
+		chain[depth++] = p->node;
+	}
+
+	row = find_row(u, vaddr);
+	locs[0] = (struct dwarf_loc){
+		.file = row ? row->file : NULL,
+		.line = row ? row->line : 0,
+		.discriminator = row ? row->discriminator : 0,
+	};
+	if (!depth)
+		return 1;
+	/* Innermost first: each call's location is in the node that made it. */
+	for (int d = depth - 1; d >= 0 && nr < max; d--) {
+		struct node *n = &u->nodes[chain[d]];
+
+		if (nr) {
+			const struct node *callee = &u->nodes[chain[d + 1]];
+
+			locs[nr] = (struct dwarf_loc){
+				.file = callee->call_file,
+				.line = callee->call_line,
+			};
+		}
+		locs[nr++].function = node_name(idx, n);
+	}
+	return nr;
+}

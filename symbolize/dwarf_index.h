@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * dwarf_index.h - source lines and inline chains of one ELF file's DWARF.
+ *
+ * libdw decodes; we index. Asking libdw per address is far too slow for a
+ * profiler: dwarf_getscopes() walks a whole compilation unit per query, and
+ * libdwfl's symbol lookups scan linearly. Instead, per file:
+ *
+ *  - an address -> compilation unit table, built on first use from every
+ *    unit's DW_AT_ranges / low_pc-high_pc (not .debug_aranges, which clang
+ *    and Go may omit), sorted, overlaps cut so that a binary search finds
+ *    one unit (duplicate template code can leave several claiming a range);
+ *  - per unit, built the first time an address falls in it: its line table
+ *    as a sorted array, and the ranges of its functions and of the calls
+ *    inlined into them, one sorted array per inline depth, so that the
+ *    chain for an address is one binary search per depth.
+ *
+ * Names are looked up when a lookup first needs them and kept per function.
+ *
+ * A lookup reports the chain innermost first, as addr2line -i does: the
+ * innermost function with the line at the address, then each caller it was
+ * inlined into with the line of that inlined call, ending with the function
+ * the address is in.
+ *
+ * Not thread-safe (units are indexed lazily).
+ */
+#ifndef PROFILER_DWARF_INDEX_H
+#define PROFILER_DWARF_INDEX_H
+
+#include <libelf.h>
+#include <stdint.h>
+
+struct dwarf_index;
+
+/* One function of an inline chain, and where in its source it was at the address. */
+struct dwarf_loc {
+	/*
+	 * The function's linker name (DW_AT_linkage_name, through
+	 * abstract_origin and specification), else its DW_AT_name; NULL when
+	 * the DWARF names none. Not demangled.
+	 */
+	const char *function;
+	const char *file; /* source file as the line table names it, NULL when unknown */
+	uint32_t line;	  /* 0 when unknown */
+	uint32_t discriminator;
+};
+
+/*
+ * Index the DWARF of @elf, which must stay open until dwarf_index__free()
+ * (the index points into its sections). Returns NULL and sets errno on
+ * failure: ENOENT when @elf has no DWARF.
+ */
+struct dwarf_index *dwarf_index__new(Elf *elf);
+void dwarf_index__free(struct dwarf_index *idx);
+
+/*
+ * The inline chain at ELF virtual address @vaddr, innermost first, into
+ * @locs (at most @max; the outer ones are dropped when deeper). Returns the
+ * number of entries: 0 when no unit covers @vaddr. A unit covering @vaddr
+ * without a function there gives one entry with a NULL function and the
+ * line, if the line table has one.
+ */
+int dwarf_index__lookup(struct dwarf_index *idx, uint64_t vaddr, struct dwarf_loc *locs, int max);
+
+struct dwarf_index_stats {
+	uint64_t units, units_indexed; /* compilation units, and those indexed so far */
+	uint64_t rows, scopes;	       /* line rows and function/inline ranges indexed */
+};
+
+void dwarf_index__stats(const struct dwarf_index *idx, struct dwarf_index_stats *stats);
+
+#endif

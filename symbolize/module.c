@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "debuginfo.h"
+#include "dwarf_index.h"
+#include "elf_symtab.h"
+#include "module.h"
+
+struct module {
+	struct elf_symtab *tab;
+	/* The debug file's (or MiniDebugInfo's) symbols, where its DWARF is too. */
+	struct elf_symtab *debug_tab;
+	struct dwarf_index *dwarf;
+	char *path, *root, *debug_dir;
+	bool debug_loaded;
+};
+
+struct module *module__new(struct elf_symtab *tab, const char *path, const struct module_opts *opts)
+{
+	struct module *mod;
+
+	mod = calloc(1, sizeof(*mod));
+	if (!mod)
+		goto out_free;
+	mod->tab = tab;
+	if ((path && !(mod->path = strdup(path))) ||
+	    (opts && opts->root && !(mod->root = strdup(opts->root))) ||
+	    (opts && opts->debug_dir && !(mod->debug_dir = strdup(opts->debug_dir))))
+		goto out_free;
+	return mod;
+
+out_free:
+	if (mod)
+		mod->tab = NULL;
+	module__free(mod);
+	elf_symtab__free(tab);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void module__free(struct module *mod)
+{
+	if (!mod)
+		return;
+	/* The index reads the debug file's sections: it goes first. */
+	dwarf_index__free(mod->dwarf);
+	elf_symtab__free(mod->debug_tab);
+	elf_symtab__free(mod->tab);
+	free(mod->path);
+	free(mod->root);
+	free(mod->debug_dir);
+	free(mod);
+}
+
+const struct elf_symtab *module__symtab(const struct module *mod)
+{
+	return mod->tab;
+}
+
+static const char *module_name(const struct module *mod)
+{
+	return mod->path ? mod->path : "(unnamed)";
+}
+
+/* The separate debug file, for DWARF and, when the file has only .dynsym, its .symtab. */
+static void module__open_debug_file(struct module *mod)
+{
+	struct debuginfo_opts opts = { .root = mod->root, .debug_dir = mod->debug_dir };
+	char *found = NULL;
+	int fd;
+
+	fd = debuginfo__find(elf_symtab__elf(mod->tab), mod->path, elf_symtab__build_id(mod->tab),
+			     &opts, &found);
+	if (fd < 0)
+		return;
+	mod->debug_tab = elf_symtab__open_fd(fd, found);
+	if (!mod->debug_tab)
+		pr_warn("symbolize: cannot read debug file '%s' of '%s': %s", found,
+			module_name(mod), strerror(errno));
+	else
+		pr_debug("symbolize: debug file of '%s': '%s'", module_name(mod), found);
+	close(fd);
+	free(found);
+}
+
+/* MiniDebugInfo: the static functions a stripped file's .dynsym lacks. */
+static void module__open_minidebuginfo(struct module *mod)
+{
+	size_t size;
+	void *image;
+
+	image = debuginfo__minidebuginfo(elf_symtab__elf(mod->tab), &size);
+	if (!image) {
+		if (errno != ENOENT)
+			pr_warn("symbolize: cannot read MiniDebugInfo of '%s': %s",
+				module_name(mod), strerror(errno));
+		return;
+	}
+	mod->debug_tab = elf_symtab__open_mem(image, size, module_name(mod));
+	free(image);
+}
+
+static void module__load_debug(struct module *mod)
+{
+	Elf *elf = elf_symtab__elf(mod->tab);
+	size_t nr_syms;
+	bool need_symbols;
+
+	mod->debug_loaded = true;
+	elf_symtab__syms(mod->tab, &nr_syms);
+	need_symbols = !nr_syms || elf_symtab__from_dynsym(mod->tab);
+	if (debuginfo__has_dwarf(elf))
+		mod->dwarf = dwarf_index__new(elf);
+	if (!mod->dwarf || need_symbols)
+		module__open_debug_file(mod);
+	if (!mod->debug_tab && need_symbols)
+		module__open_minidebuginfo(mod);
+	if (!mod->dwarf && mod->debug_tab && debuginfo__has_dwarf(elf_symtab__elf(mod->debug_tab)))
+		mod->dwarf = dwarf_index__new(elf_symtab__elf(mod->debug_tab));
+}
+
+bool module__has_dwarf(struct module *mod)
+{
+	if (!mod->debug_loaded)
+		module__load_debug(mod);
+	return mod->dwarf != NULL;
+}
+
+/* The symbol covering @vaddr in the file's symbols or its debug file's, the closer of two. */
+static const struct elf_sym *module__symbol(const struct module *mod, uint64_t vaddr)
+{
+	const struct elf_sym *own, *debug = NULL;
+
+	own = elf_symtab__lookup(mod->tab, vaddr);
+	if (mod->debug_tab)
+		debug = elf_symtab__lookup(mod->debug_tab, vaddr);
+	if (!own || !debug)
+		return own ? own : debug;
+	return debug->addr >= own->addr ? debug : own;
+}
+
+int module__lookup(struct module *mod, uint64_t vaddr, struct module_loc *locs)
+{
+	struct dwarf_loc dl[MODULE_MAX_LOCS];
+	const struct elf_sym *sym;
+	int nr = 0;
+
+	if (!mod->debug_loaded)
+		module__load_debug(mod);
+	sym = module__symbol(mod, vaddr);
+	if (mod->dwarf)
+		nr = dwarf_index__lookup(mod->dwarf, vaddr, dl, MODULE_MAX_LOCS);
+	if (!nr) {
+		locs[0] = (struct module_loc){ .name = sym ? sym->name : NULL };
+		return 1;
+	}
+	for (int i = 0; i < nr; i++) {
+		locs[i] = (struct module_loc){
+			.name = dl[i].function,
+			.file = dl[i].file,
+			.line = dl[i].line,
+			.discriminator = dl[i].discriminator,
+		};
+	}
+	if (sym)
+		locs[nr - 1].name = sym->name;
+	return nr;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * module.h - what one ELF file tells about its addresses: function names,
+ * source lines and inline chains, from wherever the file keeps them.
+ *
+ * Names come from the file's own .symtab; a file with only .dynsym (every
+ * stripped distribution binary) also gets the .symtab of its separate debug
+ * file, else of its MiniDebugInfo (.gnu_debugdata), which holds the static
+ * functions .dynsym lacks. Lines and inline chains come from the file's own
+ * DWARF, else its debug file's (see debuginfo.h for where that is looked
+ * for). Debug information is looked for the first time an address needs it.
+ *
+ * A lookup reports what addr2line -i -f would: the inline chain innermost
+ * first; the outermost function is named by the symbol table when a symbol
+ * covers the address, as llvm-symbolizer and perf do, else by the DWARF.
+ *
+ * Not thread-safe.
+ */
+#ifndef PROFILER_MODULE_H
+#define PROFILER_MODULE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct elf_symtab;
+struct module;
+
+struct module_opts {
+	const char *root;      /* the target's root ("/proc/PID/root"); NULL: "/" */
+	const char *debug_dir; /* NULL: /usr/lib/debug */
+};
+
+/* One function of an address's inline chain; strings owned by the module. */
+struct module_loc {
+	const char *name; /* linker name (not demangled), NULL when unknown */
+	const char *file; /* source file, NULL when unknown */
+	uint32_t line;	  /* 0 when unknown */
+	uint32_t discriminator;
+};
+
+/* The deepest inline chain reported; deeper ones lose their outer callers. */
+#define MODULE_MAX_LOCS 32
+
+/*
+ * A module for @tab (taken over, freed with the module), the symbols of the
+ * file mapped at @path in the target's root (@path may be NULL when
+ * unknown, which only disables debuglink lookups next to it). @opts is
+ * copied. Returns NULL and sets errno on failure; @tab is freed then too.
+ */
+struct module *module__new(struct elf_symtab *tab, const char *path,
+			   const struct module_opts *opts);
+void module__free(struct module *mod);
+
+const struct elf_symtab *module__symtab(const struct module *mod);
+
+/*
+ * The inline chain at ELF virtual address @vaddr into @locs (room for
+ * MODULE_MAX_LOCS), innermost first. Returns the number of entries, at
+ * least 1; locs[0].name is NULL when nothing names the address.
+ */
+int module__lookup(struct module *mod, uint64_t vaddr, struct module_loc *locs);
+
+/* Did the module find DWARF (its own or a debug file's)? Looks for it if not done yet. */
+bool module__has_dwarf(struct module *mod);
+
+#endif

@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/procfs.h"
+#include "perf_map.h"
+
+#define MAX_FILE_SIZE (256UL << 20)
+#define MAX_LINE_LEN (64UL << 10)
+/* Read room beyond the size fstat() saw: the file may grow while we read it. */
+#define READ_SLACK (64UL << 10)
+
+struct perf_map {
+	char *text;	 /* the file; names are cut out of it in place */
+	uint64_t *addrs; /* the search keys, apart from the symbols for cache density */
+	struct perf_map_sym *syms;
+	size_t nr, nr_skipped;
+};
+
+/* One parsed line; @seq is its rank in the file, later lines winning. */
+struct line {
+	uint64_t start, end;
+	const char *name;
+	size_t seq;
+};
+
+/*
+ * The whole of the file open as @fd, NUL-terminated, its length in *@lenp.
+ * Refuses anything but a regular file, one larger than MAX_FILE_SIZE, and,
+ * unless @owner is (uid_t)-1, one belonging to neither root nor @owner.
+ */
+static char *read_map(int fd, const char *path, uid_t owner, size_t *lenp)
+{
+	size_t len = 0, alloc;
+	char *buf, *tmp;
+	struct stat st;
+	ssize_t n;
+
+	if (fstat(fd, &st))
+		return NULL;
+	if (!S_ISREG(st.st_mode)) {
+		pr_debug("perf_map: cannot read '%s': not a regular file", path);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (owner != (uid_t)-1 && st.st_uid && st.st_uid != owner) {
+		pr_debug("perf_map: ignoring '%s': it belongs to uid %u, the process to uid %u",
+			 path, (unsigned int)st.st_uid, (unsigned int)owner);
+		errno = EPERM;
+		return NULL;
+	}
+	if ((uint64_t)st.st_size > MAX_FILE_SIZE)
+		goto out_too_big;
+	alloc = st.st_size + READ_SLACK + 1;
+	buf = malloc(alloc);
+	if (!buf)
+		return NULL;
+	for (;;) {
+		if (len + 1 == alloc) {
+			if (len > MAX_FILE_SIZE) {
+				free(buf);
+				goto out_too_big;
+			}
+			/* Up to one byte more than the limit, to see that it is passed. */
+			alloc = alloc > (MAX_FILE_SIZE + 2) / 2 ? MAX_FILE_SIZE + 2 : 2 * alloc;
+			tmp = realloc(buf, alloc);
+			if (!tmp) {
+				free(buf);
+				errno = ENOMEM;
+				return NULL;
+			}
+			buf = tmp;
+		}
+		n = read(fd, buf + len, alloc - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = errno;
+
+			pr_debug("perf_map: cannot read '%s': %s", path, strerror(err));
+			free(buf);
+			errno = err;
+			return NULL;
+		}
+		if (!n)
+			break;
+		len += n;
+	}
+	buf[len] = '\0';
+	*lenp = len;
+	return buf;
+
+out_too_big:
+	pr_debug("perf_map: ignoring '%s': larger than %lu MiB", path, MAX_FILE_SIZE >> 20);
+	errno = EFBIG;
+	return NULL;
+}
+
+static int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/*
+ * Parse an optional 0x and 1 to 16 hex digits at *@p, which must be followed
+ * by blanks before @end; advance *@p past those blanks.
+ */
+static bool parse_hex(const char **p, const char *end, uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+	int digits = 0, d;
+
+	if (end - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	for (; s < end && (d = hex_value(*s)) >= 0; s++, digits++)
+		v = v << 4 | d;
+	if (!digits || digits > 16 || s == end || !is_blank(*s))
+		return false;
+	while (s < end && is_blank(*s))
+		s++;
+	*p = s;
+	*out = v;
+	return true;
+}
+
+/*
+ * Parse the line [@line, @eol) and cut its name out in place (*@eol is the
+ * newline or the buffer's final NUL). Returns 1 for a symbol, 0 for a blank
+ * line, -1 for a line to skip.
+ */
+static int parse_line(char *line, char *eol, struct line *out)
+{
+	const char *p = line;
+	char *name_end = eol;
+	uint64_t start, size;
+
+	if ((size_t)(eol - line) > MAX_LINE_LEN)
+		return -1;
+	if (name_end > line && name_end[-1] == '\r')
+		name_end--;
+	if (name_end == line)
+		return 0;
+	if (!parse_hex(&p, name_end, &start) || !parse_hex(&p, name_end, &size))
+		return -1;
+	if (p == name_end || memchr(p, '\0', name_end - p))
+		return -1;
+	if (!size || size > UINT64_MAX - start)
+		return -1;
+	*name_end = '\0';
+	out->start = start;
+	out->end = start + size;
+	out->name = p;
+	return 1;
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+	const struct line *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* A max-heap of indices into @lines, by seq: its top is the latest line. */
+struct heap {
+	const struct line *lines;
+	size_t *idx;
+	size_t nr;
+};
+
+static bool heap_above(const struct heap *h, size_t a, size_t b)
+{
+	return h->lines[h->idx[a]].seq > h->lines[h->idx[b]].seq;
+}
+
+static void heap_swap(struct heap *h, size_t a, size_t b)
+{
+	size_t t = h->idx[a];
+
+	h->idx[a] = h->idx[b];
+	h->idx[b] = t;
+}
+
+static void heap_push(struct heap *h, size_t i)
+{
+	size_t c = h->nr++;
+
+	h->idx[c] = i;
+	for (; c && heap_above(h, c, (c - 1) / 2); c = (c - 1) / 2)
+		heap_swap(h, c, (c - 1) / 2);
+}
+
+static void heap_pop(struct heap *h)
+{
+	size_t c = 0;
+
+	h->idx[0] = h->idx[--h->nr];
+	for (;;) {
+		size_t l = 2 * c + 1, r = l + 1, top = c;
+
+		if (l < h->nr && heap_above(h, l, top))
+			top = l;
+		if (r < h->nr && heap_above(h, r, top))
+			top = r;
+		if (top == c)
+			break;
+		heap_swap(h, c, top);
+		c = top;
+	}
+}
+
+/*
+ * Turn @nr lines in file order into disjoint symbols: sweep the address
+ * space in order, keeping the lines that cover the current address in a heap
+ * whose top, the latest of them, owns it. Ownership can only change at the
+ * next line's start or at the top's end; lines that end below the top are
+ * dropped when they surface. At most 2 * @nr symbols (one per start or end),
+ * in O(@nr log @nr).
+ */
+static int resolve(struct perf_map *map, struct line *lines, size_t nr)
+{
+	struct heap heap = { .lines = lines };
+	size_t i = 0, last = SIZE_MAX, n = 0;
+	uint64_t x = 0;
+	void *tmp;
+
+	if (!nr)
+		return 0;
+	if (nr > SIZE_MAX / 2 / sizeof(*map->syms))
+		return -ENOMEM;
+	qsort(lines, nr, sizeof(*lines), line_cmp);
+	heap.idx = malloc(nr * sizeof(*heap.idx));
+	map->syms = malloc(2 * nr * sizeof(*map->syms));
+	map->addrs = malloc(2 * nr * sizeof(*map->addrs));
+	if (!heap.idx || !map->syms || !map->addrs) {
+		free(heap.idx);
+		return -ENOMEM;
+	}
+	while (i < nr || heap.nr) {
+		uint64_t next;
+		size_t top;
+
+		if (!heap.nr)
+			x = lines[i].start;
+		while (i < nr && lines[i].start == x)
+			heap_push(&heap, i++);
+		while (heap.nr && lines[heap.idx[0]].end <= x)
+			heap_pop(&heap);
+		if (!heap.nr)
+			continue;
+		top = heap.idx[0];
+		next = lines[top].end;
+		if (i < nr && lines[i].start < next)
+			next = lines[i].start;
+		/* An earlier line starting under the top changes nothing: extend. */
+		if (top == last) {
+			map->syms[n - 1].size += next - x;
+		} else {
+			map->addrs[n] = x;
+			map->syms[n++] = (struct perf_map_sym){ x, next - x, lines[top].name };
+			last = top;
+		}
+		x = next;
+	}
+	free(heap.idx);
+	map->nr = n;
+	/* Give back the room that overlaps did not take; keeping it is harmless. */
+	if (n && n < 2 * nr) {
+		tmp = realloc(map->syms, n * sizeof(*map->syms));
+		if (tmp)
+			map->syms = tmp;
+		tmp = realloc(map->addrs, n * sizeof(*map->addrs));
+		if (tmp)
+			map->addrs = tmp;
+	}
+	return 0;
+}
+
+/* Index @text of @len bytes, which the new map takes over. */
+static struct perf_map *perf_map__from_text(char *text, size_t len, const char *path)
+{
+	struct line *lines = NULL, *tmp;
+	size_t nr = 0, alloc = 0;
+	struct perf_map *map;
+	char *p, *eol;
+	int err;
+
+	map = calloc(1, sizeof(*map));
+	if (!map) {
+		free(text);
+		return NULL;
+	}
+	map->text = text;
+	for (p = text; p < text + len; p = eol + 1) {
+		struct line line;
+		int ret;
+
+		eol = memchr(p, '\n', text + len - p);
+		if (!eol)
+			eol = text + len;
+		ret = parse_line(p, eol, &line);
+		if (ret < 0)
+			map->nr_skipped++;
+		if (ret <= 0)
+			continue;
+		if (nr == alloc) {
+			alloc = alloc ? 2 * alloc : 1024;
+			if (alloc > SIZE_MAX / sizeof(*lines))
+				goto out_nomem;
+			tmp = realloc(lines, alloc * sizeof(*lines));
+			if (!tmp)
+				goto out_nomem;
+			lines = tmp;
+		}
+		line.seq = nr;
+		lines[nr++] = line;
+	}
+	err = resolve(map, lines, nr);
+	free(lines);
+	if (err) {
+		perf_map__free(map);
+		errno = -err;
+		return NULL;
+	}
+	if (map->nr_skipped)
+		pr_debug("perf_map: '%s': skipped %zu lines", path, map->nr_skipped);
+	return map;
+
+out_nomem:
+	free(lines);
+	perf_map__free(map);
+	errno = ENOMEM;
+	return NULL;
+}
+
+static struct perf_map *load_fd(int fd, const char *path, uid_t owner)
+{
+	size_t len;
+	char *text = read_map(fd, path, owner, &len);
+
+	if (!text)
+		return NULL;
+	return perf_map__from_text(text, len, path);
+}
+
+struct perf_map *perf_map__load(const char *path)
+{
+	struct perf_map *map;
+	int fd, err;
+
+	/* Not to block on a FIFO before we see it is not a regular file. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		pr_debug("perf_map: cannot open '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	map = load_fd(fd, path, (uid_t)-1);
+	err = errno;
+	close(fd);
+	errno = err;
+	return map;
+}
+
+/* The pid of @pid in its own pid namespace; -errno if it is gone. */
+static int nspid(int pid)
+{
+	char path[32], *status, *line, *end;
+	long v, last = pid;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	status = procfs__read_file(path, NULL);
+	if (!status)
+		return errno == ENOENT ? -ESRCH : -errno;
+	line = strstr(status, "\nNSpid:");
+	if (line) {
+		end = strchr(line + 1, '\n');
+		if (end)
+			*end = '\0';
+		/* Its pid in each namespace, from ours down to its own. */
+		for (line += 7; (v = strtol(line, &end, 10)), end != line; line = end)
+			last = v;
+	}
+	free(status);
+	return last > 0 && last <= INT32_MAX ? (int)last : pid;
+}
+
+/*
+ * Open @name under the directory @root as if @root were "/", so that a
+ * symbolic link planted by the process cannot lead us to a file of ours.
+ */
+static int open_in_root(int root, const char *name)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = syscall(SYS_openat2, root, name, &how, sizeof(how));
+
+	/* Before Linux 5.6, or under a seccomp filter: at least do not follow the last link. */
+	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
+		fd = openat(root, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	return fd;
+}
+
+struct perf_map *perf_map__load_pid(int pid)
+{
+	char path[64], name[32];
+	struct perf_map *map;
+	struct stat proc_st;
+	int ns, root, fd, err;
+
+	ns = nspid(pid);
+	if (ns < 0) {
+		errno = -ns;
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	if (stat(path, &proc_st)) {
+		errno = errno == ENOENT ? ESRCH : errno;
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/root", pid);
+	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0) {
+		err = errno == ENOENT ? ESRCH : errno;
+		pr_debug("perf_map: cannot open '%s': %s", path, strerror(err));
+		errno = err;
+		return NULL;
+	}
+	snprintf(name, sizeof(name), "tmp/perf-%d.map", ns);
+	snprintf(path, sizeof(path), "/proc/%d/root/%s", pid, name);
+	fd = open_in_root(root, name);
+	err = errno;
+	close(root);
+	if (fd < 0) {
+		pr_debug("perf_map: cannot open '%s': %s", path, strerror(err));
+		errno = err;
+		return NULL;
+	}
+	map = load_fd(fd, path, proc_st.st_uid);
+	err = errno;
+	close(fd);
+	errno = err;
+	return map;
+}
+
+void perf_map__free(struct perf_map *map)
+{
+	if (!map)
+		return;
+	free(map->addrs);
+	free(map->syms);
+	free(map->text);
+	free(map);
+}
+
+const struct perf_map_sym *perf_map__lookup(const struct perf_map *map, uint64_t addr)
+{
+	const uint64_t *base = map->addrs;
+	const struct perf_map_sym *sym;
+	size_t n = map->nr;
+
+	if (!n || addr < base[0])
+		return NULL;
+	/* Branch-free: the last start <= @addr (base[0] <= @addr holds throughout). */
+	while (n > 1) {
+		size_t half = n / 2;
+
+		base = base[half] <= addr ? base + half : base;
+		n -= half;
+	}
+	sym = &map->syms[base - map->addrs];
+	return addr - sym->addr < sym->size ? sym : NULL;
+}
+
+const struct perf_map_sym *perf_map__syms(const struct perf_map *map, size_t *nr)
+{
+	*nr = map->nr;
+	return map->syms;
+}
+
+size_t perf_map__nr_skipped(const struct perf_map *map)
+{
+	return map->nr_skipped;
+}
