@@ -137,11 +137,12 @@ static int folded__append_frame(struct folded *f, const struct profile_frame *fr
 	const char *suffix = frame->kernel ? "_[k]" : frame->source == FRAME_JIT ? "_[j]" : "";
 	int err = 0;
 
+	/* lines[] runs innermost first. */
 	for (uint32_t i = frame->nr_lines; i-- > 0 && !err;) {
 		err = folded__append(f, ";", 1);
 		if (!err)
 			err = folded__append_name(f, frame->lines[i].name, false);
-		if (!err && i)
+		if (!err && i < frame->nr_lines - 1)
 			err = folded__append(f, "_[i]", strlen("_[i]"));
 		else if (!err && *suffix)
 			err = folded__append(f, suffix, strlen(suffix));

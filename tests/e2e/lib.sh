@@ -66,12 +66,14 @@ pprof() {
 	go tool pprof -symbolize=none "$@"
 }
 
-# pct FILE FUNC [flat|cum] [PPROF_ARGS...]: FUNC's share in percent of the
+# pct FILE FUNC [cum|flat] [PPROF_ARGS...]: FUNC's share in percent of the
 # samples that PPROF_ARGS keep (-tagfocus=... filters), from
-# `go tool pprof -top`; 0 when FUNC does not appear. pprof reports shares of
+# `go tool pprof -top`; 0 when FUNC does not appear. cum (the default)
+# counts the samples in FUNC and in what it calls or has inlined (the
+# workloads' burn()); flat, those whose innermost function is FUNC. pprof reports shares of
 # the whole profile even when filtering, so this divides by the kept share.
 pct() {
-	local file=$1 func=$2 col=${3:-flat}
+	local file=$1 func=$2 col=${3:-cum}
 	shift 3 2>/dev/null || shift $#
 	pprof -top -nodecount=100000 -nodefraction=0 -edgefraction=0 "$@" "$file" 2>/dev/null |
 		awk -v f="$func" -v col="$col" '
@@ -81,10 +83,12 @@ pct() {
 }
 
 # folded_leaf_pct FILE FUNC: the percentage of samples in folded FILE whose
-# leaf frame is FUNC (integer).
+# leaf function is FUNC (integer): the innermost frame not inlined into it
+# (inlined frames end in _[i]).
 folded_leaf_pct() {
 	awk -v f="$2" '{ n = $NF; total += n; k = split($0, frames, ";")
-		sub(/ [0-9]+$/, "", frames[k]); if (frames[k] == f) hot += n }
+		sub(/ [0-9]+$/, "", frames[k]); while (k > 1 && frames[k] ~ /_\[i\]$/) k--
+		if (frames[k] == f) hot += n }
 		END { if (total) printf "%.0f", 100 * hot / total; else print 0 }' "$1"
 }
 
@@ -139,11 +143,12 @@ within() {
 	awk -v v="$1" -v e="$2" -v t="$3" 'BEGIN { d = v - e; if (d < 0) d = -d; exit !(d <= t) }'
 }
 
-# share_is NAME FILE FUNC EXPECTED TOLERANCE [PPROF_ARGS...]
+# share_is NAME FILE FUNC EXPECTED TOLERANCE [PPROF_ARGS...]: FUNC's share
+# of the samples, with what was inlined into it (pprof's cumulative column).
 share_is() {
 	local name=$1 file=$2 func=$3 expected=$4 tol=$5 got
 	shift 5
-	got=$(pct "$file" "$func" flat "$@")
+	got=$(pct "$file" "$func" cum "$@")
 	if within "$got" "$expected" "$tol"; then
 		ok "$name ($func $got%, expected $expected±$tol)"
 	else

@@ -32,7 +32,7 @@ if "$PROFILER" -F 499 -f folded -- "$WORKLOADS/split" 25 75 2 >"$TMP/out.folded"
 	bad=$(grep -cvE '^split(;[^;]+)+ [0-9]+$' "$TMP/out.folded")
 	check "folded output: every line is 'split;frames... count' ($bad bad lines)" test "$bad" -eq 0
 	check "folded output: stacks run main -> compute -> hot_b" \
-		grep -qE '^split;.*main;compute;hot_b [0-9]+$' "$TMP/out.folded"
+		grep -qE '^split;.*main;compute;hot_b(;burn_\[i\])? [0-9]+$' "$TMP/out.folded"
 	share=$(folded_leaf_pct "$TMP/out.folded" hot_b)
 	check "folded output: hot_b has $share% of samples (expected 75±5)" within "$share" 75 5
 else

@@ -37,9 +37,9 @@ start_bg "$WORKLOADS/split" 70 30 10
 split_pid=$BG_PID
 sleep 0.3
 if "$PROFILER" -a -F 199 -d 2 -o "$TMP/all.pb.gz" 2>"$TMP/err"; then
-	hot_a=$(pct "$TMP/all.pb.gz" hot_a flat -tagfocus=pid="$split_pid")
-	hot_b=$(pct "$TMP/all.pb.gz" hot_b flat -tagfocus=pid="$split_pid")
-	alpha=$(pct "$TMP/all.pb.gz" alpha_work flat -tagfocus=pid="$threads_pid")
+	hot_a=$(pct "$TMP/all.pb.gz" hot_a cum -tagfocus=pid="$split_pid")
+	hot_b=$(pct "$TMP/all.pb.gz" hot_b cum -tagfocus=pid="$split_pid")
+	alpha=$(pct "$TMP/all.pb.gz" alpha_work cum -tagfocus=pid="$threads_pid")
 	procs=$(tag_values "$TMP/all.pb.gz" process | sort -u | paste -sd ' ')
 	if within "$hot_a" 70 10 && within "$hot_b" 30 10 && within "$alpha" 50 10 &&
 		[[ " $procs " == *" split "* && " $procs " == *" threads "* ]]; then
