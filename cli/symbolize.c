@@ -269,7 +269,7 @@ int symbolize_main(int argc, char **argv)
 	err = symbolizer__open_elf(sym, o.exe, &mapping);
 	if (err) {
 		fprintf(stderr, "profiler: symbolize: cannot read '%s': %s\n", o.exe,
-			err == -ENOEXEC ? "not an ELF file" : strerror(-err));
+			err == -ENOEXEC ? "not an ELF file, or a truncated one" : strerror(-err));
 		goto out;
 	}
 	if (optind < argc) {

@@ -468,6 +468,28 @@ static int read_symbols(struct elf_symtab *tab, const char *path)
 	return err;
 }
 
+/*
+ * Do the program and section header tables lie inside the file? libelf
+ * opens a file cut short after its ELF header, and finds nothing in it.
+ */
+static bool headers_fit(Elf *elf)
+{
+	GElf_Ehdr ehdr;
+	size_t size;
+
+	if (!gelf_getehdr(elf, &ehdr) || !elf_rawfile(elf, &size))
+		return false;
+	if (ehdr.e_phoff && (ehdr.e_phoff > size ||
+			     (uint64_t)ehdr.e_phnum * ehdr.e_phentsize > size - ehdr.e_phoff))
+		return false;
+	/* e_shnum 0 with e_shoff set: the count is in section 0, which must fit too. */
+	if (ehdr.e_shoff &&
+	    (ehdr.e_shoff > size ||
+	     (uint64_t)(ehdr.e_shnum ? ehdr.e_shnum : 1) * ehdr.e_shentsize > size - ehdr.e_shoff))
+		return false;
+	return true;
+}
+
 /* Take ownership of @elf (and of @image, if not NULL) and index it. */
 static struct elf_symtab *elf_symtab__from_elf(Elf *elf, void *image, const char *path)
 {
@@ -475,8 +497,8 @@ static struct elf_symtab *elf_symtab__from_elf(Elf *elf, void *image, const char
 	struct elf_symtab *tab;
 	int err;
 
-	if (elf_kind(elf) != ELF_K_ELF) {
-		pr_debug("elf_symtab: '%s' is not an ELF file", path);
+	if (elf_kind(elf) != ELF_K_ELF || !headers_fit(elf)) {
+		pr_debug("elf_symtab: '%s' is not an ELF file, or a truncated one", path);
 		err = -ENOEXEC;
 		goto out_end;
 	}
