@@ -225,6 +225,35 @@ TEST(folded_merge_by_process_name)
 	free(got);
 }
 
+/* Two functions inlined into outer(), innermost first, as the symbolizer gives them. */
+static const struct profile_line inlined_lines[] = {
+	{ .name = "leaf", .system_name = "leaf", .filename = "/src/a.c", .line = 3 },
+	{ .name = "mid", .system_name = "mid", .filename = "/src/a.c", .line = 9 },
+	{ .name = "outer", .system_name = "outer", .filename = "/src/a.c", .line = 20 },
+};
+static const struct profile_frame f_inlined = {
+	.address = 0xa000, .lines = inlined_lines, .nr_lines = 3, .source = FRAME_LINES
+};
+static const struct profile_frame f_jit = { .address = 0xb000,
+					    .source = FRAME_JIT,
+					    FRAME_LINE(.name = "LazyCompile:*hot") };
+
+TEST(folded_inline_and_jit_frames)
+{
+	const struct profile_frame *stack[] = { &f_inlined, &f_jit, &f_x1 };
+	struct profile *p = profile__new(99);
+	char *got;
+
+	CHECK(p);
+	CHECK(!add(p, 1, 1, "p", "t", 7, stack, 3));
+	got = folded_string(p);
+	profile__free(p);
+	CHECK(got);
+	/* Each inlined function a frame of its own, outer first, as perf script shows them. */
+	CHECK_STR(got, "p;x;LazyCompile:*hot_[j];outer;mid_[i];leaf_[i] 7\n");
+	free(got);
+}
+
 TEST(folded_empty)
 {
 	struct profile *p = profile__new(99);
