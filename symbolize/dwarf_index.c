@@ -504,7 +504,12 @@ static int walk_children(struct walk *w, Dwarf_Die *parent, int nesting)
 		case DW_TAG_class_type:
 		case DW_TAG_structure_type:
 		case DW_TAG_union_type:
-			/* May hold functions or inlined calls; types hold no code otherwise. */
+		case DW_TAG_enumeration_type:
+		case DW_TAG_interface_type:
+			/*
+			 * May hold functions (Rust puts an enum's methods inside it)
+			 * or inlined calls; no other DIE holds code.
+			 */
 			ret = walk_children(w, &die, nesting + 1);
 			if (ret)
 				return ret;

@@ -286,7 +286,7 @@ static int resolve(struct perf_map *map, struct line *lines, size_t nr)
 	}
 	free(heap.idx);
 	map->nr = n;
-	/* Give back the room that overlaps did not take; keeping it is harmless. */
+	/* Give back the room kept for splits that did not happen (if realloc fails, keep it). */
 	if (n && n < 2 * nr) {
 		tmp = realloc(map->syms, n * sizeof(*map->syms));
 		if (tmp)

@@ -704,7 +704,7 @@ static const struct profile_frame *symbolizer__module_frame(struct symbolizer *s
 
 /*
  * The perf map of @pid, read the first time one of its addresses needs it:
- * through its root as it sees it, or ours once it has exited.
+ * through its root as it sees it, or in our /tmp once it has exited.
  */
 static const struct perf_map *symbolizer__perf_map(struct symbolizer *sym, pid_t pid)
 {
@@ -724,7 +724,8 @@ static const struct perf_map *symbolizer__perf_map(struct symbolizer *sym, pid_t
 		return NULL;
 	}
 	e->map = perf_map__load_pid(pid);
-	if (!e->map && errno != ENOMEM) {
+	/* Only a process that is gone: other failures are the file's checks refusing it. */
+	if (!e->map && errno == ESRCH) {
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
 		e->map = perf_map__load(path);
 	}
