@@ -318,7 +318,7 @@ $(OUTPUT)/bench/%: $(OUTPUT)/obj/bench/%.o $(OUTPUT)/libprofiler.a
 # about a minute per core together: use make -j) and a C one with a few MB.
 BENCH_CXX ?= g++
 BENCH_CC ?= gcc
-BENCH_CXX_TUS := 24
+BENCH_CXX_TUS := 20
 BENCH_C_TUS := 48
 BENCH_CXX_SRC := $(patsubst %,$(OUTPUT)/bench/cxx-src/tu%.cc,$(shell seq $(BENCH_CXX_TUS))) \
 	$(OUTPUT)/bench/cxx-src/main.cc
