@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * inline [A B [SECONDS]]: spend A parts of the CPU in caller_a() and B parts
+ * in caller_b() (default 70 30, 10 seconds; a negative SECONDS runs until
+ * killed), all of it in hot_inline(), which is inlined into both: there is
+ * no out-of-line copy, so a profile shows hot_inline only from DWARF's
+ * inline records.
+ */
+#include <stdio.h>
+
+#include "work.h"
+
+static volatile unsigned long sink;
+
+/* burn()'s loop, written out here so that the leaf is a line of this file. */
+static inline __attribute__((always_inline)) unsigned long hot_inline(unsigned long units)
+{
+	unsigned long x = units;
+
+	for (unsigned long i = 0; i < units * UNIT_ITERATIONS; i++) {
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+		__asm__ volatile("" : "+r"(x));
+	}
+	return x;
+}
+
+__attribute__((noinline)) void caller_a(unsigned long units)
+{
+	sink += hot_inline(units);
+}
+
+__attribute__((noinline)) void caller_b(unsigned long units)
+{
+	sink += hot_inline(units);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long a = argc > 2 ? strtoul(argv[1], NULL, 10) : 70;
+	unsigned long b = argc > 2 ? strtoul(argv[2], NULL, 10) : 30;
+	double seconds = arg_seconds(argc, argv, 3, 10);
+	double end = now_seconds() + seconds;
+
+	while (seconds < 0 || now_seconds() < end) {
+		caller_a(a);
+		caller_b(b);
+	}
+	return 0;
+}
