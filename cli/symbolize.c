@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/hashtab.h"
 #include "common/log.h"
 #include "common/strset.h"
 #include "symbolize.h"
@@ -19,6 +20,12 @@
 
 /* Longer input lines are not addresses; their bytes are skipped, not buffered. */
 #define MAX_LINE 4096
+
+/*
+ * Answers are flushed after each read of stdin anyway; a buffer larger than
+ * stdio's 4 KiB spares a million-address run tens of thousands of writes.
+ */
+static char stdout_buf[1 << 18];
 
 /* clang-format off */
 const char symbolize_usage[] =
@@ -113,19 +120,35 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-/* Print the answer for @addr (@valid: it parsed) as addr2line does. */
-static void print_frames(struct symbolizer *sym, const struct profile_mapping *mapping,
-			 const struct symbolize_opts *o, uint64_t addr, bool valid)
-{
-	const struct profile_frame *f = NULL;
-	uint32_t nr = 1;
+/*
+ * What answers addresses: the symbolizer, and the text of every answer
+ * given so far, by address. Profiles and scripts ask for the same addresses
+ * over and over; formatting the answer again cost more than finding it.
+ */
+struct answerer {
+	struct symbolizer *sym;
+	const struct profile_mapping *mapping;
+	const struct symbolize_opts *o;
+	struct hashtab answers; /* of struct answer */
+	struct answer *invalid; /* the answer to what is not an address */
+};
 
-	if (o->addresses)
-		printf("0x%016llx\n", (unsigned long long)addr);
-	if (valid) {
-		f = symbolizer__elf_frame(sym, mapping, addr);
-		nr = o->inlines ? f->nr_lines : 1;
-	}
+struct answer {
+	uint64_t addr;
+	char *text;
+	size_t len;
+};
+
+static bool answer_eq(const void *entry, const void *key)
+{
+	return ((const struct answer *)entry)->addr == *(const uint64_t *)key;
+}
+
+/* The frames of @f (NULL: not an address) as addr2line prints them, into @out. */
+static void format_frames(FILE *out, const struct profile_frame *f, const struct symbolize_opts *o)
+{
+	uint32_t nr = f && o->inlines ? f->nr_lines : 1;
+
 	for (uint32_t i = 0; i < nr; i++) {
 		const struct profile_line *l = f ? &f->lines[i] : NULL;
 		const char *name = NULL;
@@ -134,17 +157,102 @@ static void print_frames(struct symbolizer *sym, const struct profile_mapping *m
 			/* Unnamed code stays "??": the placeholder names are the profiler's own. */
 			if (l && l->system_name)
 				name = o->demangle ? l->name : l->system_name;
-			puts(name ? name : "??");
+			fprintf(out, "%s\n", name ? name : "??");
 		}
 		if (!l || !l->filename) {
-			puts("??:0");
+			fputs("??:0\n", out);
 			continue;
 		}
-		printf("%s:%u", o->basenames ? base_name(l->filename) : l->filename, l->line);
+		fprintf(out, "%s:%u", o->basenames ? base_name(l->filename) : l->filename, l->line);
 		if (i == 0 && l->discriminator)
-			printf(" (discriminator %u)", l->discriminator);
-		putchar('\n');
+			fprintf(out, " (discriminator %u)", l->discriminator);
+		fputc('\n', out);
 	}
+}
+
+/* A new answer for the frame @f of @addr (@f NULL: not an address); NULL on ENOMEM. */
+static struct answer *answer__new(const struct profile_frame *f, uint64_t addr,
+				  const struct symbolize_opts *o)
+{
+	struct answer *e;
+	FILE *out;
+
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->addr = addr;
+	out = open_memstream(&e->text, &e->len);
+	if (out) {
+		format_frames(out, f, o);
+		if (!fclose(out))
+			return e;
+	}
+	free(e->text);
+	free(e);
+	return NULL;
+}
+
+/* The answer for @addr (@valid: it parsed), formatted the first time; NULL on ENOMEM. */
+static const struct answer *answerer__find(struct answerer *a, uint64_t addr, bool valid)
+{
+	uint64_t hash = hash_mix(0, addr);
+	struct answer *e;
+
+	if (!valid) {
+		if (!a->invalid)
+			a->invalid = answer__new(NULL, 0, a->o);
+		return a->invalid;
+	}
+	e = hashtab__find(&a->answers, hash, answer_eq, &addr);
+	if (e)
+		return e;
+	e = answer__new(symbolizer__elf_frame(a->sym, a->mapping, addr), addr, a->o);
+	if (e && hashtab__insert(&a->answers, hash, e)) {
+		free(e->text);
+		free(e);
+		return NULL;
+	}
+	return e;
+}
+
+static void answerer__release(struct answerer *a)
+{
+	struct answer *e;
+	size_t i;
+
+	hashtab__for_each_entry(&a->answers, i, e) {
+		free(e->text);
+		free(e);
+	}
+	hashtab__release(&a->answers);
+	if (a->invalid)
+		free(a->invalid->text);
+	free(a->invalid);
+}
+
+/* Print the answer for @addr (@valid: it parsed) as addr2line does. */
+static void answer(struct answerer *a, uint64_t addr, bool valid)
+{
+	static const char digits[] = "0123456789abcdef";
+	const struct answer *e;
+
+	/* printf's "0x%016llx" was a tenth of a repeated address's cost. */
+	if (a->o->addresses) {
+		char line[2 + 16 + 1];
+
+		line[0] = '0';
+		line[1] = 'x';
+		for (int i = 0; i < 16; i++)
+			line[2 + i] = digits[(addr >> (60 - 4 * i)) & 0xf];
+		line[18] = '\n';
+		fwrite_unlocked(line, 1, sizeof(line), stdout);
+	}
+	e = answerer__find(a, addr, valid);
+	if (e)
+		fwrite_unlocked(e->text, 1, e->len, stdout);
+	else /* out of memory for the cache: answer all the same */
+		format_frames(stdout,
+			      valid ? symbolizer__elf_frame(a->sym, a->mapping, addr) : NULL, a->o);
 }
 
 /*
@@ -153,8 +261,7 @@ static void print_frames(struct symbolizer *sym, const struct profile_mapping *m
  * at a time gets each answer at once, and a pipe of a million addresses is
  * not flushed a million times.
  */
-static int symbolize_stdin(struct symbolizer *sym, const struct profile_mapping *mapping,
-			   const struct symbolize_opts *o)
+static int symbolize_stdin(struct answerer *a)
 {
 	static char buf[1 << 16];
 	size_t len = 0;
@@ -178,7 +285,7 @@ static int symbolize_stdin(struct symbolizer *sym, const struct profile_mapping 
 				uint64_t addr = 0;
 				bool valid = !parse_address(buf, len, &addr);
 
-				print_frames(sym, mapping, o, addr, valid);
+				answer(a, addr, valid);
 			}
 			break;
 		}
@@ -192,7 +299,7 @@ static int symbolize_stdin(struct symbolizer *sym, const struct profile_mapping 
 			} else {
 				bool valid = !parse_address(buf + start, line_len, &addr);
 
-				print_frames(sym, mapping, o, addr, valid);
+				answer(a, addr, valid);
 			}
 			start += line_len + 1;
 		}
@@ -200,7 +307,7 @@ static int symbolize_stdin(struct symbolizer *sym, const struct profile_mapping 
 		len -= start;
 		if (len > MAX_LINE) {
 			if (!skipping)
-				print_frames(sym, mapping, o, 0, false);
+				answer(a, 0, false);
 			skipping = true;
 			len = 0;
 		}
@@ -213,7 +320,7 @@ static int symbolize_stdin(struct symbolizer *sym, const struct profile_mapping 
 int symbolize_main(int argc, char **argv)
 {
 	struct symbolize_opts o = { .exe = "a.out" };
-	const struct profile_mapping *mapping;
+	struct answerer a = { .o = &o };
 	struct symbolizer_opts sopts = { 0 };
 	struct symbolizer *sym = NULL;
 	struct strset *strings;
@@ -266,22 +373,24 @@ int symbolize_main(int argc, char **argv)
 		fprintf(stderr, "profiler: symbolize: %s\n", strerror(ENOMEM));
 		goto out;
 	}
-	err = symbolizer__open_elf(sym, o.exe, &mapping);
+	a.sym = sym;
+	err = symbolizer__open_elf(sym, o.exe, &a.mapping);
 	if (err) {
 		fprintf(stderr, "profiler: symbolize: cannot read '%s': %s\n", o.exe,
 			err == -ENOEXEC ? "not an ELF file, or a truncated one" : strerror(-err));
 		goto out;
 	}
+	setvbuf(stdout, stdout_buf, _IOFBF, sizeof(stdout_buf));
 	if (optind < argc) {
 		for (int i = optind; i < argc; i++) {
 			uint64_t addr = 0;
 			bool valid = !parse_address(argv[i], strlen(argv[i]), &addr);
 
-			print_frames(sym, mapping, &o, addr, valid);
+			answer(&a, addr, valid);
 		}
 		err = fflush(stdout) ? -EIO : 0;
 	} else {
-		err = symbolize_stdin(sym, mapping, &o);
+		err = symbolize_stdin(&a);
 	}
 	if (err) {
 		fprintf(stderr, "profiler: symbolize: cannot write the output: %s\n",
@@ -290,6 +399,7 @@ int symbolize_main(int argc, char **argv)
 	}
 	ret = 0;
 out:
+	answerer__release(&a);
 	symbolizer__free(sym);
 	strset__free(strings);
 	return ret;
