@@ -111,6 +111,8 @@ static size_t sort_pieces(struct piece *p, size_t nr)
 	uint64_t covered = 0;
 	size_t out = 0;
 
+	if (nr < 2)
+		return nr && p[0].lo < p[0].hi ? 1 : 0;
 	qsort(p, nr, sizeof(*p), piece_cmp);
 	for (size_t i = 0; i < nr; i++) {
 		struct piece cur = p[i];
