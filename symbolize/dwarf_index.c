@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <gelf.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include "common/hashtab.h"
 #include "common/log.h"
 #include "dwarf_index.h"
+#include "line_table.h"
 
 /* Inline chains deeper than this are cut (outer callers dropped); real code stays far below. */
 #define MAX_DEPTH 64
@@ -32,12 +34,6 @@ struct node {
 	bool named;
 };
 
-struct row {
-	uint64_t addr;
-	const char *file; /* NULL: the end of a sequence, no line from here */
-	uint32_t line, discriminator;
-};
-
 struct level {
 	struct piece *pieces;
 	size_t nr, alloc;
@@ -53,8 +49,8 @@ struct unit {
 	Dwarf_Die die;
 	const char *comp_dir; /* NULL: unknown */
 	bool indexed;	      /* tried: the tables below are what could be read */
-	struct row *rows;
-	size_t nr_rows;
+	/* Rows, and files for DW_AT_call_file unless libdw read the program. */
+	struct line_table lines;
 	struct node *nodes;
 	size_t nr_nodes, alloc_nodes;
 	struct level levels[MAX_DEPTH];
@@ -67,7 +63,8 @@ struct dwarf_index {
 	size_t nr_units;
 	struct piece *ranges; /* address -> unit, sorted, no overlaps */
 	size_t nr_ranges;
-	struct hashtab paths; /* of struct path_entry, by raw pointer */
+	struct hashtab paths;	       /* of struct path_entry, by raw pointer */
+	struct line_sections sections; /* .debug_line and its strings, for our decoder */
 	struct dwarf_index_stats stats;
 };
 
@@ -219,6 +216,54 @@ static int index_units(struct dwarf_index *idx)
 	return 0;
 }
 
+/* The data of section @name, decompressed if it is (libdw has done so for the ones it read). */
+static const uint8_t *section_data(Elf *elf, size_t shstrndx, const char *name, size_t *size)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	Elf_Data *data;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *sname;
+		bool gnu;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
+			continue;
+		sname = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (!sname)
+			continue;
+		gnu = !strncmp(sname, ".zdebug", 7);
+		if (strcmp(sname + (gnu ? 2 : 1), name + 1))
+			continue;
+		if ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+			return NULL;
+		if (gnu && elf_compress_gnu(scn, 0, 0) < 0)
+			return NULL;
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf)
+			return NULL;
+		*size = data->d_size;
+		return data->d_buf;
+	}
+	return NULL;
+}
+
+/* Where our line program decoder reads; with no .debug_line, libdw decodes. */
+static void find_line_sections(struct dwarf_index *idx)
+{
+	struct line_sections *s = &idx->sections;
+	Elf *elf = dwarf_getelf(idx->dwarf);
+	size_t shstrndx;
+	GElf_Ehdr ehdr;
+
+	if (!elf || !gelf_getehdr(elf, &ehdr) || elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	s->big_endian = ehdr.e_ident[EI_DATA] == ELFDATA2MSB;
+	s->line = section_data(elf, shstrndx, ".debug_line", &s->line_size);
+	s->line_str = section_data(elf, shstrndx, ".debug_line_str", &s->line_str_size);
+	s->str = section_data(elf, shstrndx, ".debug_str", &s->str_size);
+}
+
 struct dwarf_index *dwarf_index__new(Elf *elf)
 {
 	struct dwarf_index *idx;
@@ -233,6 +278,7 @@ struct dwarf_index *dwarf_index__new(Elf *elf)
 		errno = ENOENT;
 		return NULL;
 	}
+	find_line_sections(idx);
 	err = index_units(idx);
 	if (err) {
 		dwarf_index__free(idx);
@@ -249,7 +295,7 @@ struct dwarf_index *dwarf_index__new(Elf *elf)
 
 static void unit_free(struct unit *u)
 {
-	free(u->rows);
+	line_table__release(&u->lines);
 	free(u->nodes);
 	for (int d = 0; d < u->nr_levels; d++)
 		free(u->levels[d].pieces);
@@ -327,7 +373,7 @@ static const char *full_path(struct dwarf_index *idx, const struct unit *u, cons
 
 static int row_cmp(const void *a, const void *b)
 {
-	const struct row *x = a, *y = b;
+	const struct line_row *x = a, *y = b;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
@@ -335,20 +381,22 @@ static int row_cmp(const void *a, const void *b)
 	return (x->file != NULL) - (y->file != NULL);
 }
 
-static int index_lines(struct dwarf_index *idx, struct unit *u)
+/* The unit's rows from libdw, for a line program our decoder does not read. */
+static int index_lines_libdw(struct dwarf_index *idx, struct unit *u)
 {
+	struct line_table *t = &u->lines;
 	Dwarf_Lines *lines;
 	size_t nr;
 	bool sorted = true;
 
 	if (dwarf_getsrclines(&u->die, &lines, &nr) || !nr)
 		return 0;
-	u->rows = malloc(nr * sizeof(*u->rows));
-	if (!u->rows)
+	t->rows = malloc(nr * sizeof(*t->rows));
+	if (!t->rows)
 		return -ENOMEM;
 	for (size_t i = 0; i < nr; i++) {
 		Dwarf_Line *line = dwarf_onesrcline(lines, i);
-		struct row *r = &u->rows[u->nr_rows];
+		struct line_row *r = &t->rows[t->nr_rows];
 		unsigned int disc = 0;
 		Dwarf_Addr addr;
 		bool end = false;
@@ -365,32 +413,53 @@ static int index_lines(struct dwarf_index *idx, struct unit *u)
 			r->file = "??";
 		r->line = lineno > 0 ? lineno : 0;
 		r->discriminator = disc;
-		if (u->nr_rows && row_cmp(&u->rows[u->nr_rows - 1], r) > 0)
+		if (t->nr_rows && row_cmp(&t->rows[t->nr_rows - 1], r) > 0)
 			sorted = false;
-		u->nr_rows++;
+		t->nr_rows++;
 	}
 	/* libdw sorts rows already; stay right if some version does not. */
 	if (!sorted)
-		qsort(u->rows, u->nr_rows, sizeof(*u->rows), row_cmp);
+		qsort(t->rows, t->nr_rows, sizeof(*t->rows), row_cmp);
+	return 0;
+}
+
+static int index_lines(struct dwarf_index *idx, struct unit *u)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word offset;
+	int err = -ENOTSUP;
+
+	if (!dwarf_attr(&u->die, DW_AT_stmt_list, &attr) || dwarf_formudata(&attr, &offset))
+		return 0;
+	if (idx->sections.line)
+		err = line_table__read(&u->lines, &idx->sections, offset, u->comp_dir);
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		pr_debug("dwarf: line program at 0x%llx: %s, decoded by libdw instead",
+			 (unsigned long long)offset, strerror(-err));
+		return index_lines_libdw(idx, u);
+	}
 	return 0;
 }
 
 /* The row in effect at @addr: the last at or below it, unless a sequence ended there. */
-static const struct row *find_row(const struct unit *u, uint64_t addr)
+static const struct line_row *find_row(const struct unit *u, uint64_t addr)
 {
-	size_t lo = 0, hi = u->nr_rows;
+	const struct line_row *rows = u->lines.rows;
+	size_t lo = 0, hi = u->lines.nr_rows;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (u->rows[mid].addr <= addr)
+		if (rows[mid].addr <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!lo || !u->rows[lo - 1].file)
+	if (!lo || !rows[lo - 1].file)
 		return NULL;
-	return &u->rows[lo - 1];
+	return &rows[lo - 1];
 }
 
 /* --- one unit's functions and inlined calls ------------------------------------- */
@@ -415,6 +484,21 @@ static int add_scope_range(void *ctx, uint64_t lo, uint64_t hi)
 	return 0;
 }
 
+/* The path of file number @file of the walk's unit, or NULL. */
+static const char *call_file(struct walk *w, Dwarf_Word file)
+{
+	const struct line_table *t = &w->u->lines;
+
+	if (t->files)
+		return file < t->nr_files ? t->files[file] : NULL;
+	/* libdw read the line program: it has the file names too. */
+	if (!w->files && dwarf_getsrcfiles(&w->u->die, &w->files, &w->nr_files))
+		w->nr_files = 0;
+	if (file >= w->nr_files)
+		return NULL;
+	return full_path(w->idx, w->u, dwarf_filesrc(w->files, file, NULL, NULL));
+}
+
 /*
  * Add a node for @die at w->depth under w->node. Returns it, or NO_NODE when
  * @die has no code (errno 0) or memory ran out (errno ENOMEM).
@@ -427,6 +511,11 @@ static uint32_t add_node(struct walk *w, Dwarf_Die *die, bool inlined)
 	Dwarf_Word word;
 	int nr;
 
+	/* Most functions in a C++ unit are declarations: no code, and no need to look further. */
+	if (!dwarf_hasattr(die, DW_AT_low_pc) && !dwarf_hasattr(die, DW_AT_ranges)) {
+		errno = 0;
+		return NO_NODE;
+	}
 	if (grow((void **)&u->nodes, &u->alloc_nodes, u->nr_nodes + 1, sizeof(*u->nodes)) ||
 	    u->nr_nodes >= NO_NODE) {
 		errno = ENOMEM;
@@ -435,10 +524,8 @@ static uint32_t add_node(struct walk *w, Dwarf_Die *die, bool inlined)
 	n = &u->nodes[u->nr_nodes];
 	*n = (struct node){ .die = dwarf_dieoffset(die), .parent = w->node };
 	if (inlined) {
-		if (dwarf_attr(die, DW_AT_call_file, &attr) && !dwarf_formudata(&attr, &word) &&
-		    word < w->nr_files)
-			n->call_file =
-				full_path(w->idx, u, dwarf_filesrc(w->files, word, NULL, NULL));
+		if (dwarf_attr(die, DW_AT_call_file, &attr) && !dwarf_formudata(&attr, &word))
+			n->call_file = call_file(w, word);
 		if (dwarf_attr(die, DW_AT_call_line, &attr) && !dwarf_formudata(&attr, &word))
 			n->call_line = word <= UINT32_MAX ? word : 0;
 	}
@@ -529,8 +616,6 @@ static int index_scopes(struct dwarf_index *idx, struct unit *u)
 	struct walk w = { .idx = idx, .u = u, .node = NO_NODE };
 	int err;
 
-	if (dwarf_getsrcfiles(&u->die, &w.files, &w.nr_files))
-		w.nr_files = 0;
 	err = walk_children(&w, &u->die, 0);
 	if (err)
 		return err;
@@ -558,13 +643,12 @@ static int index_unit(struct dwarf_index *idx, struct unit *u)
 		pr_warn("dwarf: cannot index a unit: %s", strerror(-err));
 		unit_free(u);
 		memset(&u->levels, 0, sizeof(u->levels));
-		u->rows = NULL;
 		u->nodes = NULL;
-		u->nr_rows = u->nr_nodes = u->alloc_nodes = 0;
+		u->nr_nodes = u->alloc_nodes = 0;
 		u->nr_levels = 0;
 		return err;
 	}
-	idx->stats.rows += u->nr_rows;
+	idx->stats.rows += u->lines.nr_rows;
 	for (int d = 0; d < u->nr_levels; d++)
 		idx->stats.scopes += u->levels[d].nr;
 	return 0;
@@ -603,7 +687,7 @@ int dwarf_index__lookup(struct dwarf_index *idx, uint64_t vaddr, struct dwarf_lo
 {
 	uint32_t chain[MAX_DEPTH];
 	const struct piece *p;
-	const struct row *row;
+	const struct line_row *row;
 	struct unit *u;
 	int depth = 0, nr = 0;
 
