@@ -120,32 +120,56 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-/*
- * What answers addresses: the symbolizer, and the text of every answer
- * given so far, by address. Profiles and scripts ask for the same addresses
- * over and over; formatting the answer again cost more than finding it.
- */
-struct answerer {
-	struct symbolizer *sym;
-	const struct profile_mapping *mapping;
-	const struct symbolize_opts *o;
-	struct hashtab answers; /* of struct answer */
-	struct answer *invalid; /* the answer to what is not an address */
+/* A growing text buffer; appends after a failed allocation are dropped and remembered. */
+struct text {
+	char *buf;
+	size_t len, alloc;
+	bool failed;
 };
 
-struct answer {
-	uint64_t addr;
-	char *text;
-	size_t len;
-};
-
-static bool answer_eq(const void *entry, const void *key)
+static void text__add(struct text *t, const char *s, size_t len)
 {
-	return ((const struct answer *)entry)->addr == *(const uint64_t *)key;
+	if (t->len + len > t->alloc) {
+		size_t alloc = t->alloc ? t->alloc : 256;
+		char *tmp;
+
+		while (alloc < t->len + len)
+			alloc *= 2;
+		tmp = realloc(t->buf, alloc);
+		if (!tmp) {
+			t->failed = true;
+			return;
+		}
+		t->buf = tmp;
+		t->alloc = alloc;
+	}
+	memcpy(t->buf + t->len, s, len);
+	t->len += len;
 }
 
-/* The frames of @f (NULL: not an address) as addr2line prints them, into @out. */
-static void format_frames(FILE *out, const struct profile_frame *f, const struct symbolize_opts *o)
+static void text__str(struct text *t, const char *s)
+{
+	text__add(t, s, strlen(s));
+}
+
+static void text__uint(struct text *t, uint32_t v)
+{
+	char digits[10];
+	int n = 0;
+
+	do
+		digits[sizeof(digits) - ++n] = '0' + v % 10;
+	while ((v /= 10));
+	text__add(t, digits + sizeof(digits) - n, n);
+}
+
+/*
+ * The frames of @f (NULL: not an address) as addr2line prints them. By hand
+ * rather than with printf: for a profile's worth of distinct addresses,
+ * formatting was a third of the time.
+ */
+static void format_frames(struct text *out, const struct profile_frame *f,
+			  const struct symbolize_opts *o)
 {
 	uint32_t nr = f && o->inlines ? f->nr_lines : 1;
 
@@ -157,39 +181,67 @@ static void format_frames(FILE *out, const struct profile_frame *f, const struct
 			/* Unnamed code stays "??": the placeholder names are the profiler's own. */
 			if (l && l->system_name)
 				name = o->demangle ? l->name : l->system_name;
-			fprintf(out, "%s\n", name ? name : "??");
+			text__str(out, name ? name : "??");
+			text__add(out, "\n", 1);
 		}
 		if (!l || !l->filename) {
-			fputs("??:0\n", out);
+			text__add(out, "??:0\n", 5);
 			continue;
 		}
-		fprintf(out, "%s:%u", o->basenames ? base_name(l->filename) : l->filename, l->line);
-		if (i == 0 && l->discriminator)
-			fprintf(out, " (discriminator %u)", l->discriminator);
-		fputc('\n', out);
+		text__str(out, o->basenames ? base_name(l->filename) : l->filename);
+		text__add(out, ":", 1);
+		text__uint(out, l->line);
+		if (i == 0 && l->discriminator) {
+			text__str(out, " (discriminator ");
+			text__uint(out, l->discriminator);
+			text__add(out, ")", 1);
+		}
+		text__add(out, "\n", 1);
 	}
 }
 
+/*
+ * What answers addresses: the symbolizer, and the text of every answer
+ * given so far, by address. Profiles and scripts ask for the same addresses
+ * over and over; formatting the answer again cost more than finding it.
+ */
+struct answerer {
+	struct symbolizer *sym;
+	const struct profile_mapping *mapping;
+	const struct symbolize_opts *o;
+	struct hashtab answers; /* of struct answer */
+	struct text scratch;
+	struct answer *invalid; /* the answer to what is not an address */
+};
+
+struct answer {
+	uint64_t addr;
+	size_t len;
+	char text[];
+};
+
+static bool answer_eq(const void *entry, const void *key)
+{
+	return ((const struct answer *)entry)->addr == *(const uint64_t *)key;
+}
+
 /* A new answer for the frame @f of @addr (@f NULL: not an address); NULL on ENOMEM. */
-static struct answer *answer__new(const struct profile_frame *f, uint64_t addr,
-				  const struct symbolize_opts *o)
+static struct answer *answerer__format(struct answerer *a, const struct profile_frame *f,
+				       uint64_t addr)
 {
 	struct answer *e;
-	FILE *out;
 
-	e = calloc(1, sizeof(*e));
+	a->scratch.len = 0;
+	format_frames(&a->scratch, f, a->o);
+	if (a->scratch.failed)
+		return NULL;
+	e = malloc(sizeof(*e) + a->scratch.len);
 	if (!e)
 		return NULL;
 	e->addr = addr;
-	out = open_memstream(&e->text, &e->len);
-	if (out) {
-		format_frames(out, f, o);
-		if (!fclose(out))
-			return e;
-	}
-	free(e->text);
-	free(e);
-	return NULL;
+	e->len = a->scratch.len;
+	memcpy(e->text, a->scratch.buf, e->len);
+	return e;
 }
 
 /* The answer for @addr (@valid: it parsed), formatted the first time; NULL on ENOMEM. */
@@ -200,15 +252,14 @@ static const struct answer *answerer__find(struct answerer *a, uint64_t addr, bo
 
 	if (!valid) {
 		if (!a->invalid)
-			a->invalid = answer__new(NULL, 0, a->o);
+			a->invalid = answerer__format(a, NULL, 0);
 		return a->invalid;
 	}
 	e = hashtab__find(&a->answers, hash, answer_eq, &addr);
 	if (e)
 		return e;
-	e = answer__new(symbolizer__elf_frame(a->sym, a->mapping, addr), addr, a->o);
+	e = answerer__format(a, symbolizer__elf_frame(a->sym, a->mapping, addr), addr);
 	if (e && hashtab__insert(&a->answers, hash, e)) {
-		free(e->text);
 		free(e);
 		return NULL;
 	}
@@ -220,18 +271,15 @@ static void answerer__release(struct answerer *a)
 	struct answer *e;
 	size_t i;
 
-	hashtab__for_each_entry(&a->answers, i, e) {
-		free(e->text);
+	hashtab__for_each_entry(&a->answers, i, e)
 		free(e);
-	}
 	hashtab__release(&a->answers);
-	if (a->invalid)
-		free(a->invalid->text);
 	free(a->invalid);
+	free(a->scratch.buf);
 }
 
-/* Print the answer for @addr (@valid: it parsed) as addr2line does. */
-static void answer(struct answerer *a, uint64_t addr, bool valid)
+/* Print the answer for @addr (@valid: it parsed) as addr2line does; 0 or -ENOMEM. */
+static int answer(struct answerer *a, uint64_t addr, bool valid)
 {
 	static const char digits[] = "0123456789abcdef";
 	const struct answer *e;
@@ -248,15 +296,24 @@ static void answer(struct answerer *a, uint64_t addr, bool valid)
 		fwrite_unlocked(line, 1, sizeof(line), stdout);
 	}
 	e = answerer__find(a, addr, valid);
-	if (e)
-		fwrite_unlocked(e->text, 1, e->len, stdout);
-	else /* out of memory for the cache: answer all the same */
-		format_frames(stdout,
-			      valid ? symbolizer__elf_frame(a->sym, a->mapping, addr) : NULL, a->o);
+	if (!e)
+		return -ENOMEM;
+	fwrite_unlocked(e->text, 1, e->len, stdout);
+	return 0;
+}
+
+/* Answer the address in @s (@len bytes, not terminated), or "??" when it is none. */
+static int answer_text(struct answerer *a, const char *s, size_t len)
+{
+	uint64_t addr = 0;
+	bool valid = !parse_address(s, len, &addr);
+
+	return answer(a, addr, valid);
 }
 
 /*
- * Answer the addresses on stdin. Each read's complete lines are answered
+ * Answer the addresses on stdin; 0, -EIO when stdout fails, -ENOMEM, or
+ * the error of reading stdin. Each read's complete lines are answered
  * and flushed before the next read blocks, so a script feeding one address
  * at a time gets each answer at once, and a pipe of a million addresses is
  * not flushed a million times.
@@ -264,57 +321,49 @@ static void answer(struct answerer *a, uint64_t addr, bool valid)
 static int symbolize_stdin(struct answerer *a)
 {
 	static char buf[1 << 16];
-	size_t len = 0;
 	bool skipping = false; /* inside a line too long to be an address */
+	size_t len = 0;
+	int err = 0;
 	ssize_t n;
 
-	for (;;) {
+	while (!err) {
 		size_t start = 0;
 		char *nl;
 
 		n = read(STDIN_FILENO, buf + len, sizeof(buf) - len);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0) {
-			pr_warn("symbolize: cannot read stdin: %s", strerror(errno));
+		if (n < 0)
 			return -errno;
-		}
 		if (n == 0) {
 			/* A last line without a newline. */
-			if (len && !skipping) {
-				uint64_t addr = 0;
-				bool valid = !parse_address(buf, len, &addr);
-
-				answer(a, addr, valid);
-			}
+			if (len && !skipping)
+				err = answer_text(a, buf, len);
 			break;
 		}
 		len += n;
-		while ((nl = memchr(buf + start, '\n', len - start))) {
+		while (!err && (nl = memchr(buf + start, '\n', len - start))) {
 			size_t line_len = nl - (buf + start);
-			uint64_t addr = 0;
 
-			if (skipping) {
-				skipping = false;
-			} else {
-				bool valid = !parse_address(buf + start, line_len, &addr);
-
-				answer(a, addr, valid);
-			}
+			if (!skipping)
+				err = answer_text(a, buf + start, line_len);
+			skipping = false;
 			start += line_len + 1;
 		}
 		memmove(buf, buf + start, len - start);
 		len -= start;
-		if (len > MAX_LINE) {
+		if (!err && len > MAX_LINE) {
 			if (!skipping)
-				answer(a, 0, false);
+				err = answer(a, 0, false);
 			skipping = true;
 			len = 0;
 		}
 		if (fflush(stdout))
 			break;
 	}
-	return fflush(stdout) || ferror(stdout) ? -EIO : 0;
+	if (!err && (fflush(stdout) || ferror(stdout)))
+		err = -EIO;
+	return err;
 }
 
 int symbolize_main(int argc, char **argv)
@@ -382,22 +431,21 @@ int symbolize_main(int argc, char **argv)
 	}
 	setvbuf(stdout, stdout_buf, _IOFBF, sizeof(stdout_buf));
 	if (optind < argc) {
-		for (int i = optind; i < argc; i++) {
-			uint64_t addr = 0;
-			bool valid = !parse_address(argv[i], strlen(argv[i]), &addr);
-
-			answer(&a, addr, valid);
-		}
-		err = fflush(stdout) ? -EIO : 0;
+		for (int i = optind; i < argc && !err; i++)
+			err = answer_text(&a, argv[i], strlen(argv[i]));
+		if (!err && fflush(stdout))
+			err = -EIO;
 	} else {
 		err = symbolize_stdin(&a);
 	}
-	if (err) {
-		fprintf(stderr, "profiler: symbolize: cannot write the output: %s\n",
-			strerror(-err));
-		goto out;
-	}
-	ret = 0;
+	if (err == -ENOMEM)
+		fprintf(stderr, "profiler: symbolize: %s\n", strerror(ENOMEM));
+	else if (err == -EIO)
+		fprintf(stderr, "profiler: symbolize: cannot write the output\n");
+	else if (err)
+		fprintf(stderr, "profiler: symbolize: cannot read stdin: %s\n", strerror(-err));
+	if (!err)
+		ret = 0;
 out:
 	answerer__release(&a);
 	symbolizer__free(sym);

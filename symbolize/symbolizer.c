@@ -58,8 +58,9 @@ struct mapping_key {
 	pid_t pid;
 };
 
-/* A linker name and its demangled form, both interned. */
+/* A name as a module holds it, interned, and demangled (interned too). */
 struct demangled {
+	const char *raw; /* the module's string: the key */
 	const char *mangled, *name;
 };
 
@@ -89,7 +90,8 @@ struct symbolizer {
 	struct hashtab by_build_id; /* of struct module, by build-id */
 	struct hashtab mappings;    /* of struct mapping_entry */
 	struct hashtab frames;	    /* of struct profile_frame, by (mapping, address, kernel) */
-	struct hashtab demangled;   /* of struct demangled, by mangled pointer */
+	struct hashtab demangled;   /* of struct demangled, by the module's pointer */
+	struct hashtab file_names;  /* of struct demangled (not demangled), likewise */
 	struct hashtab perf_maps;   /* of struct perf_map_entry, by pid */
 	struct module **mods;	    /* every module we opened */
 	size_t nr_mods, alloc_mods;
@@ -167,7 +169,7 @@ static uint64_t frame_hash(const struct frame_key *k)
 
 static bool demangled_eq(const void *entry, const void *key)
 {
-	return ((const struct demangled *)entry)->mangled == key;
+	return ((const struct demangled *)entry)->raw == key;
 }
 
 static bool perf_map_eq(const void *entry, const void *key)
@@ -228,6 +230,8 @@ void symbolizer__free(struct symbolizer *sym)
 		free(m);
 	hashtab__for_each_entry(&sym->demangled, i, d)
 		free(d);
+	hashtab__for_each_entry(&sym->file_names, i, d)
+		free(d);
 	hashtab__for_each_entry(&sym->perf_maps, i, pm) {
 		perf_map__free(pm->map);
 		free(pm);
@@ -237,6 +241,7 @@ void symbolizer__free(struct symbolizer *sym)
 	hashtab__release(&sym->mappings);
 	hashtab__release(&sym->frames);
 	hashtab__release(&sym->demangled);
+	hashtab__release(&sym->file_names);
 	hashtab__release(&sym->perf_maps);
 	for (i = 0; i < sym->nr_mods; i++)
 		module__free(sym->mods[i]);
@@ -541,30 +546,53 @@ static struct mapping_entry *symbolizer__mapping(struct symbolizer *sym, pid_t p
 
 /*
  * The interned demangled name of linker name @raw, and @raw interned in
- * @mangled. Memoized: one function has many addresses, and demangling
- * costs microseconds. NULL on ENOMEM.
+ * @mangled. Memoized by @raw's address, which stays the same for all the
+ * addresses of one function (it points into the module's string tables):
+ * one function has many addresses, and demangling costs microseconds,
+ * hashing a long C++ name a good part of one. NULL on ENOMEM.
  */
 static const char *symbolizer__name(struct symbolizer *sym, const char *raw, const char **mangled)
 {
+	uint64_t hash = hash_mix(0, (uintptr_t)raw);
 	struct demangled *d;
-	uint64_t hash;
 	char *name;
 
-	*mangled = strset__add(sym->strings, raw);
-	if (!*mangled)
+	d = hashtab__find(&sym->demangled, hash, demangled_eq, raw);
+	if (d) {
+		*mangled = d->mangled;
+		return d->name;
+	}
+	d = malloc(sizeof(*d));
+	if (!d)
 		return NULL;
-	hash = hash_mix(0, (uintptr_t)*mangled);
-	d = hashtab__find(&sym->demangled, hash, demangled_eq, *mangled);
+	d->raw = raw;
+	d->mangled = strset__add(sym->strings, raw);
+	name = d->mangled ? demangle(raw) : NULL;
+	d->name = name ? strset__add(sym->strings, name) : d->mangled;
+	free(name);
+	if (!d->name || hashtab__insert(&sym->demangled, hash, d)) {
+		free(d);
+		return NULL;
+	}
+	*mangled = d->mangled;
+	return d->name;
+}
+
+/* @raw, a source file name from a module, interned; memoized by its address. NULL on ENOMEM. */
+static const char *symbolizer__file_name(struct symbolizer *sym, const char *raw)
+{
+	uint64_t hash = hash_mix(0, (uintptr_t)raw);
+	struct demangled *d;
+
+	d = hashtab__find(&sym->file_names, hash, demangled_eq, raw);
 	if (d)
 		return d->name;
 	d = malloc(sizeof(*d));
 	if (!d)
 		return NULL;
-	d->mangled = *mangled;
-	name = demangle(raw);
-	d->name = name ? strset__add(sym->strings, name) : *mangled;
-	free(name);
-	if (!d->name || hashtab__insert(&sym->demangled, hash, d)) {
+	d->raw = raw;
+	d->name = d->mangled = strset__add(sym->strings, raw);
+	if (!d->name || hashtab__insert(&sym->file_names, hash, d)) {
 		free(d);
 		return NULL;
 	}
@@ -686,7 +714,7 @@ static const struct profile_frame *symbolizer__module_frame(struct symbolizer *s
 		else
 			l->name = strset__add(sym->strings, "??");
 		if (locs[i].file) {
-			l->filename = strset__add(sym->strings, locs[i].file);
+			l->filename = symbolizer__file_name(sym, locs[i].file);
 			if (!l->filename)
 				return symbolizer__oom(sym);
 		}
