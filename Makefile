@@ -240,7 +240,7 @@ workloads: $(WORKLOADS)
 # so that every machine builds the same binaries.
 ORACLE_RUSTC ?= /usr/bin/rustc
 ORACLE_BINS := $(addprefix $(OUTPUT)/oracle/,c-gcc cxx-gcc cxx-clang rust-legacy rust-v0 \
-	liboracle.so c-debuglink cxx-buildid cxx-minidebuginfo)
+	liboracle.so c-debuglink cxx-buildid cxx-minidebuginfo cxx-zlib cxx-zlib-gnu)
 ORACLE_CFLAGS := -g -Wall -Wextra -Werror -Wl,--build-id
 
 $(OUTPUT)/oracle/c-gcc: tests/oracle/inline_heavy.c
@@ -287,6 +287,15 @@ $(OUTPUT)/oracle/cxx-minidebuginfo: $(OUTPUT)/oracle/cxx-gcc tests/oracle/split-
 	$(call msg,ORACLE,$@)
 	$(Q)tests/oracle/split-debug.sh minidebuginfo $< $@
 
+# Compressed debug sections: SHF_COMPRESSED (ELF gABI), and GNU's .zdebug_*.
+$(OUTPUT)/oracle/cxx-zlib: $(OUTPUT)/oracle/cxx-gcc
+	$(call msg,ORACLE,$@)
+	$(Q)objcopy --compress-debug-sections=zlib $< $@
+
+$(OUTPUT)/oracle/cxx-zlib-gnu: $(OUTPUT)/oracle/cxx-gcc
+	$(call msg,ORACLE,$@)
+	$(Q)objcopy --compress-debug-sections=zlib-gnu $< $@
+
 oracle: $(ORACLE_BINS)
 
 unit-tests: $(OUTPUT)/tests/unit-tests fixtures
@@ -314,8 +323,8 @@ $(OUTPUT)/bench/%: $(OUTPUT)/obj/bench/%.o $(OUTPUT)/libprofiler.a
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # What "symbolize vs peers" symbolizes: programs that bench/gen-cxx writes,
-# built with -O2 -g. A C++ one with tens of MB of DWARF (its units take
-# about a minute per core together: use make -j) and a C one with a few MB.
+# built with -O2 -g: a C++ one with tens of MB of DWARF (5 minutes of CPU:
+# use make -j) and a C one with a few MB.
 BENCH_CXX ?= g++
 BENCH_CC ?= gcc
 BENCH_CXX_TUS := 20

@@ -9,6 +9,7 @@
 
 #include "common/hashtab.h"
 #include "common/log.h"
+#include "die_reader.h"
 #include "dwarf_index.h"
 #include "line_table.h"
 
@@ -26,7 +27,12 @@ struct piece {
 
 /* A function (depth 0) or an inlined call (depth > 0) in a unit. */
 struct node {
-	Dwarf_Off die;	    /* to find the name when first needed */
+	/*
+	 * Where the name is, found when first needed: the DIE's abstract
+	 * origin or specification when it has one, which many inlined calls
+	 * of one function share, else the DIE itself.
+	 */
+	Dwarf_Off name_die;
 	uint32_t parent;    /* the enclosing node, NO_NODE at depth 0 */
 	uint32_t call_line; /* inlined calls: where the call was, in the parent */
 	const char *call_file;
@@ -39,6 +45,12 @@ struct level {
 	size_t nr, alloc;
 };
 
+/* The name a DIE holds, NULL for none. */
+struct name_entry {
+	Dwarf_Off die;
+	const char *name;
+};
+
 /* A relative source path as libdw gave it, and made absolute. */
 struct path_entry {
 	const char *raw;
@@ -47,6 +59,9 @@ struct path_entry {
 
 struct unit {
 	Dwarf_Die die;
+	uint64_t info_offset;	  /* of the unit header, in .debug_info */
+	Dwarf_Files *libdw_files; /* when libdw read the line program */
+	size_t nr_libdw_files;
 	const char *comp_dir; /* NULL: unknown */
 	bool indexed;	      /* tried: the tables below are what could be read */
 	/* Rows, and files for DW_AT_call_file unless libdw read the program. */
@@ -64,7 +79,9 @@ struct dwarf_index {
 	struct piece *ranges; /* address -> unit, sorted, no overlaps */
 	size_t nr_ranges;
 	struct hashtab paths;	       /* of struct path_entry, by raw pointer */
+	struct hashtab names;	       /* of struct name_entry, by DIE */
 	struct line_sections sections; /* .debug_line and its strings, for our decoder */
+	struct die_sections dies;      /* .debug_info and what it refers to, likewise */
 	struct dwarf_index_stats stats;
 };
 
@@ -187,23 +204,29 @@ static int add_unit_range(void *ctx, uint64_t lo, uint64_t hi)
 static int index_units(struct dwarf_index *idx)
 {
 	struct units_ctx ctx = { .idx = idx };
-	Dwarf_CU *cu = NULL, *next;
-	size_t alloc_units = 0;
-	Dwarf_Die cudie, subdie;
-	uint8_t unit_type;
-	Dwarf_Half version;
+	Dwarf_Off off = 0, next;
+	size_t alloc_units = 0, header_size;
+	Dwarf_Die cudie;
 	int ret;
 
-	while ((ret = dwarf_get_units(idx->dwarf, cu, &next, &version, &unit_type, &cudie,
-				      &subdie)) == 0) {
-		cu = next;
-		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
+	/* dwarf_next_unit() rather than dwarf_get_units(): our DIE reader needs the header's offset. */
+	while ((ret = dwarf_next_unit(idx->dwarf, off, &next, &header_size, NULL, NULL, NULL, NULL,
+				      NULL, NULL)) == 0) {
+		Dwarf_Off unit = off;
+		int tag;
+
+		off = next;
+		if (!dwarf_offdie(idx->dwarf, unit + header_size, &cudie))
+			continue;
+		tag = dwarf_tag(&cudie);
+		if (tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit)
 			continue;
 		if (grow((void **)&idx->units, &alloc_units, idx->nr_units + 1,
 			 sizeof(*idx->units)))
 			return -ENOMEM;
 		memset(&idx->units[idx->nr_units], 0, sizeof(*idx->units));
 		idx->units[idx->nr_units].die = cudie;
+		idx->units[idx->nr_units].info_offset = unit;
 		ctx.unit = idx->nr_units++;
 		/* A unit without ranges has no code we could find it by. */
 		if (die_ranges(&cudie, add_unit_range, &ctx) < 0)
@@ -237,9 +260,13 @@ static const uint8_t *section_data(Elf *elf, size_t shstrndx, const char *name, 
 			continue;
 		if ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
 			return NULL;
-		if (gnu && elf_compress_gnu(scn, 0, 0) < 0)
-			return NULL;
 		data = elf_getdata(scn, NULL);
+		/* A .zdebug section says it is compressed only by its "ZLIB" header. */
+		if (gnu && data && data->d_size >= 4 && !memcmp(data->d_buf, "ZLIB", 4)) {
+			if (elf_compress_gnu(scn, 0, 0) < 0)
+				return NULL;
+			data = elf_getdata(scn, NULL);
+		}
 		if (!data || !data->d_buf)
 			return NULL;
 		*size = data->d_size;
@@ -248,8 +275,8 @@ static const uint8_t *section_data(Elf *elf, size_t shstrndx, const char *name, 
 	return NULL;
 }
 
-/* Where our line program decoder reads; with no .debug_line, libdw decodes. */
-static void find_line_sections(struct dwarf_index *idx)
+/* Where our line program decoder and DIE reader read; without .debug_line, libdw decodes. */
+static void find_sections(struct dwarf_index *idx)
 {
 	struct line_sections *s = &idx->sections;
 	Elf *elf = dwarf_getelf(idx->dwarf);
@@ -262,6 +289,10 @@ static void find_line_sections(struct dwarf_index *idx)
 	s->line = section_data(elf, shstrndx, ".debug_line", &s->line_size);
 	s->line_str = section_data(elf, shstrndx, ".debug_line_str", &s->line_str_size);
 	s->str = section_data(elf, shstrndx, ".debug_str", &s->str_size);
+	idx->dies = (struct die_sections){ .big_endian = s->big_endian };
+	idx->dies.info = section_data(elf, shstrndx, ".debug_info", &idx->dies.info_size);
+	idx->dies.abbrev = section_data(elf, shstrndx, ".debug_abbrev", &idx->dies.abbrev_size);
+	idx->dies.addr = section_data(elf, shstrndx, ".debug_addr", &idx->dies.addr_size);
 }
 
 struct dwarf_index *dwarf_index__new(Elf *elf)
@@ -278,7 +309,7 @@ struct dwarf_index *dwarf_index__new(Elf *elf)
 		errno = ENOENT;
 		return NULL;
 	}
-	find_line_sections(idx);
+	find_sections(idx);
 	err = index_units(idx);
 	if (err) {
 		dwarf_index__free(idx);
@@ -303,6 +334,7 @@ static void unit_free(struct unit *u)
 
 void dwarf_index__free(struct dwarf_index *idx)
 {
+	struct name_entry *n;
 	struct path_entry *e;
 	size_t i;
 
@@ -313,6 +345,9 @@ void dwarf_index__free(struct dwarf_index *idx)
 		free(e);
 	}
 	hashtab__release(&idx->paths);
+	hashtab__for_each_entry(&idx->names, i, n)
+		free(n);
+	hashtab__release(&idx->names);
 	for (i = 0; i < idx->nr_units; i++)
 		unit_free(&idx->units[i]);
 	free(idx->units);
@@ -464,161 +499,179 @@ static const struct line_row *find_row(const struct unit *u, uint64_t addr)
 
 /* --- one unit's functions and inlined calls ------------------------------------- */
 
-struct walk {
-	struct dwarf_index *idx;
-	struct unit *u;
-	Dwarf_Files *files;
-	size_t nr_files;
-	int depth;
+struct range_ctx {
+	struct level *level;
 	uint32_t node;
 };
 
 static int add_scope_range(void *ctx, uint64_t lo, uint64_t hi)
 {
-	struct walk *w = ctx;
-	struct level *l = &w->u->levels[w->depth];
+	struct range_ctx *c = ctx;
+	struct level *l = c->level;
 
 	if (grow((void **)&l->pieces, &l->alloc, l->nr + 1, sizeof(*l->pieces)))
 		return -ENOMEM;
-	l->pieces[l->nr++] = (struct piece){ lo, hi, w->node };
+	l->pieces[l->nr++] = (struct piece){ lo, hi, c->node };
 	return 0;
 }
 
-/* The path of file number @file of the walk's unit, or NULL. */
-static const char *call_file(struct walk *w, Dwarf_Word file)
+/* The path of file number @file of @u (DW_AT_call_file), or NULL. */
+static const char *call_file(struct dwarf_index *idx, struct unit *u, uint64_t file)
 {
-	const struct line_table *t = &w->u->lines;
+	const struct line_table *t = &u->lines;
 
 	if (t->files)
 		return file < t->nr_files ? t->files[file] : NULL;
 	/* libdw read the line program: it has the file names too. */
-	if (!w->files && dwarf_getsrcfiles(&w->u->die, &w->files, &w->nr_files))
-		w->nr_files = 0;
-	if (file >= w->nr_files)
+	if (!u->libdw_files && dwarf_getsrcfiles(&u->die, &u->libdw_files, &u->nr_libdw_files))
+		u->nr_libdw_files = 0;
+	if (file >= u->nr_libdw_files)
 		return NULL;
-	return full_path(w->idx, w->u, dwarf_filesrc(w->files, file, NULL, NULL));
+	return full_path(idx, u, dwarf_filesrc(u->libdw_files, file, NULL, NULL));
 }
 
 /*
- * Add a node for @die at w->depth under w->node. Returns it, or NO_NODE when
- * @die has no code (errno 0) or memory ran out (errno ENOMEM).
+ * Add a node for @die, a function (@parent NO_NODE) or a call inlined into
+ * @parent, at inline depth @depth. Returns it, or NO_NODE when @die has no
+ * code (errno 0) or memory ran out (errno ENOMEM).
  */
-static uint32_t add_node(struct walk *w, Dwarf_Die *die, bool inlined)
+static uint32_t add_node(struct dwarf_index *idx, struct unit *u, const struct die *die, int depth,
+			 uint32_t parent)
 {
-	struct unit *u = w->u;
+	struct range_ctx ctx = { .level = &u->levels[depth], .node = u->nr_nodes };
 	struct node *n;
-	Dwarf_Attribute attr;
-	Dwarf_Word word;
-	int nr;
+	Dwarf_Die d;
+	int nr = 0;
 
-	/* Most functions in a C++ unit are declarations: no code, and no need to look further. */
-	if (!dwarf_hasattr(die, DW_AT_low_pc) && !dwarf_hasattr(die, DW_AT_ranges)) {
-		errno = 0;
+	errno = 0;
+	if (!die->has_ranges && !(die->has_low_pc && die->has_high_pc))
 		return NO_NODE;
-	}
 	if (grow((void **)&u->nodes, &u->alloc_nodes, u->nr_nodes + 1, sizeof(*u->nodes)) ||
 	    u->nr_nodes >= NO_NODE) {
 		errno = ENOMEM;
 		return NO_NODE;
 	}
 	n = &u->nodes[u->nr_nodes];
-	*n = (struct node){ .die = dwarf_dieoffset(die), .parent = w->node };
-	if (inlined) {
-		if (dwarf_attr(die, DW_AT_call_file, &attr) && !dwarf_formudata(&attr, &word))
-			n->call_file = call_file(w, word);
-		if (dwarf_attr(die, DW_AT_call_line, &attr) && !dwarf_formudata(&attr, &word))
-			n->call_line = word <= UINT32_MAX ? word : 0;
+	*n = (struct node){ .name_die = die->origin ? die->origin : die->offset, .parent = parent };
+	if (parent != NO_NODE) {
+		if (die->has_call_file)
+			n->call_file = call_file(idx, u, die->call_file);
+		n->call_line = die->call_line <= UINT32_MAX ? die->call_line : 0;
 	}
-	/* Ranges first: a node without code is not kept. */
-	w->node = u->nr_nodes;
-	nr = die_ranges(die, add_scope_range, w);
-	w->node = n->parent;
+	if (die->has_ranges) {
+		/* Range lists (and their bases) are libdw's to read: few DIEs have one. */
+		if (dwarf_offdie(idx->dwarf, die->offset, &d))
+			nr = die_ranges(&d, add_scope_range, &ctx);
+	} else {
+		uint64_t hi = die->high_pc_is_offset ? die->low_pc + die->high_pc : die->high_pc;
+
+		/* Code the linker dropped starts at 0. */
+		if (die->low_pc && die->low_pc < hi)
+			nr = add_scope_range(&ctx, die->low_pc, hi) ?: 1;
+	}
 	if (nr <= 0) {
 		errno = nr < 0 ? ENOMEM : 0;
 		return NO_NODE;
 	}
-	if (w->depth >= u->nr_levels)
-		u->nr_levels = w->depth + 1;
+	if (depth >= u->nr_levels)
+		u->nr_levels = depth + 1;
 	return u->nr_nodes++;
 }
 
-static int walk_children(struct walk *w, Dwarf_Die *parent, int nesting)
+/* A DIE whose children the walk reads: under function @node, calls inlined at @depth. */
+struct scope {
+	uint32_t node;
+	int depth;
+};
+
+/*
+ * Whether the children of @die hold code, and under what: functions (even
+ * one nested in another) and the calls inlined into them, and what may
+ * hold those (blocks; namespaces and types, where C++ lambdas and Rust
+ * methods sit). Adds the nodes on the way. -ENOMEM, 0: skip the children,
+ * 1: read them under @next.
+ */
+static int enter(struct dwarf_index *idx, struct unit *u, const struct die *die,
+		 const struct scope *cur, struct scope *next)
 {
-	Dwarf_Die die;
-	int ret;
+	uint32_t node;
 
-	if (nesting > MAX_NESTING || dwarf_child(parent, &die))
+	*next = *cur;
+	switch (die->tag) {
+	case DW_TAG_subprogram:
+		node = add_node(idx, u, die, 0, NO_NODE);
+		*next = (struct scope){ node, 1 };
+		break;
+	case DW_TAG_inlined_subroutine:
+		if (cur->node == NO_NODE || cur->depth >= MAX_DEPTH)
+			return 0;
+		node = add_node(idx, u, die, cur->depth, cur->node);
+		*next = (struct scope){ node, cur->depth + 1 };
+		break;
+	case DW_TAG_compile_unit:
+	case DW_TAG_partial_unit:
+	case DW_TAG_lexical_block:
+	case DW_TAG_try_block:
+	case DW_TAG_catch_block:
+	case DW_TAG_namespace:
+	case DW_TAG_module:
+	case DW_TAG_class_type:
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type:
+	case DW_TAG_enumeration_type:
+	case DW_TAG_interface_type:
+		return 1;
+	default:
 		return 0;
-	do {
-		struct walk saved = *w;
-		uint32_t node;
-
-		switch (dwarf_tag(&die)) {
-		case DW_TAG_subprogram:
-			/* A function of its own, even when nested in another. */
-			w->depth = 0;
-			w->node = NO_NODE;
-			node = add_node(w, &die, false);
-			if (node == NO_NODE) {
-				if (errno == ENOMEM)
-					return -ENOMEM;
-				break;
-			}
-			w->depth = 1;
-			w->node = node;
-			ret = walk_children(w, &die, nesting + 1);
-			if (ret)
-				return ret;
-			break;
-		case DW_TAG_inlined_subroutine:
-			if (w->node == NO_NODE || w->depth >= MAX_DEPTH)
-				break;
-			node = add_node(w, &die, true);
-			if (node == NO_NODE) {
-				if (errno == ENOMEM)
-					return -ENOMEM;
-				break;
-			}
-			w->depth++;
-			w->node = node;
-			ret = walk_children(w, &die, nesting + 1);
-			if (ret)
-				return ret;
-			break;
-		case DW_TAG_lexical_block:
-		case DW_TAG_try_block:
-		case DW_TAG_catch_block:
-		case DW_TAG_namespace:
-		case DW_TAG_module:
-		case DW_TAG_class_type:
-		case DW_TAG_structure_type:
-		case DW_TAG_union_type:
-		case DW_TAG_enumeration_type:
-		case DW_TAG_interface_type:
-			/*
-			 * May hold functions (Rust puts an enum's methods inside it)
-			 * or inlined calls; no other DIE holds code.
-			 */
-			ret = walk_children(w, &die, nesting + 1);
-			if (ret)
-				return ret;
-			break;
-		default:
-			break;
-		}
-		*w = saved;
-	} while ((ret = dwarf_siblingof(&die, &die)) == 0);
-	return 0;
+	}
+	if (node == NO_NODE)
+		return errno == ENOMEM ? -ENOMEM : 0;
+	return 1;
 }
 
 static int index_scopes(struct dwarf_index *idx, struct unit *u)
 {
-	struct walk w = { .idx = idx, .u = u, .node = NO_NODE };
-	int err;
+	struct scope stack[MAX_NESTING], root = { NO_NODE, 0 };
+	int top = -1, skip = 0, ret;
+	struct die_reader r;
+	struct die die;
 
-	err = walk_children(&w, &u->die, 0);
-	if (err)
-		return err;
+	ret = die_reader__init(&r, &idx->dies, u->info_offset);
+	if (ret) {
+		pr_debug("dwarf: unit at 0x%llx: %s", (unsigned long long)u->info_offset,
+			 strerror(-ret));
+		return ret == -ENOMEM ? ret : 0;
+	}
+	while ((ret = die_reader__next(&r, &die)) > 0) {
+		struct scope next;
+
+		if (!die.tag) { /* the end of a list of children */
+			if (skip)
+				skip--;
+			else if (top >= 0)
+				top--;
+			continue;
+		}
+		if (skip) {
+			skip += die.has_children;
+			continue;
+		}
+		ret = enter(idx, u, &die, top >= 0 ? &stack[top] : &root, &next);
+		if (ret < 0)
+			break;
+		if (!die.has_children)
+			continue;
+		if (ret && top + 1 < MAX_NESTING)
+			stack[++top] = next;
+		else
+			skip = 1;
+	}
+	die_reader__release(&r);
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret < 0)
+		pr_debug("dwarf: unit at 0x%llx: cannot read on at a DIE",
+			 (unsigned long long)u->info_offset);
 	for (int d = 0; d < u->nr_levels; d++) {
 		struct level *l = &u->levels[d];
 
@@ -671,15 +724,35 @@ static const char *die_name(Dwarf_Die *die)
 	return NULL;
 }
 
+static bool name_eq(const void *entry, const void *key)
+{
+	return ((const struct name_entry *)entry)->die == *(const Dwarf_Off *)key;
+}
+
+/* The name of @n, looked up once per DIE that holds it: libdw takes microseconds. */
 static const char *node_name(struct dwarf_index *idx, struct node *n)
 {
+	uint64_t hash = hash_mix(0, n->name_die);
+	struct name_entry *e;
 	Dwarf_Die die;
 
-	if (!n->named) {
-		n->named = true;
-		if (dwarf_offdie(idx->dwarf, n->die, &die))
-			n->name = die_name(&die);
+	if (n->named)
+		return n->name;
+	e = hashtab__find(&idx->names, hash, name_eq, &n->name_die);
+	if (!e) {
+		e = calloc(1, sizeof(*e));
+		if (!e)
+			return NULL;
+		e->die = n->name_die;
+		if (dwarf_offdie(idx->dwarf, n->name_die, &die))
+			e->name = die_name(&die);
+		if (hashtab__insert(&idx->names, hash, e)) {
+			free(e);
+			return NULL;
+		}
 	}
+	n->named = true;
+	n->name = e->name;
 	return n->name;
 }
 

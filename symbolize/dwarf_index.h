@@ -2,8 +2,9 @@
 /*
  * dwarf_index.h - source lines and inline chains of one ELF file's DWARF.
  *
- * libdw decodes; we index. Asking libdw per address is far too slow for a
- * profiler: dwarf_getscopes() walks a whole compilation unit per query, and
+ * libdw finds the units and resolves names and range lists; the rest is
+ * ours. Asking libdw per address is far too slow for a profiler:
+ * dwarf_getscopes() walks a whole compilation unit per query, and
  * libdwfl's symbol lookups scan linearly. Instead, per file:
  *
  *  - an address -> compilation unit table, built on first use from every
@@ -11,9 +12,10 @@
  *    and Go may omit), sorted, overlaps cut so that a binary search finds
  *    one unit (duplicate template code can leave several claiming a range);
  *  - per unit, built the first time an address falls in it: its line table
- *    as a sorted array, and the ranges of its functions and of the calls
- *    inlined into them, one sorted array per inline depth, so that the
- *    chain for an address is one binary search per depth.
+ *    as a sorted array (line_table.h decodes the program), and the ranges
+ *    of its functions and of the calls inlined into them, one sorted array
+ *    per inline depth, so that the chain for an address is one binary
+ *    search per depth (die_reader.h reads the DIEs in one pass).
  *
  * Names are looked up when a lookup first needs them and kept per function.
  *

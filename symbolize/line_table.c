@@ -4,96 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dwarf_cursor.h"
 #include "line_table.h"
 
 /* What a row says when its file number names no file, as addr2line does. */
 static const char unknown_file[] = "??";
-
-/* A bounds-checked reader: past the end, reads give 0 and set @bad. */
-struct cursor {
-	const uint8_t *p, *end;
-	bool big_endian;
-	bool bad;
-};
-
-static uint64_t read_u(struct cursor *c, size_t n)
-{
-	uint64_t v = 0;
-
-	if ((size_t)(c->end - c->p) < n) {
-		c->bad = true;
-		c->p = c->end;
-		return 0;
-	}
-	for (size_t i = 0; i < n; i++)
-		v |= (uint64_t)c->p[c->big_endian ? i : n - 1 - i] << (8 * (n - 1 - i));
-	c->p += n;
-	return v;
-}
-
-static uint64_t read_uleb(struct cursor *c)
-{
-	unsigned int shift = 0;
-	uint64_t v = 0;
-
-	while (c->p < c->end) {
-		uint8_t b = *c->p++;
-
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			return v;
-	}
-	c->bad = true;
-	return 0;
-}
-
-static int64_t read_sleb(struct cursor *c)
-{
-	unsigned int shift = 0;
-	uint64_t v = 0;
-
-	while (c->p < c->end) {
-		uint8_t b = *c->p++;
-
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				v |= ~(uint64_t)0 << shift;
-			return (int64_t)v;
-		}
-	}
-	c->bad = true;
-	return 0;
-}
-
-static void skip(struct cursor *c, uint64_t n)
-{
-	if ((uint64_t)(c->end - c->p) < n) {
-		c->bad = true;
-		c->p = c->end;
-		return;
-	}
-	c->p += n;
-}
-
-/* A NUL-terminated string at the cursor, or NULL. */
-static const char *read_str(struct cursor *c)
-{
-	const uint8_t *nul = memchr(c->p, 0, c->end - c->p);
-	const char *s = (const char *)c->p;
-
-	if (!nul) {
-		c->bad = true;
-		c->p = c->end;
-		return NULL;
-	}
-	c->p = nul + 1;
-	return s;
-}
 
 /* The string at @off of a string section, or NULL. */
 static const char *section_str(const uint8_t *sec, size_t size, uint64_t off)
@@ -186,7 +101,7 @@ static int read_v4_names(struct line_table *t, struct header *h, struct cursor *
 		return -ENOMEM;
 	/* Directory 0 is the compilation directory, file 0 none. */
 	h->dirs[h->nr_dirs++] = comp_dir;
-	while ((s = read_str(c)) && *s) {
+	while ((s = cursor__str(c)) && *s) {
 		if (h->nr_dirs == alloc_dirs) {
 			const char **tmp = realloc(h->dirs, 2 * alloc_dirs * sizeof(*tmp));
 
@@ -198,12 +113,12 @@ static int read_v4_names(struct line_table *t, struct header *h, struct cursor *
 		h->dirs[h->nr_dirs++] = s;
 	}
 	err = add_file(t, alloc_files, NULL);
-	while (!err && (s = read_str(c)) && *s) {
-		uint64_t dir = read_uleb(c);
+	while (!err && (s = cursor__str(c)) && *s) {
+		uint64_t dir = cursor__uleb(c);
 		char *path;
 
-		read_uleb(c); /* modification time */
-		read_uleb(c); /* length */
+		cursor__uleb(c); /* modification time */
+		cursor__uleb(c); /* length */
 		path = file_path(comp_dir, dir < h->nr_dirs ? h->dirs[dir] : NULL, s);
 		err = path ? add_file(t, alloc_files, path) : -ENOMEM;
 	}
@@ -221,34 +136,34 @@ static int read_form(struct cursor *c, const struct line_sections *s, const stru
 	*num = 0;
 	switch (form) {
 	case DW_FORM_string:
-		*str = read_str(c);
+		*str = cursor__str(c);
 		return 0;
 	case DW_FORM_line_strp:
-		*str = section_str(s->line_str, s->line_str_size, read_u(c, h->offset_size));
+		*str = section_str(s->line_str, s->line_str_size, cursor__u(c, h->offset_size));
 		return 0;
 	case DW_FORM_strp:
-		*str = section_str(s->str, s->str_size, read_u(c, h->offset_size));
+		*str = section_str(s->str, s->str_size, cursor__u(c, h->offset_size));
 		return 0;
 	case DW_FORM_udata:
-		*num = read_uleb(c);
+		*num = cursor__uleb(c);
 		return 0;
 	case DW_FORM_data1:
-		*num = read_u(c, 1);
+		*num = cursor__u(c, 1);
 		return 0;
 	case DW_FORM_data2:
-		*num = read_u(c, 2);
+		*num = cursor__u(c, 2);
 		return 0;
 	case DW_FORM_data4:
-		*num = read_u(c, 4);
+		*num = cursor__u(c, 4);
 		return 0;
 	case DW_FORM_data8:
-		*num = read_u(c, 8);
+		*num = cursor__u(c, 8);
 		return 0;
 	case DW_FORM_data16:
-		skip(c, 16);
+		cursor__skip(c, 16);
 		return 0;
 	case DW_FORM_block:
-		skip(c, read_uleb(c));
+		cursor__skip(c, cursor__uleb(c));
 		return 0;
 	default:
 		return -ENOTSUP;
@@ -263,12 +178,12 @@ static int read_v5_entries(struct cursor *c, const struct line_sections *s, cons
 	uint64_t formats[2 * 16], nr_formats, count;
 	int err;
 
-	nr_formats = read_u(c, 1);
+	nr_formats = cursor__u(c, 1);
 	if (nr_formats > 16)
 		return -ENOTSUP;
 	for (uint64_t i = 0; i < 2 * nr_formats; i++)
-		formats[i] = read_uleb(c);
-	count = read_uleb(c);
+		formats[i] = cursor__uleb(c);
+	count = cursor__uleb(c);
 	if (c->bad || count > (uint64_t)(c->end - c->p))
 		return -EINVAL;
 	if (!files) {
@@ -366,7 +281,7 @@ static int run_program(struct program *pg, const struct header *h, struct cursor
 	int err = 0;
 
 	while (!err && c->p < c->end && !c->bad) {
-		uint8_t op = read_u(c, 1);
+		uint8_t op = cursor__u(c, 1);
 
 		if (op >= h->opcode_base) {
 			uint8_t adj = op - h->opcode_base;
@@ -379,13 +294,13 @@ static int run_program(struct program *pg, const struct header *h, struct cursor
 		}
 		switch (op) {
 		case 0: {
-			uint64_t len = read_uleb(c);
+			uint64_t len = cursor__uleb(c);
 			const uint8_t *next = c->p + (len <= (uint64_t)(c->end - c->p) ? len : 0);
 			uint8_t sub;
 
 			if (!len || len > (uint64_t)(c->end - c->p))
 				return 0;
-			sub = read_u(c, 1);
+			sub = cursor__u(c, 1);
 			if (sub == DW_LNE_end_sequence) {
 				err = add_row(pg, addr, NULL, line, 0);
 				end_sequence(pg);
@@ -393,9 +308,9 @@ static int run_program(struct program *pg, const struct header *h, struct cursor
 				file = line = 1;
 				discriminator = 0;
 			} else if (sub == DW_LNE_set_address && len - 1 <= 8) {
-				addr = read_u(c, len - 1);
+				addr = cursor__u(c, len - 1);
 			} else if (sub == DW_LNE_set_discriminator) {
-				discriminator = read_uleb(c);
+				discriminator = cursor__uleb(c);
 			}
 			c->p = next;
 			break;
@@ -405,25 +320,25 @@ static int run_program(struct program *pg, const struct header *h, struct cursor
 			discriminator = 0;
 			break;
 		case DW_LNS_advance_pc:
-			addr += read_uleb(c) * h->min_inst_len;
+			addr += cursor__uleb(c) * h->min_inst_len;
 			break;
 		case DW_LNS_advance_line:
-			line += read_sleb(c);
+			line += cursor__sleb(c);
 			break;
 		case DW_LNS_set_file:
-			file = read_uleb(c);
+			file = cursor__uleb(c);
 			break;
 		case DW_LNS_const_add_pc:
 			addr += (uint64_t)((255 - h->opcode_base) / h->line_range) *
 				h->min_inst_len;
 			break;
 		case DW_LNS_fixed_advance_pc:
-			addr += read_u(c, 2);
+			addr += cursor__u(c, 2);
 			break;
 		default:
 			/* Operands we have no use for (column, isa), or opcodes we do not know. */
 			for (uint8_t i = 0; i < h->opcode_lengths[op - 1]; i++)
-				read_uleb(c);
+				cursor__uleb(c);
 			break;
 		}
 	}
@@ -486,34 +401,35 @@ int line_table__read(struct line_table *t, const struct line_sections *s, uint64
 		return -EINVAL;
 	c.p = s->line + offset;
 	c.end = s->line + s->line_size;
-	length = read_u(&c, 4);
+	length = cursor__u(&c, 4);
 	if (length == 0xffffffff) {
 		h.offset_size = 8;
-		length = read_u(&c, 8);
+		length = cursor__u(&c, 8);
 	} else if (length >= 0xfffffff0) {
 		return -EINVAL;
 	}
 	if (c.bad || length > (uint64_t)(c.end - c.p))
 		return -EINVAL;
 	c.end = c.p + length;
-	h.version = read_u(&c, 2);
+	h.version = cursor__u(&c, 2);
 	if (h.version < 2 || h.version > 5)
 		return -ENOTSUP;
 	if (h.version >= 5)
-		skip(&c, 2); /* address and segment selector sizes: set_address says its own */
-	length = read_u(&c, h.offset_size);
+		cursor__skip(&c,
+			     2); /* address and segment selector sizes: set_address says its own */
+	length = cursor__u(&c, h.offset_size);
 	if (c.bad || length > (uint64_t)(c.end - c.p))
 		return -EINVAL;
 	program = c.p + length;
-	h.min_inst_len = read_u(&c, 1);
+	h.min_inst_len = cursor__u(&c, 1);
 	if (h.version >= 4)
-		read_u(&c, 1); /* maximum operations per instruction: 1 but on VLIW */
-	read_u(&c, 1);	       /* default_is_stmt: lookups use every row, as llvm-symbolizer does */
-	h.line_base = (int8_t)read_u(&c, 1);
-	h.line_range = read_u(&c, 1);
-	h.opcode_base = read_u(&c, 1);
+		cursor__u(&c, 1); /* maximum operations per instruction: 1 but on VLIW */
+	cursor__u(&c, 1); /* default_is_stmt: lookups use every row, as llvm-symbolizer does */
+	h.line_base = (int8_t)cursor__u(&c, 1);
+	h.line_range = cursor__u(&c, 1);
+	h.opcode_base = cursor__u(&c, 1);
 	h.opcode_lengths = c.p;
-	skip(&c, h.opcode_base ? h.opcode_base - 1 : 0);
+	cursor__skip(&c, h.opcode_base ? h.opcode_base - 1 : 0);
 	if (c.bad || !h.line_range || !h.opcode_base)
 		return -EINVAL;
 

@@ -31,6 +31,8 @@ binaries=(
 	"c-debuglink c-gcc lines"
 	"cxx-buildid cxx-clang lines --debug-dir $ORACLE/debug-root"
 	"cxx-minidebuginfo cxx-gcc names"
+	"cxx-zlib cxx-gcc lines"
+	"cxx-zlib-gnu cxx-gcc lines"
 )
 
 why=
