@@ -314,7 +314,7 @@ demo: deps
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all workloads $(OUTPUT)/bench/symbolize-bench \
-		$(BENCH_PEERS)
+		$(OUTPUT)/bench/dwarf-bench $(BENCH_PEERS)
 	$(Q)OUTPUT=$(OUTPUT) bench/run
 
 $(OUTPUT)/bench/%: $(OUTPUT)/obj/bench/%.o $(OUTPUT)/libprofiler.a

@@ -19,6 +19,21 @@
 #define MAX_NESTING 256
 #define NO_NODE UINT32_MAX
 
+/*
+ * Searches go through a sparse index first, every BLOCK-th key of a sorted
+ * array of records that start with their uint64_t key, then scan one block.
+ * A unit's rows and ranges run to megabytes: a plain binary search misses
+ * the cache at each of its last steps, which made the searches most of a
+ * lookup once units were indexed. The index is 1/BLOCK of the keys.
+ */
+#define BLOCK_SHIFT 4
+#define BLOCK (1 << BLOCK_SHIFT)
+
+struct sparse {
+	uint64_t *keys;
+	size_t nr;
+};
+
 /* A range of code: [lo, hi) belongs to node @node (unit or function, by context). */
 struct piece {
 	uint64_t lo, hi;
@@ -43,6 +58,7 @@ struct node {
 struct level {
 	struct piece *pieces;
 	size_t nr, alloc;
+	struct sparse index;
 };
 
 /* The name a DIE holds, NULL for none. */
@@ -66,6 +82,7 @@ struct unit {
 	bool indexed;	      /* tried: the tables below are what could be read */
 	/* Rows, and files for DW_AT_call_file unless libdw read the program. */
 	struct line_table lines;
+	struct sparse row_index;
 	struct node *nodes;
 	size_t nr_nodes, alloc_nodes;
 	struct level levels[MAX_DEPTH];
@@ -78,6 +95,7 @@ struct dwarf_index {
 	size_t nr_units;
 	struct piece *ranges; /* address -> unit, sorted, no overlaps */
 	size_t nr_ranges;
+	struct sparse range_index;
 	struct hashtab paths;	       /* of struct path_entry, by raw pointer */
 	struct hashtab names;	       /* of struct name_entry, by DIE */
 	struct line_sections sections; /* .debug_line and its strings, for our decoder */
@@ -141,23 +159,62 @@ static size_t sort_pieces(struct piece *p, size_t nr)
 	return out;
 }
 
-/* The piece containing @addr, or NULL. */
-static const struct piece *find_piece(const struct piece *p, size_t nr, uint64_t addr)
+static inline uint64_t record_key(const void *base, size_t stride, size_t i)
 {
-	size_t lo = 0, hi = nr;
+	uint64_t key;
 
-	/* The first piece starting above @addr; the one before may contain it. */
+	memcpy(&key, (const char *)base + i * stride, sizeof(key));
+	return key;
+}
+
+/* Index @nr records of @stride bytes at @base; on ENOMEM, searches go without. */
+static void sparse_build(struct sparse *s, const void *base, size_t nr, size_t stride)
+{
+	free(s->keys);
+	s->nr = (nr + BLOCK - 1) >> BLOCK_SHIFT;
+	s->keys = s->nr ? malloc(s->nr * sizeof(*s->keys)) : NULL;
+	if (!s->keys) {
+		s->nr = 0;
+		return;
+	}
+	for (size_t i = 0; i < s->nr; i++)
+		s->keys[i] = record_key(base, stride, i << BLOCK_SHIFT);
+}
+
+/* How many of the @nr records have a key at or below @key: the index of the first above. */
+static size_t count_le(const void *base, size_t nr, size_t stride, const struct sparse *s,
+		       uint64_t key)
+{
+	size_t lo = 0, hi = s->keys ? s->nr : nr, i, end;
+
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (p[mid].lo <= addr)
+		if ((s->keys ? s->keys[mid] : record_key(base, stride, mid)) <= key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!lo || addr >= p[lo - 1].hi)
+	if (!s->keys || !lo)
+		return lo;
+	/* Block lo - 1 starts at or below @key; block lo, if any, above it. */
+	i = (lo - 1) << BLOCK_SHIFT;
+	end = lo << BLOCK_SHIFT < nr ? lo << BLOCK_SHIFT : nr;
+	while (i < end && record_key(base, stride, i) <= key)
+		i++;
+	return i;
+}
+
+/* The piece containing @addr, or NULL. */
+static const struct piece *find_piece(const struct piece *p, size_t nr, const struct sparse *s,
+				      uint64_t addr)
+{
+	size_t n = count_le(p, nr, sizeof(*p), s, addr);
+
+	/* The last piece starting at or below @addr may contain it. */
+	if (!n || addr >= p[n - 1].hi)
 		return NULL;
-	return &p[lo - 1];
+	return &p[n - 1];
 }
 
 /*
@@ -235,6 +292,7 @@ static int index_units(struct dwarf_index *idx)
 	if (ret < 0)
 		pr_debug("dwarf: stopped reading units: %s", dwarf_errmsg(-1));
 	idx->nr_ranges = sort_pieces(idx->ranges, idx->nr_ranges);
+	sparse_build(&idx->range_index, idx->ranges, idx->nr_ranges, sizeof(*idx->ranges));
 	idx->stats.units = idx->nr_units;
 	return 0;
 }
@@ -326,10 +384,13 @@ struct dwarf_index *dwarf_index__new(Elf *elf)
 
 static void unit_free(struct unit *u)
 {
+	free(u->row_index.keys);
 	line_table__release(&u->lines);
 	free(u->nodes);
-	for (int d = 0; d < u->nr_levels; d++)
+	for (int d = 0; d < u->nr_levels; d++) {
 		free(u->levels[d].pieces);
+		free(u->levels[d].index.keys);
+	}
 }
 
 void dwarf_index__free(struct dwarf_index *idx)
@@ -352,6 +413,7 @@ void dwarf_index__free(struct dwarf_index *idx)
 		unit_free(&idx->units[i]);
 	free(idx->units);
 	free(idx->ranges);
+	free(idx->range_index.keys);
 	dwarf_end(idx->dwarf);
 	free(idx);
 }
@@ -482,19 +544,11 @@ static int index_lines(struct dwarf_index *idx, struct unit *u)
 static const struct line_row *find_row(const struct unit *u, uint64_t addr)
 {
 	const struct line_row *rows = u->lines.rows;
-	size_t lo = 0, hi = u->lines.nr_rows;
+	size_t n = count_le(rows, u->lines.nr_rows, sizeof(*rows), &u->row_index, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (rows[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || !rows[lo - 1].file)
+	if (!n || !rows[n - 1].file)
 		return NULL;
-	return &rows[lo - 1];
+	return &rows[n - 1];
 }
 
 /* --- one unit's functions and inlined calls ------------------------------------- */
@@ -676,6 +730,7 @@ static int index_scopes(struct dwarf_index *idx, struct unit *u)
 		struct level *l = &u->levels[d];
 
 		l->nr = sort_pieces(l->pieces, l->nr);
+		sparse_build(&l->index, l->pieces, l->nr, sizeof(*l->pieces));
 	}
 	return 0;
 }
@@ -690,12 +745,16 @@ static int index_unit(struct dwarf_index *idx, struct unit *u)
 	if (dwarf_attr(&u->die, DW_AT_comp_dir, &attr))
 		u->comp_dir = dwarf_formstring(&attr);
 	err = index_lines(idx, u);
-	if (!err)
+	if (!err) {
+		sparse_build(&u->row_index, u->lines.rows, u->lines.nr_rows,
+			     sizeof(*u->lines.rows));
 		err = index_scopes(idx, u);
+	}
 	if (err) {
 		pr_warn("dwarf: cannot index a unit: %s", strerror(-err));
 		unit_free(u);
 		memset(&u->levels, 0, sizeof(u->levels));
+		memset(&u->row_index, 0, sizeof(u->row_index));
 		u->nodes = NULL;
 		u->nr_nodes = u->alloc_nodes = 0;
 		u->nr_levels = 0;
@@ -766,7 +825,7 @@ int dwarf_index__lookup(struct dwarf_index *idx, uint64_t vaddr, struct dwarf_lo
 
 	if (max <= 0)
 		return 0;
-	p = find_piece(idx->ranges, idx->nr_ranges, vaddr);
+	p = find_piece(idx->ranges, idx->nr_ranges, &idx->range_index, vaddr);
 	if (!p)
 		return 0;
 	u = &idx->units[p->node];
@@ -776,7 +835,7 @@ int dwarf_index__lookup(struct dwarf_index *idx, uint64_t vaddr, struct dwarf_lo
 	for (int d = 0; d < u->nr_levels; d++) {
 		const struct level *l = &u->levels[d];
 
-		p = find_piece(l->pieces, l->nr, vaddr);
+		p = find_piece(l->pieces, l->nr, &l->index, vaddr);
 		/* Broken nesting (a call outside its caller's ranges) ends the chain. */
 		if (!p || (d && u->nodes[p->node].parent != chain[d - 1]))
 			break;
