@@ -7,6 +7,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "common/array.h"
 #include "common/hashtab.h"
 #include "common/log.h"
 #include "common/profile.h"
@@ -90,29 +91,6 @@ static void arena__release(struct arena *a)
 		free(b);
 	}
 	a->head = NULL;
-}
-
-/* Make room for @need elements of @size bytes in *@arr; geometric growth. */
-static int vec_reserve(void *arr, size_t *alloc, size_t need, size_t size)
-{
-	size_t n = *alloc ? *alloc : 64;
-	void *mem;
-
-	if (need <= *alloc)
-		return 0;
-	while (n < need) {
-		if (n > SIZE_MAX / 2)
-			return -ENOMEM;
-		n *= 2;
-	}
-	if (n > SIZE_MAX / size)
-		return -ENOMEM;
-	mem = realloc(*(void **)arr, n * size);
-	if (!mem)
-		return -ENOMEM;
-	*(void **)arr = mem;
-	*alloc = n;
-	return 0;
 }
 
 struct str_entry {
@@ -217,8 +195,8 @@ static int64_t builder__str(struct builder *b, const char *s)
 	e = hashtab__find(&b->strings, hash, str_eq, &key);
 	if (e)
 		return e->idx;
-	if (vec_reserve(&b->prof.string_table, &b->alloc_strings, b->prof.n_string_table + 1,
-			sizeof(*b->prof.string_table)))
+	if (array__reserve(&b->prof.string_table, &b->alloc_strings, b->prof.n_string_table + 1,
+			   sizeof(*b->prof.string_table)))
 		return -ENOMEM;
 	e = arena__alloc(&b->arena, sizeof(*e));
 	if (!e || hashtab__insert(&b->strings, hash, e))
@@ -286,8 +264,8 @@ static int64_t builder__mapping(struct builder *b, const struct profile_mapping 
 	build_id = builder__str(b, m->build_id);
 	if (filename < 0 || build_id < 0)
 		return -ENOMEM;
-	if (vec_reserve(&b->prof.mapping, &b->alloc_mappings, b->prof.n_mapping + 1,
-			sizeof(*b->prof.mapping)))
+	if (array__reserve(&b->prof.mapping, &b->alloc_mappings, b->prof.n_mapping + 1,
+			   sizeof(*b->prof.mapping)))
 		return -ENOMEM;
 	id = b->prof.n_mapping + 1;
 	msg = arena__alloc(&b->arena, sizeof(*msg));
@@ -331,8 +309,8 @@ static int64_t builder__function(struct builder *b, const struct profile_line *f
 	e = hashtab__find(&b->functions, hash, function_eq, key);
 	if (e)
 		return e->id;
-	if (vec_reserve(&b->prof.function, &b->alloc_functions, b->prof.n_function + 1,
-			sizeof(*b->prof.function)))
+	if (array__reserve(&b->prof.function, &b->alloc_functions, b->prof.n_function + 1,
+			   sizeof(*b->prof.function)))
 		return -ENOMEM;
 	e = arena__alloc(&b->arena, sizeof(*e));
 	msg = arena__alloc(&b->arena, sizeof(*msg));
@@ -364,8 +342,8 @@ static int64_t builder__location(struct builder *b, const struct profile_frame *
 	mapping_id = builder__mapping(b, f->mapping);
 	if (mapping_id < 0)
 		return mapping_id;
-	if (vec_reserve(&b->prof.location, &b->alloc_locations, b->prof.n_location + 1,
-			sizeof(*b->prof.location)))
+	if (array__reserve(&b->prof.location, &b->alloc_locations, b->prof.n_location + 1,
+			   sizeof(*b->prof.location)))
 		return -ENOMEM;
 	id = b->prof.n_location + 1;
 	loc = arena__alloc(&b->arena, sizeof(*loc) + f->nr_lines * sizeof(loc->lines[0]));
@@ -481,7 +459,7 @@ static int builder__header(struct builder *b, const struct profile *p)
 	int64_t samples, count, cpu, nanoseconds, second;
 
 	/* pprof rejects a table without "" first, even for an empty profile. */
-	if (vec_reserve(&prof->string_table, &b->alloc_strings, 1, sizeof(*prof->string_table)))
+	if (array__reserve(&prof->string_table, &b->alloc_strings, 1, sizeof(*prof->string_table)))
 		return -ENOMEM;
 	prof->string_table[prof->n_string_table++] = (char *)"";
 

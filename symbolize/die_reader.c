@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "die_reader.h"
 #include "dwarf_cursor.h"
 
@@ -26,25 +27,6 @@ struct abbrev {
 	bool has_children;
 	uint32_t first_spec, nr_specs;
 };
-
-static int grow(void **array, size_t *alloc, size_t need, size_t size)
-{
-	size_t n = *alloc ? *alloc : 64;
-	void *tmp;
-
-	if (need <= *alloc)
-		return 0;
-	while (n < need)
-		n *= 2;
-	if (n > SIZE_MAX / size)
-		return -ENOMEM;
-	tmp = realloc(*array, n * size);
-	if (!tmp)
-		return -ENOMEM;
-	*array = tmp;
-	*alloc = n;
-	return 0;
-}
 
 static int abbrev_cmp(const void *a, const void *b)
 {
@@ -69,8 +51,8 @@ static int read_abbrevs(struct die_reader *r, uint64_t offset)
 	while ((code = cursor__uleb(&c)) && !c.bad) {
 		struct abbrev *a;
 
-		if (grow((void **)&r->abbrevs, &alloc_abbrevs, r->nr_abbrevs + 1,
-			 sizeof(*r->abbrevs)))
+		if (array__reserve(&r->abbrevs, &alloc_abbrevs, r->nr_abbrevs + 1,
+				   sizeof(*r->abbrevs)))
 			return -ENOMEM;
 		a = &r->abbrevs[r->nr_abbrevs];
 		a->code = code;
@@ -85,8 +67,8 @@ static int read_abbrevs(struct die_reader *r, uint64_t offset)
 				return -EINVAL;
 			if (!name && !form)
 				break;
-			if (grow((void **)&r->specs, &alloc_specs, r->nr_specs + 1,
-				 sizeof(*r->specs)))
+			if (array__reserve(&r->specs, &alloc_specs, r->nr_specs + 1,
+					   sizeof(*r->specs)))
 				return -ENOMEM;
 			spec = &r->specs[r->nr_specs++];
 			spec->name = name <= UINT32_MAX ? name : 0;
@@ -127,7 +109,7 @@ static const struct abbrev *find_abbrev(const struct die_reader *r, uint64_t cod
 int die_reader__init(struct die_reader *r, const struct die_sections *s, uint64_t offset)
 {
 	struct cursor c = { .big_endian = s->big_endian };
-	uint64_t length, abbrev_offset;
+	uint64_t abbrev_offset;
 	int err;
 
 	memset(r, 0, sizeof(*r));
@@ -137,17 +119,8 @@ int die_reader__init(struct die_reader *r, const struct die_sections *s, uint64_
 		return -EINVAL;
 	c.p = s->info + offset;
 	c.end = s->info + s->info_size;
-	r->offset_size = 4;
-	length = cursor__u(&c, 4);
-	if (length == 0xffffffff) {
-		r->offset_size = 8;
-		length = cursor__u(&c, 8);
-	} else if (length >= 0xfffffff0) {
+	if (cursor__unit(&c, &r->offset_size))
 		return -EINVAL;
-	}
-	if (c.bad || length > (uint64_t)(c.end - c.p))
-		return -EINVAL;
-	c.end = c.p + length;
 	r->version = cursor__u(&c, 2);
 	if (r->version < 2 || r->version > 5)
 		return -ENOTSUP;

@@ -101,4 +101,26 @@ static inline const char *cursor__str(struct cursor *c)
 	return s;
 }
 
+/*
+ * A unit header's initial length: 4 bytes, or 0xffffffff and 8 for the
+ * 64-bit format, whose offsets are 8 bytes (@offset_size). Ends the cursor
+ * at the unit's end. Returns 0, or -1 when the length does not fit.
+ */
+static inline int cursor__unit(struct cursor *c, uint8_t *offset_size)
+{
+	uint64_t length = cursor__u(c, 4);
+
+	*offset_size = 4;
+	if (length == 0xffffffff) {
+		*offset_size = 8;
+		length = cursor__u(c, 8);
+	} else if (length >= 0xfffffff0) {
+		return -1;
+	}
+	if (c->bad || length > (uint64_t)(c->end - c->p))
+		return -1;
+	c->end = c->p + length;
+	return 0;
+}
+
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "common/hashtab.h"
 #include "common/log.h"
 #include "die_reader.h"
@@ -102,25 +103,6 @@ struct dwarf_index {
 	struct die_sections dies;      /* .debug_info and what it refers to, likewise */
 	struct dwarf_index_stats stats;
 };
-
-static int grow(void **array, size_t *alloc, size_t need, size_t size)
-{
-	size_t n = *alloc ? *alloc : 16;
-	void *tmp;
-
-	if (need <= *alloc)
-		return 0;
-	while (n < need)
-		n *= 2;
-	if (n > SIZE_MAX / size)
-		return -ENOMEM;
-	tmp = realloc(*array, n * size);
-	if (!tmp)
-		return -ENOMEM;
-	*array = tmp;
-	*alloc = n;
-	return 0;
-}
 
 static int piece_cmp(const void *a, const void *b)
 {
@@ -252,7 +234,7 @@ static int add_unit_range(void *ctx, uint64_t lo, uint64_t hi)
 	struct units_ctx *c = ctx;
 	struct dwarf_index *idx = c->idx;
 
-	if (grow((void **)&idx->ranges, &c->alloc, idx->nr_ranges + 1, sizeof(*idx->ranges)))
+	if (array__reserve(&idx->ranges, &c->alloc, idx->nr_ranges + 1, sizeof(*idx->ranges)))
 		return -ENOMEM;
 	idx->ranges[idx->nr_ranges++] = (struct piece){ lo, hi, c->unit };
 	return 0;
@@ -278,8 +260,8 @@ static int index_units(struct dwarf_index *idx)
 		tag = dwarf_tag(&cudie);
 		if (tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit)
 			continue;
-		if (grow((void **)&idx->units, &alloc_units, idx->nr_units + 1,
-			 sizeof(*idx->units)))
+		if (array__reserve(&idx->units, &alloc_units, idx->nr_units + 1,
+				   sizeof(*idx->units)))
 			return -ENOMEM;
 		memset(&idx->units[idx->nr_units], 0, sizeof(*idx->units));
 		idx->units[idx->nr_units].die = cudie;
@@ -563,7 +545,7 @@ static int add_scope_range(void *ctx, uint64_t lo, uint64_t hi)
 	struct range_ctx *c = ctx;
 	struct level *l = c->level;
 
-	if (grow((void **)&l->pieces, &l->alloc, l->nr + 1, sizeof(*l->pieces)))
+	if (array__reserve(&l->pieces, &l->alloc, l->nr + 1, sizeof(*l->pieces)))
 		return -ENOMEM;
 	l->pieces[l->nr++] = (struct piece){ lo, hi, c->node };
 	return 0;
@@ -600,7 +582,7 @@ static uint32_t add_node(struct dwarf_index *idx, struct unit *u, const struct d
 	errno = 0;
 	if (!die->has_ranges && !(die->has_low_pc && die->has_high_pc))
 		return NO_NODE;
-	if (grow((void **)&u->nodes, &u->alloc_nodes, u->nr_nodes + 1, sizeof(*u->nodes)) ||
+	if (array__reserve(&u->nodes, &u->alloc_nodes, u->nr_nodes + 1, sizeof(*u->nodes)) ||
 	    u->nr_nodes >= NO_NODE) {
 		errno = ENOMEM;
 		return NO_NODE;

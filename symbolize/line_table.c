@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "dwarf_cursor.h"
 #include "line_table.h"
 
@@ -71,18 +72,9 @@ struct header {
 
 static int add_file(struct line_table *t, size_t *alloc, char *path)
 {
-	char **tmp;
-
-	if (t->nr_files == *alloc) {
-		size_t n = *alloc ? 2 * *alloc : 32;
-
-		tmp = realloc(t->files, n * sizeof(*tmp));
-		if (!tmp) {
-			free(path);
-			return -ENOMEM;
-		}
-		t->files = tmp;
-		*alloc = n;
+	if (array__reserve(&t->files, alloc, t->nr_files + 1, sizeof(*t->files))) {
+		free(path);
+		return -ENOMEM;
 	}
 	t->files[t->nr_files++] = path;
 	return 0;
@@ -234,18 +226,8 @@ static int add_row(struct program *pg, uint64_t addr, const char *file, uint32_t
 {
 	struct line_table *t = pg->t;
 
-	if (t->nr_rows == pg->alloc_rows) {
-		size_t n = pg->alloc_rows ? 2 * pg->alloc_rows : 256;
-		struct line_row *tmp;
-
-		if (n > SIZE_MAX / sizeof(*tmp))
-			return -ENOMEM;
-		tmp = realloc(t->rows, n * sizeof(*tmp));
-		if (!tmp)
-			return -ENOMEM;
-		t->rows = tmp;
-		pg->alloc_rows = n;
-	}
+	if (array__reserve(&t->rows, &pg->alloc_rows, t->nr_rows + 1, sizeof(*t->rows)))
+		return -ENOMEM;
 	t->rows[t->nr_rows++] = (struct line_row){ addr, file, line, discriminator };
 	return 0;
 }
@@ -401,16 +383,8 @@ int line_table__read(struct line_table *t, const struct line_sections *s, uint64
 		return -EINVAL;
 	c.p = s->line + offset;
 	c.end = s->line + s->line_size;
-	length = cursor__u(&c, 4);
-	if (length == 0xffffffff) {
-		h.offset_size = 8;
-		length = cursor__u(&c, 8);
-	} else if (length >= 0xfffffff0) {
+	if (cursor__unit(&c, &h.offset_size))
 		return -EINVAL;
-	}
-	if (c.bad || length > (uint64_t)(c.end - c.p))
-		return -EINVAL;
-	c.end = c.p + length;
 	h.version = cursor__u(&c, 2);
 	if (h.version < 2 || h.version > 5)
 		return -ENOTSUP;
