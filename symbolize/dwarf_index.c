@@ -14,7 +14,7 @@
 #include "dwarf_index.h"
 #include "line_table.h"
 
-/* Calls inlined deeper than this are not indexed: chains end above them. Real code stays far below. */
+/* Calls inlined deeper than this are not indexed: chains end above them (real code: far less). */
 #define MAX_DEPTH 64
 /* DIE nesting we follow; deeper trees are hostile or broken. */
 #define MAX_NESTING 256
