@@ -127,7 +127,13 @@ static size_t sort_pieces(struct piece *p, size_t nr)
 
 	if (nr < 2)
 		return nr && p[0].lo < p[0].hi ? 1 : 0;
-	qsort(p, nr, sizeof(*p), piece_cmp);
+	/* Functions often come in address order: then there is nothing to sort. */
+	for (size_t i = 1; i < nr; i++) {
+		if (p[i].lo <= p[i - 1].lo) {
+			qsort(p, nr, sizeof(*p), piece_cmp);
+			break;
+		}
+	}
 	for (size_t i = 0; i < nr; i++) {
 		struct piece cur = p[i];
 
@@ -750,19 +756,61 @@ static int index_unit(struct dwarf_index *idx, struct unit *u)
 
 /* --- lookups ------------------------------------------------------------------- */
 
+/* What die_name() collects from one DIE's attributes. */
+struct name_attrs {
+	const char *linkage, *name;
+	Dwarf_Attribute next; /* DW_AT_abstract_origin or DW_AT_specification */
+	bool has_next;
+};
+
+static int collect_name_attr(Dwarf_Attribute *attr, void *arg)
+{
+	struct name_attrs *n = arg;
+
+	switch (dwarf_whatattr(attr)) {
+	case DW_AT_linkage_name:
+	case DW_AT_MIPS_linkage_name:
+		n->linkage = dwarf_formstring(attr);
+		break;
+	case DW_AT_name:
+		n->name = dwarf_formstring(attr);
+		break;
+	case DW_AT_abstract_origin:
+	case DW_AT_specification:
+		n->next = *attr;
+		n->has_next = true;
+		break;
+	default:
+		break;
+	}
+	return DWARF_CB_OK;
+}
+
+/*
+ * The function's linker name, else its plain name, from @die or the DIEs
+ * its abstract_origin and specification lead to (where C++ keeps the
+ * names): the first linker name on the way, as llvm-symbolizer takes it,
+ * else the first name. One pass over each DIE's attributes: asking
+ * dwarf_attr_integrate() for each of the three walked the chain three times.
+ */
 static const char *die_name(Dwarf_Die *die)
 {
-	static const unsigned int attrs[] = { DW_AT_linkage_name, DW_AT_MIPS_linkage_name,
-					      DW_AT_name };
-	Dwarf_Attribute attr;
-	const char *name;
+	const char *name = NULL;
+	Dwarf_Die cur = *die;
 
-	/* _integrate follows abstract_origin and specification, where C++ keeps the names. */
-	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
-		if (dwarf_attr_integrate(die, attrs[i], &attr) && (name = dwarf_formstring(&attr)))
-			return name;
+	for (int hops = 0; hops < 16; hops++) {
+		struct name_attrs n = { 0 };
+
+		if (dwarf_getattrs(&cur, collect_name_attr, &n, 0) < 0)
+			break;
+		if (n.linkage)
+			return n.linkage;
+		if (!name)
+			name = n.name;
+		if (!n.has_next || !dwarf_formref_die(&n.next, &cur))
+			break;
 	}
-	return NULL;
+	return name;
 }
 
 static bool name_eq(const void *entry, const void *key)

@@ -221,8 +221,8 @@ struct program {
 	bool sorted;	  /* every sequence so far starts at or after the previous one's end */
 };
 
-static int add_row(struct program *pg, uint64_t addr, const char *file, uint32_t line,
-		   uint32_t discriminator)
+static inline int add_row(struct program *pg, uint64_t addr, const char *file, uint32_t line,
+			  uint32_t discriminator)
 {
 	struct line_table *t = pg->t;
 
