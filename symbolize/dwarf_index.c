@@ -116,6 +116,54 @@ static int piece_cmp(const void *a, const void *b)
 }
 
 /*
+ * Sort @p as piece_cmp() orders them. A radix sort on the start address,
+ * then qsort() for the rare runs of one start: qsort()'s calls through a
+ * comparator were a twentieth of symbolizing a C program's addresses.
+ */
+static void sort_by_lo(struct piece *p, size_t nr)
+{
+	uint64_t min = p[0].lo, max = p[0].lo;
+	struct piece *tmp, *from = p, *to;
+	unsigned int bytes = 0;
+
+	for (size_t i = 1; i < nr; i++) {
+		min = p[i].lo < min ? p[i].lo : min;
+		max = p[i].lo > max ? p[i].lo : max;
+	}
+	while (bytes < 8 && (max - min) >> (8 * bytes))
+		bytes++;
+	tmp = malloc(nr * sizeof(*tmp));
+	if (!tmp) {
+		qsort(p, nr, sizeof(*p), piece_cmp);
+		return;
+	}
+	to = tmp;
+	for (unsigned int b = 0; b < bytes; b++) {
+		size_t count[257] = { 0 };
+		struct piece *swap;
+
+		for (size_t i = 0; i < nr; i++)
+			count[((from[i].lo - min) >> (8 * b) & 0xff) + 1]++;
+		for (int d = 0; d < 256; d++)
+			count[d + 1] += count[d];
+		for (size_t i = 0; i < nr; i++)
+			to[count[(from[i].lo - min) >> (8 * b) & 0xff]++] = from[i];
+		swap = from;
+		from = to;
+		to = swap;
+	}
+	if (from != p)
+		memcpy(p, from, nr * sizeof(*p));
+	free(tmp);
+	for (size_t i = 0, j; i < nr; i = j) {
+		for (j = i + 1; j < nr && p[j].lo == p[i].lo; j++)
+			;
+		if (j - i > 1)
+			qsort(p + i, j - i, sizeof(*p), piece_cmp);
+	}
+}
+
+/*
  * Sort @p and cut overlaps so that a binary search finds one piece per
  * address: where pieces overlap, the one that starts first keeps the
  * shared part. Empty pieces go. Returns the new count.
@@ -130,7 +178,7 @@ static size_t sort_pieces(struct piece *p, size_t nr)
 	/* Functions often come in address order: then there is nothing to sort. */
 	for (size_t i = 1; i < nr; i++) {
 		if (p[i].lo <= p[i - 1].lo) {
-			qsort(p, nr, sizeof(*p), piece_cmp);
+			sort_by_lo(p, nr);
 			break;
 		}
 	}
