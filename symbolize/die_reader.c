@@ -346,6 +346,11 @@ int die_reader__next(struct die_reader *r, struct die *die)
 			break;
 		case DW_AT_ranges:
 			die->has_ranges = true;
+			die->ranges = value;
+			die->ranges_index = form == DW_FORM_rnglistx;
+			break;
+		case DW_AT_rnglists_base:
+			r->rnglists_base = value;
 			break;
 		case DW_AT_call_file:
 			die->has_call_file = true;
@@ -370,6 +375,119 @@ int die_reader__next(struct die_reader *r, struct die *die)
 		die->low_pc = indexed_address(r, die->low_pc);
 	if (high_index)
 		die->high_pc = indexed_address(r, die->high_pc);
+	if (die->tag == DW_TAG_compile_unit || die->tag == DW_TAG_partial_unit)
+		r->base = die->low_pc;
 	r->p = c.p;
 	return 1;
+}
+
+/* Before DWARF 5: pairs of addresses from the base, a pair of (-1, base) moving the base. */
+static int ranges_v4(const struct die_reader *r, uint64_t offset,
+		     int (*fn)(void *ctx, uint64_t lo, uint64_t hi), void *ctx)
+{
+	const struct die_sections *s = r->s;
+	struct cursor c = { .big_endian = s->big_endian };
+	uint64_t base = r->base, all_ones = r->addr_size == 8 ? UINT64_MAX : UINT32_MAX;
+	int n = 0, err;
+
+	if (!s->ranges || offset >= s->ranges_size)
+		return -ENOTSUP;
+	c.p = s->ranges + offset;
+	c.end = s->ranges + s->ranges_size;
+	while (!c.bad) {
+		uint64_t begin = cursor__u(&c, r->addr_size), end = cursor__u(&c, r->addr_size);
+
+		if (c.bad || (!begin && !end))
+			break;
+		if (begin == all_ones) {
+			base = end;
+			continue;
+		}
+		if (base + begin && base + begin < base + end) {
+			err = fn(ctx, base + begin, base + end);
+			if (err)
+				return err;
+			n++;
+		}
+	}
+	return c.bad ? -ENOTSUP : n;
+}
+
+/* DWARF 5: typed entries, addresses inline or through .debug_addr. */
+static int ranges_v5(const struct die_reader *r, const struct die *die,
+		     int (*fn)(void *ctx, uint64_t lo, uint64_t hi), void *ctx)
+{
+	const struct die_sections *s = r->s;
+	struct cursor c = { .big_endian = s->big_endian };
+	uint64_t offset = die->ranges, base = r->base;
+	int n = 0, err;
+
+	if (!s->rnglists)
+		return -ENOTSUP;
+	c.end = s->rnglists + s->rnglists_size;
+	if (die->ranges_index) {
+		/* An index into the offsets table at the unit's rnglists_base. */
+		uint64_t at = r->rnglists_base + die->ranges * r->offset_size;
+
+		if (r->rnglists_base > s->rnglists_size || at >= s->rnglists_size)
+			return -ENOTSUP;
+		c.p = s->rnglists + at;
+		offset = r->rnglists_base + cursor__u(&c, r->offset_size);
+	}
+	if (offset >= s->rnglists_size)
+		return -ENOTSUP;
+	c.p = s->rnglists + offset;
+	while (!c.bad) {
+		uint64_t lo = 0, hi = 0;
+
+		switch (cursor__u(&c, 1)) {
+		case DW_RLE_end_of_list:
+			return c.bad ? -ENOTSUP : n;
+		case DW_RLE_base_addressx:
+			base = indexed_address(r, cursor__uleb(&c));
+			continue;
+		case DW_RLE_base_address:
+			base = cursor__u(&c, r->addr_size);
+			continue;
+		case DW_RLE_startx_endx:
+			lo = indexed_address(r, cursor__uleb(&c));
+			hi = indexed_address(r, cursor__uleb(&c));
+			break;
+		case DW_RLE_startx_length:
+			lo = indexed_address(r, cursor__uleb(&c));
+			hi = lo + cursor__uleb(&c);
+			break;
+		case DW_RLE_offset_pair:
+			lo = base + cursor__uleb(&c);
+			hi = base + cursor__uleb(&c);
+			break;
+		case DW_RLE_start_end:
+			lo = cursor__u(&c, r->addr_size);
+			hi = cursor__u(&c, r->addr_size);
+			break;
+		case DW_RLE_start_length:
+			lo = cursor__u(&c, r->addr_size);
+			hi = lo + cursor__uleb(&c);
+			break;
+		default:
+			return -ENOTSUP;
+		}
+		if (lo && lo < hi && !c.bad) {
+			err = fn(ctx, lo, hi);
+			if (err)
+				return err;
+			n++;
+		}
+	}
+	return -ENOTSUP;
+}
+
+int die_reader__ranges(const struct die_reader *r, const struct die *die,
+		       int (*fn)(void *ctx, uint64_t lo, uint64_t hi), void *ctx)
+{
+	if (!die->has_ranges)
+		return 0;
+	if (r->version >= 5)
+		return ranges_v5(r, die, fn, ctx);
+	return die->ranges_index ? -ENOTSUP : ranges_v4(r, die->ranges, fn, ctx);
 }

@@ -23,8 +23,8 @@
 #include <stdint.h>
 
 struct die_sections {
-	const uint8_t *info, *abbrev, *addr;
-	size_t info_size, abbrev_size, addr_size;
+	const uint8_t *info, *abbrev, *addr, *ranges, *rnglists;
+	size_t info_size, abbrev_size, addr_size, ranges_size, rnglists_size;
 	bool big_endian;
 };
 
@@ -36,7 +36,9 @@ struct die_reader {
 	const uint8_t *p, *end; /* the unit's DIEs still to read */
 	uint64_t unit_offset;	/* of the unit header: unit references count from it */
 	uint8_t version, addr_size, offset_size;
-	uint64_t addr_base; /* DW_AT_addr_base of the unit, for DW_FORM_addrx */
+	uint64_t addr_base;	/* DW_AT_addr_base of the unit, for DW_FORM_addrx */
+	uint64_t rnglists_base; /* DW_AT_rnglists_base, for DW_FORM_rnglistx */
+	uint64_t base;		/* the unit's DW_AT_low_pc, where its range lists start */
 	struct abbrev *abbrevs;
 	size_t nr_abbrevs;
 	struct attr_spec *specs;
@@ -48,6 +50,8 @@ struct die {
 	uint32_t tag;	 /* 0: a null entry, which ends a list of children */
 	bool has_children;
 	bool has_low_pc, has_high_pc, high_pc_is_offset, has_ranges;
+	bool ranges_index; /* @ranges is a DW_FORM_rnglistx index, not an offset */
+	uint64_t ranges;
 	bool has_call_file;
 	uint64_t low_pc, high_pc;
 	uint64_t call_file, call_line;
@@ -72,5 +76,14 @@ void die_reader__release(struct die_reader *r);
  * unit, or -EINVAL when the data cannot be read on.
  */
 int die_reader__next(struct die_reader *r, struct die *die);
+
+/*
+ * Call @fn for each range of @die's DW_AT_ranges list (.debug_ranges, or
+ * DWARF 5's .debug_rnglists), skipping empty ones and those at address 0
+ * (code the linker dropped). Returns how many @fn took, @fn's first error,
+ * or -ENOTSUP when this reader cannot read the list (libdw may).
+ */
+int die_reader__ranges(const struct die_reader *r, const struct die *die,
+		       int (*fn)(void *ctx, uint64_t lo, uint64_t hi), void *ctx);
 
 #endif

@@ -387,6 +387,9 @@ static void find_sections(struct dwarf_index *idx)
 	idx->dies.info = section_data(elf, shstrndx, ".debug_info", &idx->dies.info_size);
 	idx->dies.abbrev = section_data(elf, shstrndx, ".debug_abbrev", &idx->dies.abbrev_size);
 	idx->dies.addr = section_data(elf, shstrndx, ".debug_addr", &idx->dies.addr_size);
+	idx->dies.ranges = section_data(elf, shstrndx, ".debug_ranges", &idx->dies.ranges_size);
+	idx->dies.rnglists =
+		section_data(elf, shstrndx, ".debug_rnglists", &idx->dies.rnglists_size);
 }
 
 struct dwarf_index *dwarf_index__new(Elf *elf)
@@ -625,10 +628,12 @@ static const char *call_file(struct dwarf_index *idx, struct unit *u, uint64_t f
  * @parent, at inline depth @depth. Returns it, or NO_NODE when @die has no
  * code (errno 0) or memory ran out (errno ENOMEM).
  */
-static uint32_t add_node(struct dwarf_index *idx, struct unit *u, const struct die *die, int depth,
-			 uint32_t parent)
+static uint32_t add_node(struct dwarf_index *idx, struct unit *u, const struct die_reader *r,
+			 const struct die *die, int depth, uint32_t parent)
 {
-	struct range_ctx ctx = { .level = &u->levels[depth], .node = u->nr_nodes };
+	struct level *l = &u->levels[depth];
+	struct range_ctx ctx = { .level = l, .node = u->nr_nodes };
+	size_t first = l->nr;
 	struct node *n;
 	Dwarf_Die d;
 	int nr = 0;
@@ -649,9 +654,14 @@ static uint32_t add_node(struct dwarf_index *idx, struct unit *u, const struct d
 		n->call_line = die->call_line <= UINT32_MAX ? die->call_line : 0;
 	}
 	if (die->has_ranges) {
-		/* Range lists (and their bases) are libdw's to read: few DIEs have one. */
-		if (dwarf_offdie(idx->dwarf, die->offset, &d))
-			nr = die_ranges(&d, add_scope_range, &ctx);
+		nr = die_reader__ranges(r, die, add_scope_range, &ctx);
+		/* A list our reader does not read: libdw may. */
+		if (nr == -ENOTSUP) {
+			nr = 0;
+			l->nr = first;
+			if (dwarf_offdie(idx->dwarf, die->offset, &d))
+				nr = die_ranges(&d, add_scope_range, &ctx);
+		}
 	} else {
 		uint64_t hi = die->high_pc_is_offset ? die->low_pc + die->high_pc : die->high_pc;
 
@@ -681,21 +691,21 @@ struct scope {
  * methods sit). Adds the nodes on the way. -ENOMEM, 0: skip the children,
  * 1: read them under @next.
  */
-static int enter(struct dwarf_index *idx, struct unit *u, const struct die *die,
-		 const struct scope *cur, struct scope *next)
+static int enter(struct dwarf_index *idx, struct unit *u, const struct die_reader *r,
+		 const struct die *die, const struct scope *cur, struct scope *next)
 {
 	uint32_t node;
 
 	*next = *cur;
 	switch (die->tag) {
 	case DW_TAG_subprogram:
-		node = add_node(idx, u, die, 0, NO_NODE);
+		node = add_node(idx, u, r, die, 0, NO_NODE);
 		*next = (struct scope){ node, 1 };
 		break;
 	case DW_TAG_inlined_subroutine:
 		if (cur->node == NO_NODE || cur->depth >= MAX_DEPTH)
 			return 0;
-		node = add_node(idx, u, die, cur->depth, cur->node);
+		node = add_node(idx, u, r, die, cur->depth, cur->node);
 		*next = (struct scope){ node, cur->depth + 1 };
 		break;
 	case DW_TAG_compile_unit:
@@ -746,7 +756,7 @@ static int index_scopes(struct dwarf_index *idx, struct unit *u)
 			skip += die.has_children;
 			continue;
 		}
-		ret = enter(idx, u, &die, top >= 0 ? &stack[top] : &root, &next);
+		ret = enter(idx, u, &r, &die, top >= 0 ? &stack[top] : &root, &next);
 		if (ret < 0)
 			break;
 		if (!die.has_children)
