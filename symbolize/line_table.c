@@ -221,14 +221,32 @@ struct program {
 	bool sorted;	  /* every sequence so far starts at or after the previous one's end */
 };
 
+/*
+ * Append a row, or leave out one no lookup could tell from the table
+ * without it: a row at the address of the one before hides that one (the
+ * last row at an address is the one in effect), and a row that says what
+ * the one before said (compilers emit a row per column or statement flag,
+ * which we do not report) adds nothing. A third of the rows, or more.
+ */
 static inline int add_row(struct program *pg, uint64_t addr, const char *file, uint32_t line,
 			  uint32_t discriminator)
 {
+	struct line_row row = { addr, file, line, discriminator }, *prev;
 	struct line_table *t = pg->t;
 
+	if (t->nr_rows > pg->seq_start) {
+		prev = &t->rows[t->nr_rows - 1];
+		if (prev->addr == addr) {
+			*prev = row;
+			return 0;
+		}
+		if (file && prev->file == file && prev->line == line &&
+		    prev->discriminator == discriminator)
+			return 0;
+	}
 	if (array__reserve(&t->rows, &pg->alloc_rows, t->nr_rows + 1, sizeof(*t->rows)))
 		return -ENOMEM;
-	t->rows[t->nr_rows++] = (struct line_row){ addr, file, line, discriminator };
+	t->rows[t->nr_rows++] = row;
 	return 0;
 }
 
