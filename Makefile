@@ -47,7 +47,7 @@ endif
 .DELETE_ON_ERROR:
 .SUFFIXES:
 .PHONY: all clean demo test unit-tests bench deps install uninstall format-check format asan \
-	workloads fixtures oracle
+	workloads fixtures oracle profiler-cli
 
 all: $(OUTPUT)/profiler
 
@@ -298,6 +298,22 @@ $(OUTPUT)/oracle/cxx-zlib-gnu: $(OUTPUT)/oracle/cxx-gcc
 
 oracle: $(ORACLE_BINS)
 
+# tests/e2e/firefox.sh loads our Firefox Profiler output with the profiler's
+# own loader, from the npm package pinned here (one bundled file, no
+# dependencies). It asks for node >= 24 but runs on node 20: --loglevel=error
+# hides the EBADENGINE warning npm prints about that.
+PROFILER_CLI_VERSION := 0.10.0
+PROFILER_CLI := $(OUTPUT)/npm/node_modules/@firefox-devtools/profiler-cli/dist/profiler-cli.js
+
+$(PROFILER_CLI):
+	$(call msg,NPM,@firefox-devtools/profiler-cli@$(PROFILER_CLI_VERSION))
+	$(Q)mkdir -p $(OUTPUT)/npm
+	$(Q)npm install --prefix $(OUTPUT)/npm --no-audit --no-fund --loglevel=error \
+		@firefox-devtools/profiler-cli@$(PROFILER_CLI_VERSION)
+	$(Q)test -f $@
+
+profiler-cli: $(PROFILER_CLI)
+
 unit-tests: $(OUTPUT)/tests/unit-tests fixtures
 	$(Q)FIXTURES=$(OUTPUT)/fixtures $(OUTPUT)/tests/unit-tests
 
@@ -305,7 +321,8 @@ unit-tests: $(OUTPUT)/tests/unit-tests fixtures
 # is missing, builds, and runs every test through tests/run, which ends with
 # an "N passed, N failed, N skipped" line.
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/tests/unit-tests fixtures workloads oracle
+	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/tests/unit-tests fixtures workloads oracle \
+		profiler-cli
 	$(Q)OUTPUT=$(OUTPUT) tests/run
 
 demo: deps
@@ -363,7 +380,8 @@ $(OUTPUT)/bench/mid-c: $(BENCH_C_SRC:.c=.o)
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 asan: deps
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)-asan CFLAGS="$(ASAN_FLAGS)" \
-		LDFLAGS="$(ASAN_FLAGS)" all $(OUTPUT)-asan/tests/unit-tests fixtures workloads oracle
+		LDFLAGS="$(ASAN_FLAGS)" all $(OUTPUT)-asan/tests/unit-tests fixtures workloads oracle \
+		profiler-cli
 	$(Q)OUTPUT=$(OUTPUT)-asan ASAN_OPTIONS=detect_leaks=1 tests/run
 
 deps:

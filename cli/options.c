@@ -46,9 +46,12 @@ const char options_usage[] =
 "Output:\n"
 "  -o, --output FILE       write the profile to FILE; '-' is stdout. The format\n"
 "                          follows the extension (.pb.gz/.pb: pprof,\n"
-"                          .folded/.txt: folded) unless -f is given.\n"
-"                          Default: profile.pb.gz, or stdout for -f folded\n"
-"  -f, --format FMT        pprof | folded\n"
+"                          .folded/.txt: folded, .json/.json.gz: Firefox\n"
+"                          Profiler, .svg: flame graph) unless -f is given.\n"
+"                          Give -o several times for several formats of one\n"
+"                          profile. Default: profile.pb.gz, or stdout for -f\n"
+"                          folded\n"
+"  -f, --format FMT        pprof | folded | firefox | svg\n"
 "  -v, --verbose           more messages; twice for debug output\n"
 "  -h, --help              show this help\n"
 "\n"
@@ -165,6 +168,63 @@ static int parse_duration(const char *arg, uint64_t *ns)
 	return *ns ? 0 : -EINVAL;
 }
 
+static int add_output(struct options *o, const char *path, char *err, size_t size)
+{
+	if (!*path)
+		return fail(err, size, "empty output path");
+	for (size_t i = 0; i < o->nr_outputs; i++)
+		if (!strcmp(o->outputs[i].path, path))
+			return fail(err, size, "-o '%s' given twice", path);
+	if (o->nr_outputs == MAX_OUTPUTS)
+		return fail(err, size, "too many -o: at most %d outputs", MAX_OUTPUTS);
+	o->outputs[o->nr_outputs++].path = path;
+	return 0;
+}
+
+/*
+ * Each output's format: from -f, or from its extension. Without -o, pprof
+ * goes to DEFAULT_PPROF_OUTPUT and folded to stdout; stdout without -f is
+ * folded, for a pipe. -f names one format, so it takes one output.
+ */
+static int output_formats(struct options *o, const char *name, char *err, size_t size)
+{
+	enum export_format format = EXPORT_NONE;
+
+	if (name) {
+		format = export_format__from_name(name);
+		if (format == EXPORT_NONE)
+			return fail(err, size, "unknown format '%s': use one of %s", name,
+				    export_format__names());
+		if (o->nr_outputs > 1)
+			return fail(
+				err, size,
+				"-f with several -o: name each output's format by its extension");
+	}
+	if (!o->nr_outputs) {
+		o->outputs[0].path = format == EXPORT_NONE || format == EXPORT_PPROF ?
+					     DEFAULT_PPROF_OUTPUT :
+					     "-";
+		o->nr_outputs = 1;
+	}
+	for (size_t i = 0; i < o->nr_outputs; i++) {
+		struct output_spec *out = &o->outputs[i];
+
+		if (format != EXPORT_NONE)
+			out->format = format;
+		else if (!strcmp(out->path, "-"))
+			out->format = EXPORT_FOLDED;
+		else
+			out->format = export_format__from_path(out->path);
+		if (out->format == EXPORT_NONE)
+			return fail(
+				err, size,
+				"cannot tell the format of '%s' from its extension: use -f with "
+				"one of %s",
+				out->path, export_format__names());
+	}
+	return 0;
+}
+
 int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, char *err,
 		   size_t size)
 {
@@ -184,11 +244,8 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 				return -EINVAL;
 			break;
 		case 'o':
-			if (o->output)
-				return fail(err, size, "-o given twice");
-			if (!*optarg)
-				return fail(err, size, "empty output path");
-			o->output = optarg;
+			if (add_output(o, optarg, err, size))
+				return -EINVAL;
 			break;
 		case 'f':
 			format = optarg;
@@ -279,25 +336,7 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 		return fail(err, size,
 			    "nothing to profile: give -p PID, -- COMMAND, -a, -t or --cgroup");
 
-	if (format) {
-		o->format = export_format__from_name(format);
-		if (o->format == EXPORT_NONE)
-			return fail(err, size, "unknown format '%s': use one of %s", format,
-				    export_format__names());
-	} else if (o->output && strcmp(o->output, "-")) {
-		o->format = export_format__from_path(o->output);
-		if (o->format == EXPORT_NONE)
-			return fail(
-				err, size,
-				"cannot tell the format of '%s' from its extension: use -f with "
-				"one of %s",
-				o->output, export_format__names());
-	} else {
-		o->format = o->output ? EXPORT_FOLDED : EXPORT_PPROF;
-	}
-	if (!o->output)
-		o->output = o->format == EXPORT_FOLDED ? "-" : DEFAULT_PPROF_OUTPUT;
-	return 0;
+	return output_formats(o, format, err, size);
 }
 
 void options__release(struct options *o)

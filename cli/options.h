@@ -18,6 +18,13 @@
 #define DEFAULT_FREQ_HZ 99
 #define DEFAULT_PPROF_OUTPUT "profile.pb.gz"
 #define DEFAULT_OFFCPU_MIN_US 100
+/* -o may be given this many times: one profile, written in several formats. */
+#define MAX_OUTPUTS 8
+
+struct output_spec {
+	const char *path; /* a file, or "-" for stdout */
+	enum export_format format;
+};
 
 struct options {
 	pid_t *pids; /* owned */
@@ -26,8 +33,9 @@ struct options {
 	pid_t tid;	    /* -t: one thread, or 0 */
 	const char *cgroup; /* --cgroup: a cgroup v2 directory, or NULL */
 	int system_wide;    /* -a */
-	const char *output; /* never NULL after parsing: a path or "-" */
-	enum export_format format;
+	/* At least one after parsing, each path once, at most one "-". */
+	struct output_spec outputs[MAX_OUTPUTS];
+	size_t nr_outputs;
 	uint32_t freq_hz;
 	uint64_t duration_ns;	/* 0: until Ctrl-C or the targets exit */
 	uint64_t ringbuf_bytes; /* 0: automatic */

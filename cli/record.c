@@ -332,7 +332,7 @@ out_nomem:
 	goto out;
 }
 
-static void print_summary(const struct profile *p, const char *output, enum export_format format)
+static void print_summary(const struct profile *p, const struct options *o)
 {
 	const uint64_t *frames = p->stats.frames;
 	uint64_t intervals = 0, offcpu_ns = 0;
@@ -360,27 +360,42 @@ static void print_summary(const struct profile *p, const char *output, enum expo
 		(unsigned long long)frames[FRAME_NO_SYMBOL],
 		(unsigned long long)frames[FRAME_NO_MAPPING],
 		(unsigned long long)frames[FRAME_JIT]);
-	if (strcmp(output, "-"))
-		fprintf(stderr, "profiler: wrote %s (%s)\n", output, export_format__name(format));
+	for (size_t i = 0; i < o->nr_outputs; i++)
+		if (strcmp(o->outputs[i].path, "-"))
+			fprintf(stderr, "profiler: wrote %s (%s)\n", o->outputs[i].path,
+				export_format__name(o->outputs[i].format));
 }
 
+/*
+ * Write every output from the one profile: each to its temporary file
+ * first, and renamed into place only once all are written, so a failure
+ * (a full disk, say) leaves none of them half there.
+ */
 static int write_profile(const struct profile *p, const struct options *o)
 {
-	struct output_file out;
-	int err;
+	struct output_file out[MAX_OUTPUTS];
+	size_t opened = 0;
+	int err = 0;
 
-	err = output_file__open(&out, o->output);
-	if (err) {
-		pr_warn("cannot write '%s': %s", o->output, strerror(-err));
-		return err;
+	for (; opened < o->nr_outputs && !err; opened++) {
+		const struct output_spec *spec = &o->outputs[opened];
+
+		err = output_file__open(&out[opened], spec->path);
+		if (err) {
+			pr_warn("cannot write '%s': %s", spec->path, strerror(-err));
+			break;
+		}
+		err = export__write(spec->format, p, out[opened].fp, spec->path);
+		if (err)
+			pr_warn("cannot write '%s': %s", spec->path, strerror(-err));
 	}
-	err = export__write(o->format, p, out.fp);
-	if (!err)
-		err = output_file__commit(&out);
-	if (err) {
-		output_file__abort(&out);
-		pr_warn("cannot write '%s': %s", o->output, strerror(-err));
+	for (size_t i = 0; i < opened && !err; i++) {
+		err = output_file__commit(&out[i]);
+		if (err)
+			pr_warn("cannot write '%s': %s", o->outputs[i].path, strerror(-err));
 	}
+	for (size_t i = 0; i < opened && err; i++)
+		output_file__abort(&out[i]);
 	return err;
 }
 
@@ -418,10 +433,12 @@ int record(const struct options *o)
 	int err, ret = 1, status;
 
 	/* Everything a user could have got wrong is checked before sampling starts. */
-	err = output_file__check(o->output);
-	if (err) {
-		pr_warn("cannot write '%s': %s", o->output, strerror(-err));
-		return 1;
+	for (size_t i = 0; i < o->nr_outputs; i++) {
+		err = output_file__check(o->outputs[i].path);
+		if (err) {
+			pr_warn("cannot write '%s': %s", o->outputs[i].path, strerror(-err));
+			return 1;
+		}
 	}
 	for (size_t i = 0; i < o->nr_pids; i++) {
 		pid_t tgid = thread_group_of(o->pids[i]);
@@ -564,7 +581,7 @@ int record(const struct options *o)
 	}
 	if (write_profile(p, o))
 		goto out;
-	print_summary(p, o->output, o->format);
+	print_summary(p, o);
 	ret = 0;
 out:
 	active_collector = NULL;

@@ -4,8 +4,10 @@
 #include <string.h>
 
 #include "export.h"
+#include "firefox.h"
 #include "folded.h"
 #include "pprof.h"
+#include "svg.h"
 
 static const struct {
 	enum export_format format;
@@ -14,6 +16,8 @@ static const struct {
 } formats[] = {
 	{ EXPORT_PPROF, "pprof", { ".pb.gz", ".pb" } },
 	{ EXPORT_FOLDED, "folded", { ".folded", ".txt" } },
+	{ EXPORT_FIREFOX, "firefox", { ".json.gz", ".json" } },
+	{ EXPORT_SVG, "svg", { ".svg" } },
 };
 
 #define NR_FORMATS (sizeof(formats) / sizeof(formats[0]))
@@ -52,16 +56,20 @@ const char *export_format__name(enum export_format format)
 
 const char *export_format__names(void)
 {
-	return "pprof, folded";
+	return "pprof, folded, firefox, svg";
 }
 
-int export__write(enum export_format format, const struct profile *p, FILE *out)
+int export__write(enum export_format format, const struct profile *p, FILE *out, const char *path)
 {
 	switch (format) {
 	case EXPORT_PPROF:
 		return pprof__write(p, out);
 	case EXPORT_FOLDED:
 		return folded__write(p, out);
+	case EXPORT_FIREFOX:
+		return firefox__write(p, out, ends_with(path, ".gz"));
+	case EXPORT_SVG:
+		return svg__write(p, out);
 	case EXPORT_NONE:
 		break;
 	}

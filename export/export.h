@@ -14,17 +14,26 @@ enum export_format {
 	EXPORT_NONE,
 	EXPORT_PPROF,
 	EXPORT_FOLDED,
+	EXPORT_FIREFOX,
+	EXPORT_SVG,
 };
 
-/* "pprof" or "folded"; EXPORT_NONE for anything else. */
+/* "pprof", "folded", "firefox" or "svg"; EXPORT_NONE for anything else. */
 enum export_format export_format__from_name(const char *name);
-/* From the extension: .pb.gz/.pb → pprof, .folded/.txt → folded; else EXPORT_NONE. */
+/*
+ * From the extension: .pb.gz/.pb → pprof, .folded/.txt → folded,
+ * .json/.json.gz → firefox, .svg → svg; else EXPORT_NONE.
+ */
 enum export_format export_format__from_path(const char *path);
 const char *export_format__name(enum export_format format);
-/* The formats' names, for messages: "pprof, folded". */
+/* The formats' names, for messages: "pprof, folded, firefox, svg". */
 const char *export_format__names(void);
 
-/* Write @p to @out in @format. 0 or -errno. */
-int export__write(enum export_format format, const struct profile *p, FILE *out);
+/*
+ * Write @p to @out in @format, to be saved as @path ("-": stdout): a
+ * Firefox profile is gzipped when @path ends in ".gz" (pprof always is,
+ * as its readers expect). 0 or -errno.
+ */
+int export__write(enum export_format format, const struct profile *p, FILE *out, const char *path);
 
 #endif

@@ -21,6 +21,11 @@ expect "bad duration" 2 "invalid duration" -d -3 -p 1
 expect "pid that does not exist" 1 "no such process $free_pid" -p "$free_pid" -o x.pb.gz
 expect "output directory missing" 1 "cannot write '/nonexistent/dir/x.pb.gz'" \
 	-o /nonexistent/dir/x.pb.gz -p 1
+expect "one of several outputs' directory missing" 1 "cannot write '/nonexistent/dir/x.svg'" \
+	-o x.pb.gz -o /nonexistent/dir/x.svg -p 1
+expect "the same output twice" 2 "'x.pb.gz' given twice" -o x.pb.gz -o x.pb.gz -p 1
+expect "an unknown extension among several outputs" 2 "cannot tell the format of 'x.xyz'" \
+	-o x.pb.gz -o x.xyz -p 1
 expect "command that cannot run" 1 "cannot execute 'no-such-command-xyz'" \
 	-o x.pb.gz -- no-such-command-xyz
 # Without privilege: drop root the way a user without CAP_BPF would run it.

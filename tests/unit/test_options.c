@@ -29,8 +29,8 @@ TEST(options_pids_and_defaults)
 	CHECK_U64(o.pids[1], 34);
 	CHECK_U64(o.freq_hz, 99);
 	CHECK_U64(o.duration_ns, 0);
-	CHECK_U64(o.format, EXPORT_PPROF);
-	CHECK_STR(o.output, "profile.pb.gz");
+	CHECK_U64(o.outputs[0].format, EXPORT_PPROF);
+	CHECK_STR(o.outputs[0].path, "profile.pb.gz");
 	CHECK(o.command == NULL);
 	options__release(&o);
 }
@@ -58,22 +58,45 @@ TEST(options_format_from_extension_and_flag)
 	char err[256];
 
 	CHECK(PARSE(&o, err, "-p", "1", "-o", "x.folded") == 0);
-	CHECK_U64(o.format, EXPORT_FOLDED);
+	CHECK_U64(o.outputs[0].format, EXPORT_FOLDED);
 	options__release(&o);
 	CHECK(PARSE(&o, err, "-p", "1", "-o", "dir/x.pb") == 0);
-	CHECK_U64(o.format, EXPORT_PPROF);
+	CHECK_U64(o.outputs[0].format, EXPORT_PPROF);
 	options__release(&o);
 	/* -f wins over the extension; folded without -o goes to stdout. */
 	CHECK(PARSE(&o, err, "-p", "1", "-f", "folded") == 0);
-	CHECK_U64(o.format, EXPORT_FOLDED);
-	CHECK_STR(o.output, "-");
+	CHECK_U64(o.outputs[0].format, EXPORT_FOLDED);
+	CHECK_STR(o.outputs[0].path, "-");
 	options__release(&o);
 	CHECK(PARSE(&o, err, "-p", "1", "-f", "pprof", "-o", "out.txt") == 0);
-	CHECK_U64(o.format, EXPORT_PPROF);
+	CHECK_U64(o.outputs[0].format, EXPORT_PPROF);
 	options__release(&o);
 	/* stdout without -f: text, for a pipe. */
 	CHECK(PARSE(&o, err, "-p", "1", "-o", "-") == 0);
-	CHECK_U64(o.format, EXPORT_FOLDED);
+	CHECK_U64(o.outputs[0].format, EXPORT_FOLDED);
+	options__release(&o);
+}
+
+TEST(options_several_outputs)
+{
+	struct options o;
+	char err[256];
+
+	CHECK(PARSE(&o, err, "-p", "1", "-o", "a.pb.gz", "-o", "a.json.gz", "-o", "a.svg", "-o",
+		    "-", "-o", "a.json") == 0);
+	CHECK_U64(o.nr_outputs, 5);
+	CHECK_STR(o.outputs[0].path, "a.pb.gz");
+	CHECK_U64(o.outputs[0].format, EXPORT_PPROF);
+	CHECK_U64(o.outputs[1].format, EXPORT_FIREFOX);
+	CHECK_U64(o.outputs[2].format, EXPORT_SVG);
+	/* stdout without -f: folded, for a pipe. */
+	CHECK_U64(o.outputs[3].format, EXPORT_FOLDED);
+	CHECK_U64(o.outputs[4].format, EXPORT_FIREFOX);
+	options__release(&o);
+	/* -f names the format of the one output, whatever its name. */
+	CHECK(PARSE(&o, err, "-p", "1", "-f", "svg", "-o", "flame") == 0);
+	CHECK_U64(o.nr_outputs, 1);
+	CHECK_U64(o.outputs[0].format, EXPORT_SVG);
 	options__release(&o);
 }
 
@@ -115,5 +138,9 @@ TEST(options_usage_errors)
 	REJECTS("unknown option '-z'", "-z", "-p", "1");
 	REJECTS("needs an argument", "-p");
 	REJECTS("unexpected argument 'ls'", "-p", "1", "ls");
-	REJECTS("-o given twice", "-p", "1", "-o", "a.pb.gz", "-o", "b.pb.gz");
+	REJECTS("-o 'a.pb.gz' given twice", "-p", "1", "-o", "a.pb.gz", "-o", "a.pb.gz");
+	REJECTS("-f with several -o", "-p", "1", "-f", "svg", "-o", "a", "-o", "b");
+	REJECTS("cannot tell the format of 'b.xyz'", "-p", "1", "-o", "a.svg", "-o", "b.xyz");
+	REJECTS("too many -o", "-p", "1", "-o", "1.svg", "-o", "2.svg", "-o", "3.svg", "-o",
+		"4.svg", "-o", "5.svg", "-o", "6.svg", "-o", "7.svg", "-o", "8.svg", "-o", "9.svg");
 }
