@@ -173,3 +173,16 @@ uint64_t profile_sample__wall_ns(const struct profile *p, const struct profile_s
 {
 	return profile_sample__cpu_ns(p, s) + profile_sample__offcpu_ns(s);
 }
+
+uint64_t profile_sample__folded_count(const struct profile *p, const struct profile_sample *s)
+{
+	switch (p->mode) {
+	case PROFILE_OFFCPU:
+		return (profile_sample__offcpu_ns(s) + 500) / 1000;
+	case PROFILE_WALL:
+		return (profile_sample__wall_ns(p, s) + 500) / 1000;
+	case PROFILE_CPU:
+		break;
+	}
+	return s->count;
+}

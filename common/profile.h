@@ -154,4 +154,11 @@ uint64_t profile_sample__cpu_ns(const struct profile *p, const struct profile_sa
 uint64_t profile_sample__offcpu_ns(const struct profile_sample *s);
 uint64_t profile_sample__wall_ns(const struct profile *p, const struct profile_sample *s);
 
+/*
+ * @s's count in the unit of folded output and flame graphs: samples on
+ * CPU; microseconds off CPU (on-CPU samples count 0), as offcputime writes
+ * them; or microseconds of wall-clock time.
+ */
+uint64_t profile_sample__folded_count(const struct profile *p, const struct profile_sample *s);
+
 #endif

@@ -282,24 +282,6 @@ static int folded__print(struct folded *f, FILE *out)
 	return 0;
 }
 
-/*
- * A sample's count in the profile's unit: samples on CPU; microseconds off
- * CPU, as offcputime writes them (on-CPU samples count 0 and are left out);
- * or microseconds of wall-clock time.
- */
-static uint64_t sample_count(const struct profile *p, const struct profile_sample *s)
-{
-	switch (p->mode) {
-	case PROFILE_OFFCPU:
-		return (profile_sample__offcpu_ns(s) + 500) / 1000;
-	case PROFILE_WALL:
-		return (profile_sample__wall_ns(p, s) + 500) / 1000;
-	case PROFILE_CPU:
-		break;
-	}
-	return s->count;
-}
-
 int folded__write(const struct profile *p, FILE *out)
 {
 	struct folded f;
@@ -307,7 +289,7 @@ int folded__write(const struct profile *p, FILE *out)
 
 	memset(&f, 0, sizeof(f));
 	for (size_t i = 0; i < p->nr_samples; i++) {
-		uint64_t count = sample_count(p, &p->samples[i]);
+		uint64_t count = profile_sample__folded_count(p, &p->samples[i]);
 
 		if (!count)
 			continue;

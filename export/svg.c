@@ -781,20 +781,6 @@ static void svg__footer(struct svg_writer *w)
 		    w->unit, MARGIN_X, GRAPH_W);
 }
 
-/* A sample's count in folded's unit (see folded.h): samples, or microseconds. */
-static uint64_t sample_count(const struct profile *p, const struct profile_sample *s)
-{
-	switch (p->mode) {
-	case PROFILE_OFFCPU:
-		return (profile_sample__offcpu_ns(s) + 500) / 1000;
-	case PROFILE_WALL:
-		return (profile_sample__wall_ns(p, s) + 500) / 1000;
-	case PROFILE_CPU:
-		break;
-	}
-	return s->count;
-}
-
 int svg__write(const struct profile *p, FILE *out)
 {
 	struct svg_writer w = { .out = out, .p = p };
@@ -809,7 +795,7 @@ int svg__write(const struct profile *p, FILE *out)
 		(struct flame_node){ .name = "all", .len = 3, .kind = KIND_ROOT, .nr_nodes = 1 };
 	fl.nr_nodes = 1;
 	for (size_t i = 0; i < p->nr_samples; i++) {
-		uint64_t count = sample_count(p, &p->samples[i]);
+		uint64_t count = profile_sample__folded_count(p, &p->samples[i]);
 
 		if (!count)
 			continue;
