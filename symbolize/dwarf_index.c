@@ -14,8 +14,7 @@
 #include "dwarf_index.h"
 #include "line_table.h"
 
-/* Calls inlined deeper than this are not indexed: chains end above them (real code: far less). */
-#define MAX_DEPTH 64
+#define MAX_DEPTH DWARF_INDEX_MAX_DEPTH
 /* DIE nesting we follow; deeper trees are hostile or broken. */
 #define MAX_NESTING 256
 #define NO_NODE UINT32_MAX
@@ -86,7 +85,7 @@ struct unit {
 	struct sparse row_index;
 	struct node *nodes;
 	size_t nr_nodes, alloc_nodes;
-	struct level levels[MAX_DEPTH];
+	struct level *levels; /* by inline depth; allocated when the unit is indexed */
 	int nr_levels;
 };
 
@@ -321,9 +320,12 @@ static int index_units(struct dwarf_index *idx)
 		idx->units[idx->nr_units].die = cudie;
 		idx->units[idx->nr_units].info_offset = unit;
 		ctx.unit = idx->nr_units++;
-		/* A unit without ranges has no code we could find it by. */
-		if (die_ranges(&cudie, add_unit_range, &ctx) < 0)
+		ret = die_ranges(&cudie, add_unit_range, &ctx);
+		if (ret < 0)
 			return -ENOMEM;
+		/* A unit without ranges has no code we could find it by: not kept. */
+		if (!ret)
+			idx->nr_units--;
 	}
 	if (ret < 0)
 		pr_debug("dwarf: stopped reading units: %s", dwarf_errmsg(-1));
@@ -349,8 +351,9 @@ static const uint8_t *section_data(Elf *elf, size_t shstrndx, const char *name, 
 		sname = elf_strptr(elf, shstrndx, shdr.sh_name);
 		if (!sname)
 			continue;
+		/* ".debug_x", or GNU's compressed ".zdebug_x". */
 		gnu = !strncmp(sname, ".zdebug", 7);
-		if (strcmp(sname + (gnu ? 2 : 1), name + 1))
+		if (gnu ? strcmp(sname + 2, name + 1) : strcmp(sname, name))
 			continue;
 		if ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
 			return NULL;
@@ -430,6 +433,7 @@ static void unit_free(struct unit *u)
 		free(u->levels[d].pieces);
 		free(u->levels[d].index.keys);
 	}
+	free(u->levels);
 }
 
 void dwarf_index__free(struct dwarf_index *idx)
@@ -631,16 +635,30 @@ static const char *call_file(struct dwarf_index *idx, struct unit *u, uint64_t f
 static uint32_t add_node(struct dwarf_index *idx, struct unit *u, const struct die_reader *r,
 			 const struct die *die, int depth, uint32_t parent)
 {
-	struct level *l = &u->levels[depth];
-	struct range_ctx ctx = { .level = l, .node = u->nr_nodes };
-	size_t first = l->nr;
+	struct range_ctx ctx = { .node = u->nr_nodes };
+	struct level *l;
 	struct node *n;
+	size_t first;
 	Dwarf_Die d;
 	int nr = 0;
 
 	errno = 0;
 	if (!die->has_ranges && !(die->has_low_pc && die->has_high_pc))
 		return NO_NODE;
+	/* Levels come as deep as the unit's calls go, not all MAX_DEPTH of them. */
+	if (depth >= u->nr_levels) {
+		struct level *tmp = realloc(u->levels, (depth + 1) * sizeof(*tmp));
+
+		if (!tmp) {
+			errno = ENOMEM;
+			return NO_NODE;
+		}
+		memset(tmp + u->nr_levels, 0, (depth + 1 - u->nr_levels) * sizeof(*tmp));
+		u->levels = tmp;
+		u->nr_levels = depth + 1;
+	}
+	l = ctx.level = &u->levels[depth];
+	first = l->nr;
 	if (array__reserve(&u->nodes, &u->alloc_nodes, u->nr_nodes + 1, sizeof(*u->nodes)) ||
 	    u->nr_nodes >= NO_NODE) {
 		errno = ENOMEM;
@@ -673,8 +691,6 @@ static uint32_t add_node(struct dwarf_index *idx, struct unit *u, const struct d
 		errno = nr < 0 ? ENOMEM : 0;
 		return NO_NODE;
 	}
-	if (depth >= u->nr_levels)
-		u->nr_levels = depth + 1;
 	return u->nr_nodes++;
 }
 
@@ -799,7 +815,7 @@ static int index_unit(struct dwarf_index *idx, struct unit *u)
 	if (err) {
 		pr_warn("dwarf: cannot index a unit: %s", strerror(-err));
 		unit_free(u);
-		memset(&u->levels, 0, sizeof(u->levels));
+		u->levels = NULL;
 		memset(&u->row_index, 0, sizeof(u->row_index));
 		u->nodes = NULL;
 		u->nr_nodes = u->alloc_nodes = 0;

@@ -34,6 +34,9 @@
 
 struct dwarf_index;
 
+/* The longest inline chain indexed: calls inlined deeper are left out (real code: far less). */
+#define DWARF_INDEX_MAX_DEPTH 64
+
 /* One function of an inline chain, and where in its source it was at the address. */
 struct dwarf_loc {
 	/*

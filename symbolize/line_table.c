@@ -91,8 +91,8 @@ static int read_v4_names(struct line_table *t, struct header *h, struct cursor *
 	h->dirs = malloc(alloc_dirs * sizeof(*h->dirs));
 	if (!h->dirs)
 		return -ENOMEM;
-	/* Directory 0 is the compilation directory, file 0 none. */
-	h->dirs[h->nr_dirs++] = comp_dir;
+	/* Directory 0 is the compilation directory (file_path() adds it), file 0 none. */
+	h->dirs[h->nr_dirs++] = NULL;
 	while ((s = cursor__str(c)) && *s) {
 		if (h->nr_dirs == alloc_dirs) {
 			const char **tmp = realloc(h->dirs, 2 * alloc_dirs * sizeof(*tmp));
@@ -260,7 +260,8 @@ static void end_sequence(struct program *pg)
 	struct line_table *t = pg->t;
 	size_t start = pg->seq_start;
 
-	if (start < t->nr_rows && t->rows[start].addr == 0) {
+	/* Only its end: it covers nothing, but would sort among the others' rows. */
+	if (start + 1 == t->nr_rows || (start < t->nr_rows && t->rows[start].addr == 0)) {
 		t->nr_rows = start;
 	} else if (start > 0 && start < t->nr_rows &&
 		   t->rows[start].addr < t->rows[start - 1].addr) {
@@ -268,7 +269,6 @@ static void end_sequence(struct program *pg)
 	}
 	pg->seq_start = t->nr_rows;
 }
-
 static const char *file_of(const struct line_table *t, uint64_t file)
 {
 	return file < t->nr_files && t->files[file] ? t->files[file] : unknown_file;
@@ -385,6 +385,37 @@ static int sort_sequences(struct line_table *t)
 	return 0;
 }
 
+/*
+ * After sorting, make the rows' addresses only go up, as the lookups'
+ * binary search needs: a sequence starting inside the one before (broken
+ * or hostile DWARF) loses its rows below that one's end, and a row going
+ * back down within a sequence is left out. A sequence left with nothing
+ * but its end goes too.
+ */
+static void drop_overlaps(struct line_table *t)
+{
+	size_t out = 0, seq_out;
+	uint64_t floor = 0;
+
+	for (size_t i = 0; i < t->nr_rows; i++) {
+		const struct line_row *r = &t->rows[i];
+
+		if (i == 0 || !t->rows[i - 1].file)
+			seq_out = out; /* a sequence starts */
+		if (r->addr >= floor && (out == seq_out || r->addr >= t->rows[out - 1].addr))
+			t->rows[out++] = *r;
+		if (r->file)
+			continue;
+		/* Its end: kept only with a row before it. */
+		if (out - seq_out < 2 || t->rows[out - 1].file) {
+			out = seq_out;
+		} else {
+			floor = r->addr;
+		}
+	}
+	t->nr_rows = out;
+}
+
 int line_table__read(struct line_table *t, const struct line_sections *s, uint64_t offset,
 		     const char *comp_dir)
 {
@@ -447,8 +478,11 @@ int line_table__read(struct line_table *t, const struct line_sections *s, uint64
 	err = run_program(&pg, &h, &c);
 	/* Rows after the last end of a sequence belong to none that finished. */
 	t->nr_rows = pg.seq_start;
-	if (!err && !pg.sorted)
+	if (!err && !pg.sorted) {
 		err = sort_sequences(t);
+		if (!err)
+			drop_overlaps(t);
+	}
 	if (err)
 		line_table__release(t);
 	return err;

@@ -22,6 +22,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dwarf_index.h"
+
 struct elf_symtab;
 struct module;
 
@@ -38,8 +40,8 @@ struct module_loc {
 	uint32_t discriminator;
 };
 
-/* The deepest inline chain reported; deeper ones lose their outer callers. */
-#define MODULE_MAX_LOCS 32
+/* The deepest inline chain: as deep as the DWARF index goes, so none is cut short. */
+#define MODULE_MAX_LOCS DWARF_INDEX_MAX_DEPTH
 
 /*
  * A module for @tab (taken over, freed with the module), the symbols of the

@@ -367,16 +367,24 @@ static struct perf_map *load_fd(int fd, const char *path, uid_t owner)
 
 struct perf_map *perf_map__load(const char *path)
 {
+	return perf_map__load_owned(path, (uid_t)-1);
+}
+
+struct perf_map *perf_map__load_owned(const char *path, uid_t owner)
+{
 	struct perf_map *map;
 	int fd, err;
 
-	/* Not to block on a FIFO before we see it is not a regular file. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/*
+	 * Not to block on a FIFO before we see it is not a regular file, nor
+	 * to follow a link planted in a shared directory.
+	 */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (owner != (uid_t)-1 ? O_NOFOLLOW : 0));
 	if (fd < 0) {
 		pr_debug("perf_map: cannot open '%s': %s", path, strerror(errno));
 		return NULL;
 	}
-	map = load_fd(fd, path, (uid_t)-1);
+	map = load_fd(fd, path, owner);
 	err = errno;
 	close(fd);
 	errno = err;

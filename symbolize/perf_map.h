@@ -31,6 +31,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct perf_map;
 
@@ -41,6 +42,12 @@ struct perf_map_sym {
 
 /* Read and index @path. NULL and errno on failure (ENOENT: no such file). */
 struct perf_map *perf_map__load(const char *path);
+
+/*
+ * The same for a file in a shared directory: not through a symbolic link,
+ * and only if it belongs to root or to @owner (EPERM otherwise).
+ */
+struct perf_map *perf_map__load_owned(const char *path, uid_t owner);
 
 /*
  * The perf map of process @pid, as it sees it: /tmp/perf-NSPID.map in its

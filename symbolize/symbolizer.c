@@ -697,11 +697,10 @@ static const struct profile_frame *symbolizer__module_frame(struct symbolizer *s
 
 	if (m->mod)
 		nr = module__lookup(m->mod, vaddr, locs);
-	if (!nr || !locs[nr - 1].name)
-		return symbolizer__add_named(sym, key, hash,
-					     strset__addf(sym->strings, "%s+0x%llx", m->basename,
-							  (unsigned long long)vaddr),
-					     NULL, FRAME_NO_SYMBOL);
+	if (!nr) {
+		nr = 1;
+		locs[0] = (struct module_loc){ 0 };
+	}
 	for (int i = 0; i < nr; i++) {
 		struct profile_line *l = &lines[i];
 
@@ -711,6 +710,9 @@ static const struct profile_frame *symbolizer__module_frame(struct symbolizer *s
 		};
 		if (locs[i].name)
 			l->name = symbolizer__name(sym, locs[i].name, &l->system_name);
+		else if (i == nr - 1) /* nothing names the function: "MODULE+0xADDR" */
+			l->name = strset__addf(sym->strings, "%s+0x%llx", m->basename,
+					       (unsigned long long)vaddr);
 		else
 			l->name = strset__add(sym->strings, "??");
 		if (locs[i].file) {
@@ -719,15 +721,34 @@ static const struct profile_frame *symbolizer__module_frame(struct symbolizer *s
 				return symbolizer__oom(sym);
 		}
 	}
-	m->m.has_functions = true;
-	source = FRAME_SYMBOL;
-	if (locs[0].file && locs[0].line) {
-		source = FRAME_LINES;
+	/* A line without a function still goes with the frame, as addr2line prints it. */
+	if (locs[0].file && locs[0].line)
 		m->m.has_filenames = m->m.has_line_numbers = true;
+	if (!locs[nr - 1].name) {
+		source = FRAME_NO_SYMBOL;
+	} else {
+		m->m.has_functions = true;
+		source = locs[0].file && locs[0].line ? FRAME_LINES : FRAME_SYMBOL;
 	}
 	if (nr > 1)
 		m->m.has_inline_frames = true;
 	return symbolizer__add_frame(sym, key, hash, lines, nr, source);
+}
+
+/* The user who runs the profiler: SUDO_UID's under sudo. */
+static uid_t invoking_uid(void)
+{
+	const char *sudo_uid = getenv("SUDO_UID");
+	char *end;
+	unsigned long uid;
+
+	if (sudo_uid && *sudo_uid) {
+		errno = 0;
+		uid = strtoul(sudo_uid, &end, 10);
+		if (!errno && !*end && uid < (uid_t)-1)
+			return uid;
+	}
+	return getuid();
 }
 
 /*
@@ -752,10 +773,15 @@ static const struct perf_map *symbolizer__perf_map(struct symbolizer *sym, pid_t
 		return NULL;
 	}
 	e->map = perf_map__load_pid(pid);
-	/* Only a process that is gone: other failures are the file's checks refusing it. */
+	/*
+	 * Only a process that is gone: other failures are the file's checks
+	 * refusing it. Its owner is unknown by now: take the file only from
+	 * root or from whoever runs the profiler (through sudo too), never a
+	 * file another user could have planted in /tmp.
+	 */
 	if (!e->map && errno == ESRCH) {
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
-		e->map = perf_map__load(path);
+		e->map = perf_map__load_owned(path, invoking_uid());
 	}
 	if (e->map && perf_map__nr_skipped(e->map))
 		pr_warn("symbolize: perf map of pid %d: %zu malformed lines skipped", pid,
@@ -837,11 +863,13 @@ int symbolizer__open_elf(struct symbolizer *sym, const char *path,
 	}
 	e->elf = true;
 	e->mod = symbolizer__add_module(sym, tab, path, 0);
-	if (!e->mod || !symbolizer__keep_mapping(sym, e, &key, hash, path_basename(path))) {
-		if (!e->mod)
-			free(e);
+	if (!e->mod) {
+		free(e);
 		return -ENOMEM;
 	}
+	/* On failure it has freed @e. */
+	if (!symbolizer__keep_mapping(sym, e, &key, hash, path_basename(path)))
+		return -ENOMEM;
 	*mapping = &e->m;
 	return 0;
 }

@@ -202,14 +202,39 @@ TEST(line_table_bad_programs)
 	s.line = p.buf;
 	s.line_size = p.len - 1;
 	CHECK_U64(line_table__read(&t, &s, 0, NULL), (uint64_t)-EINVAL);
-	/* A row the end of its sequence meets at once covers nothing: it goes. */
+	/* A row the end of its sequence meets at once covers nothing: it goes, and so does the end. */
 	header(&p, 4);
 	set_address(&p, 0x4000);
 	special(&p, 0, 0);
 	end_sequence(&p, 0);
 	CHECK(!decode(&p, &t));
-	CHECK_U64(t.nr_rows, 1);
-	CHECK(!t.rows[0].file);
+	CHECK_U64(t.nr_rows, 0);
+	line_table__release(&t);
+	/*
+	 * An empty sequence at a function's start, and one starting inside
+	 * another: the addresses still only go up, so every address of the
+	 * first sequence keeps its line.
+	 */
+	header(&p, 4);
+	set_address(&p, 0x8000);
+	special(&p, 0, 0);   /* 0x8000 line 1 */
+	special(&p, 8, 1);   /* 0x8008 line 2 */
+	end_sequence(&p, 8); /* 0x8010 */
+	set_address(&p, 0x8000);
+	end_sequence(&p, 0);
+	set_address(&p, 0x8004);
+	special(&p, 0, 6);   /* 0x8004 line 7: inside the first */
+	special(&p, 12, 1);  /* 0x8010 line 8 */
+	end_sequence(&p, 4); /* 0x8014 */
+	CHECK(!decode(&p, &t));
+	for (size_t i = 1; i < t.nr_rows; i++)
+		CHECK(t.rows[i].addr >= t.rows[i - 1].addr);
+	CHECK_U64(t.nr_rows, 5);
+	CHECK_ROW(&t, 0, 0x8000, "/src/a.c", 1);
+	CHECK_ROW(&t, 1, 0x8008, "/src/a.c", 2);
+	CHECK(!t.rows[2].file);
+	CHECK_ROW(&t, 3, 0x8010, "/src/a.c", 8);
+	CHECK(!t.rows[4].file);
 	line_table__release(&t);
 	/* A program cut in the middle of an opcode keeps its finished sequences. */
 	header(&p, 4);
