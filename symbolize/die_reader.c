@@ -109,7 +109,7 @@ static const struct abbrev *find_abbrev(const struct die_reader *r, uint64_t cod
 int die_reader__init(struct die_reader *r, const struct die_sections *s, uint64_t offset)
 {
 	struct cursor c = { .big_endian = s->big_endian };
-	uint64_t abbrev_offset;
+	uint64_t abbrev_offset, version;
 	int err;
 
 	memset(r, 0, sizeof(*r));
@@ -121,9 +121,10 @@ int die_reader__init(struct die_reader *r, const struct die_sections *s, uint64_
 	c.end = s->info + s->info_size;
 	if (cursor__unit(&c, &r->offset_size))
 		return -EINVAL;
-	r->version = cursor__u(&c, 2);
-	if (r->version < 2 || r->version > 5)
+	version = cursor__u(&c, 2);
+	if (version < 2 || version > 5)
 		return -ENOTSUP;
+	r->version = version;
 	if (r->version >= 5) {
 		uint8_t type = cursor__u(&c, 1);
 
@@ -304,10 +305,14 @@ int die_reader__next(struct die_reader *r, struct die *die)
 	struct cursor c = { .p = r->p, .end = r->end, .big_endian = r->s->big_endian };
 	bool low_index = false, high_index = false;
 	const struct abbrev *a;
+	bool unit_die;
 	uint64_t code;
 
 	if (r->p >= r->end)
 		return 0;
+	/* The unit's own DIE comes first: only it says where the unit's tables are. */
+	unit_die = !r->read_unit_die;
+	r->read_unit_die = true;
 	memset(die, 0, sizeof(*die));
 	die->offset = r->p - r->s->info;
 	code = cursor__uleb(&c);
@@ -350,7 +355,8 @@ int die_reader__next(struct die_reader *r, struct die *die)
 			die->ranges_index = form == DW_FORM_rnglistx;
 			break;
 		case DW_AT_rnglists_base:
-			r->rnglists_base = value;
+			if (unit_die)
+				r->rnglists_base = value;
 			break;
 		case DW_AT_call_file:
 			die->has_call_file = true;
@@ -360,7 +366,8 @@ int die_reader__next(struct die_reader *r, struct die *die)
 			die->call_line = value;
 			break;
 		case DW_AT_addr_base:
-			r->addr_base = value;
+			if (unit_die)
+				r->addr_base = value;
 			break;
 		case DW_AT_abstract_origin:
 		case DW_AT_specification:

@@ -39,6 +39,7 @@ struct die_reader {
 	uint64_t addr_base;	/* DW_AT_addr_base of the unit, for DW_FORM_addrx */
 	uint64_t rnglists_base; /* DW_AT_rnglists_base, for DW_FORM_rnglistx */
 	uint64_t base;		/* the unit's DW_AT_low_pc, where its range lists start */
+	bool read_unit_die;
 	struct abbrev *abbrevs;
 	size_t nr_abbrevs;
 	struct attr_spec *specs;
