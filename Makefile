@@ -4,6 +4,8 @@
 # make demo       install missing dependencies, build, profile a bundled workload
 # make test       install missing dependencies, build, run unit and end-to-end tests
 # make bench      run the benchmarks, write bench/results.json (Bencher Metric Format)
+# make bench-check   compare bench/results.json with bench/baseline.json: fail on a regression
+# make bench-ci      instruction counts only (under a minute), checked against the baseline
 # make asan       the test suite under AddressSanitizer and UBSan (build-asan/)
 # make install    PREFIX=/usr/local DESTDIR=
 #
@@ -46,8 +48,8 @@ endif
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
-.PHONY: all clean demo test unit-tests bench deps install uninstall format-check format asan \
-	workloads fixtures oracle profiler-cli
+.PHONY: all clean demo test unit-tests bench bench-check bench-baseline bench-ci deps install \
+	uninstall format-check format asan workloads fixtures oracle profiler-cli
 
 all: $(OUTPUT)/profiler
 
@@ -329,10 +331,25 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all workloads
 	$(Q)OUTPUT=$(OUTPUT) tools/demo
 
+BENCH_PROGRAMS := $(addprefix $(OUTPUT)/bench/,symbolize-bench dwarf-bench export-bench)
+
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all workloads $(OUTPUT)/bench/symbolize-bench \
-		$(OUTPUT)/bench/dwarf-bench $(BENCH_PEERS)
+	$(Q)$(MAKE) --no-print-directory all workloads $(BENCH_PROGRAMS) $(BENCH_PEERS)
 	$(Q)OUTPUT=$(OUTPUT) bench/run
+
+# The regression gate: instruction counts and ours-to-fastest ratios (bench/check).
+bench-check:
+	$(Q)bench/check bench/results.json bench/baseline.json
+
+# Deliberately: the last make bench's figures become the ones to hold to.
+bench-baseline:
+	$(Q)cp bench/results.json bench/baseline.json
+
+# The gate's deterministic half, fast enough for CI: instruction counts only.
+bench-ci: deps
+	$(Q)$(MAKE) --no-print-directory $(BENCH_PROGRAMS) $(OUTPUT)/bench/mid-c
+	$(Q)OUTPUT=$(OUTPUT) bench/callgrind --json $(OUTPUT)/bench/callgrind.json
+	$(Q)bench/check --measure instructions $(OUTPUT)/bench/callgrind.json bench/baseline.json
 
 $(OUTPUT)/bench/%: $(OUTPUT)/obj/bench/%.o $(OUTPUT)/libprofiler.a
 	$(call msg,LINK,$@)
