@@ -7,30 +7,15 @@
 #include "common/profile.h"
 #include "common/strset.h"
 #include "export/folded.h"
+#include "export_test.h"
 #include "test.h"
-
-/* Defined in test_pprof.c: the hand-built profile both exporters are tested on. */
-struct profile *export_test_profile(const unsigned int *order);
 
 #define GOLDEN_DIR "tests/golden/"
 
 /* folded__write() output in a malloc()ed string; NULL on failure. */
 static char *folded_string(const struct profile *p)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	int err;
-
-	if (!f)
-		return NULL;
-	err = folded__write(p, f);
-	fclose(f);
-	if (err) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	return export_test_string(folded__write, p, NULL);
 }
 
 static char *read_file(const char *path)
@@ -267,20 +252,8 @@ TEST(folded_empty)
 	free(got);
 }
 
-/* A failing stream is reported, not ignored (unbuffered, so fwrite itself fails). */
+/* A failing stream is reported, not ignored. */
 TEST(folded_write_error)
 {
-	struct profile *p = export_test_profile(NULL);
-	FILE *f = fopen("/dev/full", "w");
-	int err = -1;
-
-	if (p && f) {
-		setvbuf(f, NULL, _IONBF, 0);
-		err = folded__write(p, f);
-	}
-	if (f)
-		fclose(f);
-	profile__free(p);
-	CHECK(p && f);
-	CHECK(err == -ENOSPC);
+	CHECK_U64(export_test_write_full(folded__write), -ENOSPC);
 }

@@ -10,35 +10,11 @@
 #include "common/strset.h"
 #include "export/folded.h"
 #include "export/svg.h"
+#include "export_test.h"
 #include "test.h"
-
-/* Defined in test_pprof.c: the hand-built profile the exporters are tested on. */
-struct profile *export_test_profile(const unsigned int *order);
 
 #define GRAPH_W 1180.0
 #define GRAPH_X 10.0
-
-/* svg__write() (or folded__write()) output in a malloc()ed string; NULL on failure. */
-static char *write_string(int (*write)(const struct profile *, FILE *), const struct profile *p,
-			  size_t *lenp)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	int err;
-
-	if (!f)
-		return NULL;
-	err = write(p, f);
-	fclose(f);
-	if (err) {
-		free(buf);
-		return NULL;
-	}
-	if (lenp)
-		*lenp = len;
-	return buf;
-}
 
 /* One drawn frame, as the SVG holds it. */
 struct frame {
@@ -214,8 +190,8 @@ static char *refold(const struct frame *frames, size_t nr)
  */
 static void check_against_folded(const struct profile *p)
 {
-	char *svg = write_string(svg__write, p, NULL);
-	char *folded = write_string(folded__write, p, NULL);
+	char *svg = export_test_string(svg__write, p, NULL);
+	char *folded = export_test_string(folded__write, p, NULL);
 	struct frame *frames = NULL;
 	char *got = NULL;
 	size_t nr = 0;
@@ -263,7 +239,7 @@ TEST(svg_matches_folded)
 TEST(svg_widths)
 {
 	struct profile *p = export_test_profile(NULL);
-	char *svg = p ? write_string(svg__write, p, NULL) : NULL;
+	char *svg = p ? export_test_string(svg__write, p, NULL) : NULL;
 	struct frame *frames = NULL;
 	const struct frame *f;
 	size_t nr = 0;
@@ -295,8 +271,8 @@ TEST(svg_deterministic)
 {
 	static const unsigned int shuffled[] = { 6, 3, 7, 0, 5, 2, 4, 1 };
 	struct profile *a = export_test_profile(NULL), *b = export_test_profile(shuffled);
-	char *sa = a ? write_string(svg__write, a, NULL) : NULL;
-	char *sb = b ? write_string(svg__write, b, NULL) : NULL;
+	char *sa = a ? export_test_string(svg__write, a, NULL) : NULL;
+	char *sb = b ? export_test_string(svg__write, b, NULL) : NULL;
 
 	profile__free(a);
 	profile__free(b);
@@ -352,7 +328,7 @@ TEST(svg_kinds_and_colors)
 	CHECK(!add(p, "proc", 7, stack, 4));
 	CHECK(!add(p, "proc", 3, user, 1));
 	check_against_folded(p);
-	svg = write_string(svg__write, p, NULL);
+	svg = export_test_string(svg__write, p, NULL);
 	profile__free(p);
 	CHECK(svg);
 	/* A legend names every kind. */
@@ -398,7 +374,7 @@ TEST(svg_colors_hashed_from_name)
 	CHECK(p);
 	CHECK(!add(p, "one", 1, a, 1));
 	CHECK(!add(p, "two", 2, a, 1));
-	svg = write_string(svg__write, p, NULL);
+	svg = export_test_string(svg__write, p, NULL);
 	profile__free(p);
 	CHECK(svg);
 	frames = parse_frames(svg, &nr);
@@ -453,7 +429,7 @@ TEST(svg_escaping)
 	CHECK(!add(p, "<p&\tq>", 1, a, 1));
 	CHECK(!add(p, "<p&\tq>", 1, b, 1));
 	CHECK(!add(p, "<p&\tq>", 1, c, 1));
-	svg = write_string(svg__write, p, &len);
+	svg = export_test_string(svg__write, p, &len);
 	profile__free(p);
 	CHECK(svg);
 	CHECK(strlen(svg) == len); /* no NUL */
@@ -491,7 +467,7 @@ TEST(svg_labels)
 	CHECK(!add(p, "p", 1, a, 1));
 	CHECK(!add(p, "p", 99, b, 1));
 	CHECK(!add(p, "q", 100, b, 1));
-	svg = write_string(svg__write, p, NULL);
+	svg = export_test_string(svg__write, p, NULL);
 	profile__free(p);
 	CHECK(svg);
 	frames = parse_frames(svg, &nr);
@@ -511,7 +487,7 @@ TEST(svg_labels)
 	CHECK(p);
 	CHECK(!add(p, "p", 60, a, 1));
 	CHECK(!add(p, "p", 40, b, 1));
-	svg = write_string(svg__write, p, NULL);
+	svg = export_test_string(svg__write, p, NULL);
 	profile__free(p);
 	CHECK(svg);
 	frames = parse_frames(svg, &nr);
@@ -527,7 +503,7 @@ TEST(svg_labels)
 	CHECK(p);
 	CHECK(!add(p, "p", 3, a, 1));
 	CHECK(!add(p, "p", 97, b, 1));
-	svg = write_string(svg__write, p, NULL);
+	svg = export_test_string(svg__write, p, NULL);
 	profile__free(p);
 	CHECK(svg);
 	frames = parse_frames(svg, &nr);
@@ -559,7 +535,7 @@ TEST(svg_elides_tiny_frames)
 	CHECK(!add(p, "p", 117981, big, 1));
 	CHECK(!add(p, "p", 9, tiny, 2));
 	CHECK(!add(p, "p", 10, edge, 1));
-	svg = write_string(svg__write, p, NULL);
+	svg = export_test_string(svg__write, p, NULL);
 	profile__free(p);
 	CHECK(svg);
 	CHECK(!strstr(svg, "tiny_c"));
@@ -597,7 +573,7 @@ TEST(svg_offcpu_and_wall)
 	CHECK(!add(p, "p", 2, b, 1));
 	p->mode = PROFILE_OFFCPU;
 	check_against_folded(p);
-	svg = write_string(svg__write, p, NULL);
+	svg = export_test_string(svg__write, p, NULL);
 	CHECK(svg);
 	CHECK(strstr(svg, ">Off-CPU flame graph</text>"));
 	CHECK(strstr(svg, ">2,500 \xc2\xb5s off CPU</text>"));
@@ -610,7 +586,7 @@ TEST(svg_offcpu_and_wall)
 
 	p->mode = PROFILE_WALL;
 	check_against_folded(p);
-	svg = write_string(svg__write, p, NULL);
+	svg = export_test_string(svg__write, p, NULL);
 	profile__free(p);
 	CHECK(svg);
 	CHECK(strstr(svg, ">22,500 \xc2\xb5s of wall-clock time</text>"));
@@ -629,7 +605,7 @@ TEST(svg_empty)
 	size_t len = 0;
 
 	CHECK(p);
-	svg = write_string(svg__write, p, &len);
+	svg = export_test_string(svg__write, p, &len);
 	profile__free(p);
 	CHECK(svg);
 	CHECK(strstr(svg, ">no samples</text>"));
@@ -638,22 +614,10 @@ TEST(svg_empty)
 	free(svg);
 }
 
-/* A failing stream is reported, not ignored (unbuffered, so fwrite itself fails). */
+/* A failing stream is reported, not ignored. */
 TEST(svg_write_error)
 {
-	struct profile *p = export_test_profile(NULL);
-	FILE *f = fopen("/dev/full", "w");
-	int err = -1;
-
-	if (p && f) {
-		setvbuf(f, NULL, _IONBF, 0);
-		err = svg__write(p, f);
-	}
-	if (f)
-		fclose(f);
-	profile__free(p);
-	CHECK(p && f);
-	CHECK(err == -ENOSPC);
+	CHECK_U64(export_test_write_full(svg__write), -ENOSPC);
 }
 
 #define LARGE_STACKS 50000
