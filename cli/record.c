@@ -368,13 +368,14 @@ static void print_summary(const struct profile *p, const struct options *o)
 
 /*
  * Write every output from the one profile: each to its temporary file
- * first, and renamed into place only once all are written, so a failure
- * (a full disk, say) leaves none of them half there.
+ * first, all of them flushed and closed (where a full disk shows), and
+ * only then renamed into place, so a failure leaves every destination as
+ * it was. Only a rename itself failing midway leaves some renamed.
  */
 static int write_profile(const struct profile *p, const struct options *o)
 {
 	struct output_file out[MAX_OUTPUTS];
-	size_t opened = 0;
+	size_t opened = 0, i;
 	int err = 0;
 
 	for (; opened < o->nr_outputs && !err; opened++) {
@@ -386,15 +387,17 @@ static int write_profile(const struct profile *p, const struct options *o)
 			break;
 		}
 		err = export__write(spec->format, p, out[opened].fp, spec->path);
+		if (!err)
+			err = output_file__close(&out[opened]);
 		if (err)
 			pr_warn("cannot write '%s': %s", spec->path, strerror(-err));
 	}
-	for (size_t i = 0; i < opened && !err; i++) {
+	for (i = 0; i < opened && !err; i++) {
 		err = output_file__commit(&out[i]);
 		if (err)
 			pr_warn("cannot write '%s': %s", o->outputs[i].path, strerror(-err));
 	}
-	for (size_t i = 0; i < opened && err; i++)
+	for (; i < opened; i++)
 		output_file__abort(&out[i]);
 	return err;
 }

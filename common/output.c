@@ -56,11 +56,25 @@ int output_file__open(struct output_file *out, const char *path)
 	char dir[PATH_MAX];
 	mode_t mask;
 	int fd, err;
+	struct stat st;
 
 	memset(out, 0, sizeof(*out));
 	out->path = path;
 	if (is_stdout(path)) {
 		out->fp = stdout;
+		return 0;
+	}
+	if (!stat(path, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0)
+			return -errno;
+		out->fp = fdopen(fd, "w");
+		if (!out->fp) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+		out->direct = true;
 		return 0;
 	}
 	dir_of(path, dir, sizeof(dir));
@@ -93,20 +107,37 @@ out_err:
 	return err;
 }
 
-int output_file__commit(struct output_file *out)
+/* The error of a stream, flushed: errno from the write that failed, else EIO. */
+static int flush_error(FILE *fp)
 {
-	int err = 0;
+	if (fflush(fp) || ferror(fp))
+		return -(errno ? errno : EIO);
+	return 0;
+}
 
-	if (!out->tmp_path) {
-		if (fflush(out->fp) || ferror(out->fp))
-			return -(errno ? errno : EIO);
+int output_file__close(struct output_file *out)
+{
+	int err;
+
+	if (!out->fp)
 		return 0;
-	}
-	if (fflush(out->fp) || ferror(out->fp) || fsync(fileno(out->fp)))
-		err = -(errno ? errno : EIO);
+	err = flush_error(out->fp);
+	if (!out->tmp_path && !out->direct)
+		return err; /* stdout stays open */
+	if (!err && out->tmp_path && fsync(fileno(out->fp)))
+		err = -errno;
 	if (fclose(out->fp) && !err)
 		err = -(errno ? errno : EIO);
 	out->fp = NULL;
+	return err;
+}
+
+int output_file__commit(struct output_file *out)
+{
+	int err = output_file__close(out);
+
+	if (!out->tmp_path)
+		return err;
 	if (!err && rename(out->tmp_path, out->path))
 		err = -errno;
 	if (err)
@@ -118,11 +149,11 @@ int output_file__commit(struct output_file *out)
 
 void output_file__abort(struct output_file *out)
 {
-	if (!out->tmp_path)
-		return;
-	if (out->fp)
+	if (out->fp && (out->tmp_path || out->direct))
 		fclose(out->fp);
 	out->fp = NULL;
+	if (!out->tmp_path)
+		return;
 	unlink(out->tmp_path);
 	free(out->tmp_path);
 	out->tmp_path = NULL;

@@ -4,17 +4,26 @@
  *
  * Data is written to a temporary file in the destination's directory and
  * renamed over the destination on commit, so a reader never sees a partial
- * profile and a failed run leaves no file behind. The path "-" is stdout.
+ * profile and a failed run leaves no file behind. The path "-" is stdout. A
+ * destination that exists and is not a regular file (a FIFO, a terminal,
+ * /dev/null, perhaps through a link such as /dev/stdout) is written as it
+ * is: there is nothing to rename, and replacing it would break it.
+ *
+ * Several outputs commit together in two steps: output_file__close() on
+ * each (where a full disk shows), then output_file__commit() on each (the
+ * renames), so a failure to write one leaves every destination as it was.
  */
 #ifndef PROFILER_OUTPUT_H
 #define PROFILER_OUTPUT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 struct output_file {
 	const char *path; /* destination, or "-" */
-	char *tmp_path;	  /* owned; NULL for stdout */
-	FILE *fp;
+	char *tmp_path;	  /* owned; NULL for stdout and destinations written as they are */
+	FILE *fp;	  /* NULL once closed */
+	bool direct;	  /* writing to the destination itself, not stdout */
 };
 
 /*
@@ -24,10 +33,16 @@ struct output_file {
  */
 int output_file__check(const char *path);
 
-/* Open a temporary file beside @path (or stdout). 0 or -errno. */
+/* Open a temporary file beside @path (or stdout, or @path itself as above). 0 or -errno. */
 int output_file__open(struct output_file *out, const char *path);
 
-/* Flush, close and rename into place. On failure the temporary file is removed. 0 or -errno. */
+/* Flush and close, and make the data durable; nothing is renamed yet. 0 or -errno. */
+int output_file__close(struct output_file *out);
+
+/*
+ * Close (if output_file__close() was not called) and rename into place.
+ * On failure the temporary file is removed. 0 or -errno.
+ */
 int output_file__commit(struct output_file *out);
 
 /* Close and remove the temporary file. Safe after a failed commit or open. */

@@ -94,3 +94,21 @@ else
 	fail "formats: one profile written as pprof, folded, Firefox and SVG: profiler failed"
 	sed 's/^/#   /' "$TMP/err"
 fi
+
+# One output that cannot be written (its disk is full) leaves the others as
+# they were: every output is flushed before any is renamed into place.
+mkdir -p "$TMP/big" "$TMP/small"
+echo OLD >"$TMP/big/a.svg"
+if mount -t tmpfs -o size=64k tmpfs "$TMP/small" 2>"$TMP/err"; then
+	dd if=/dev/zero of="$TMP/small/fill" bs=4k count=100 status=none 2>/dev/null
+	rc=0
+	"$PROFILER" -F 499 -o "$TMP/big/a.svg" -o "$TMP/small/b.folded" -- \
+		"$WORKLOADS/split" 70 30 1 2>"$TMP/err" || rc=$?
+	left=$(find "$TMP/big" "$TMP/small" -name '.profiler-*' | wc -l)
+	state="exit $rc, a.svg '$(head -c 20 "$TMP/big/a.svg")', $left temporary files"
+	check "formats: a full disk for one output leaves the others as they were ($state)" \
+		test "$rc" -eq 1 -a "$(cat "$TMP/big/a.svg")" = OLD -a "$left" -eq 0
+	umount "$TMP/small"
+else
+	fail "formats: a full disk for one output: cannot mount a tmpfs ($(cat "$TMP/err"))"
+fi

@@ -2,6 +2,7 @@
 /* Output files appear whole or not at all. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -74,12 +75,37 @@ TEST(output_full_disk_fails_commit)
 	/* /dev/full: every write fails with ENOSPC; commit must report it. */
 	if (access("/dev/full", W_OK))
 		return;
-	memset(&out, 0, sizeof(out));
-	out.path = "-";
-	out.fp = fopen("/dev/full", "w");
-	CHECK(out.fp != NULL);
+	CHECK(output_file__open(&out, "/dev/full") == 0);
 	memset(big, 'x', sizeof(big));
 	fwrite(big, 1, sizeof(big), out.fp);
 	CHECK(output_file__commit(&out) == -ENOSPC);
-	fclose(out.fp);
+}
+
+/* A FIFO (like /dev/null or a terminal) is written as it is, not replaced by a file. */
+TEST(output_writes_a_fifo_in_place)
+{
+	char dir[] = "/tmp/profiler-output-XXXXXX", path[64], got[16] = "";
+	struct output_file out;
+	struct stat st;
+	int reader = -1;
+	ssize_t n = -1;
+
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	if (!mkfifo(path, 0600))
+		reader = open(path, O_RDONLY | O_NONBLOCK);
+	if (reader >= 0 && !output_file__open(&out, path)) {
+		fputs("stacks\n", out.fp);
+		if (!output_file__commit(&out))
+			n = read(reader, got, sizeof(got) - 1);
+	}
+	if (reader >= 0)
+		close(reader);
+	stat(path, &st);
+	unlink(path);
+	rmdir(dir);
+	CHECK(reader >= 0);
+	CHECK_U64(n, 7);
+	CHECK_STR(got, "stacks\n");
+	CHECK(S_ISFIFO(st.st_mode));
 }
