@@ -10,6 +10,7 @@
 #include "common/array.h"
 #include "common/hashtab.h"
 #include "common/log.h"
+#include "common/search.h"
 #include "die_reader.h"
 #include "dwarf_index.h"
 #include "line_table.h"
@@ -100,7 +101,6 @@ struct dwarf_index {
 	struct hashtab names;	       /* of struct name_entry, by DIE */
 	struct line_sections sections; /* .debug_line and its strings, for our decoder */
 	struct die_sections dies;      /* .debug_info and what it refers to, likewise */
-	struct dwarf_index_stats stats;
 };
 
 static int piece_cmp(const void *a, const void *b)
@@ -220,24 +220,29 @@ static void sparse_build(struct sparse *s, const void *base, size_t nr, size_t s
 static size_t count_le(const void *base, size_t nr, size_t stride, const struct sparse *s,
 		       uint64_t key)
 {
-	size_t lo = 0, hi = s->keys ? s->nr : nr, i, end;
+	size_t lo = 0, hi = nr, block, i, end;
 
+	if (s->keys) {
+		if (key < s->keys[0])
+			return 0;
+		/* The block whose first key is the last at or below @key; scan it. */
+		block = search__last_le(s->keys, s->nr, key);
+		i = block << BLOCK_SHIFT;
+		end = (block + 1) << BLOCK_SHIFT < nr ? (block + 1) << BLOCK_SHIFT : nr;
+		while (i < end && record_key(base, stride, i) <= key)
+			i++;
+		return i;
+	}
+	/* No index (it could not be allocated): a plain binary search. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if ((s->keys ? s->keys[mid] : record_key(base, stride, mid)) <= key)
+		if (record_key(base, stride, mid) <= key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!s->keys || !lo)
-		return lo;
-	/* Block lo - 1 starts at or below @key; block lo, if any, above it. */
-	i = (lo - 1) << BLOCK_SHIFT;
-	end = lo << BLOCK_SHIFT < nr ? lo << BLOCK_SHIFT : nr;
-	while (i < end && record_key(base, stride, i) <= key)
-		i++;
-	return i;
+	return lo;
 }
 
 /* The piece containing @addr, or NULL. */
@@ -331,7 +336,6 @@ static int index_units(struct dwarf_index *idx)
 		pr_debug("dwarf: stopped reading units: %s", dwarf_errmsg(-1));
 	idx->nr_ranges = sort_pieces(idx->ranges, idx->nr_ranges);
 	sparse_build(&idx->range_index, idx->ranges, idx->nr_ranges, sizeof(*idx->ranges));
-	idx->stats.units = idx->nr_units;
 	return 0;
 }
 
@@ -459,11 +463,6 @@ void dwarf_index__free(struct dwarf_index *idx)
 	free(idx->range_index.keys);
 	dwarf_end(idx->dwarf);
 	free(idx);
-}
-
-void dwarf_index__stats(const struct dwarf_index *idx, struct dwarf_index_stats *stats)
-{
-	*stats = idx->stats;
 }
 
 /* --- source paths ------------------------------------------------------------ */
@@ -803,7 +802,6 @@ static int index_unit(struct dwarf_index *idx, struct unit *u)
 	int err;
 
 	u->indexed = true;
-	idx->stats.units_indexed++;
 	if (dwarf_attr(&u->die, DW_AT_comp_dir, &attr))
 		u->comp_dir = dwarf_formstring(&attr);
 	err = index_lines(idx, u);
@@ -822,9 +820,6 @@ static int index_unit(struct dwarf_index *idx, struct unit *u)
 		u->nr_levels = 0;
 		return err;
 	}
-	idx->stats.rows += u->lines.nr_rows;
-	for (int d = 0; d < u->nr_levels; d++)
-		idx->stats.scopes += u->levels[d].nr;
 	return 0;
 }
 

@@ -67,11 +67,4 @@ void dwarf_index__free(struct dwarf_index *idx);
  */
 int dwarf_index__lookup(struct dwarf_index *idx, uint64_t vaddr, struct dwarf_loc *locs, int max);
 
-struct dwarf_index_stats {
-	uint64_t units, units_indexed; /* compilation units, and those indexed so far */
-	uint64_t rows, scopes;	       /* line rows and function/inline ranges indexed */
-};
-
-void dwarf_index__stats(const struct dwarf_index *idx, struct dwarf_index_stats *stats);
-
 #endif

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/search.h"
 #include "elf_symtab.h"
 
 #ifndef NT_GNU_BUILD_ID
@@ -634,20 +635,6 @@ void elf_symtab__free(struct elf_symtab *tab)
 }
 
 /* The index of the last of the @n (> 0) sorted @a that is <= @key, given a[0] <= @key. */
-static inline size_t last_le(const uint64_t *a, size_t n, uint64_t key)
-{
-	const uint64_t *base = a;
-
-	/* Branch-free: compiles to a conditional move. */
-	while (n > 1) {
-		size_t half = n / 2;
-
-		base = base[half] <= key ? base + half : base;
-		n -= half;
-	}
-	return base - a;
-}
-
 const struct elf_sym *elf_symtab__lookup(const struct elf_symtab *tab, uint64_t vaddr)
 {
 	const struct elf_sym *sym;
@@ -655,9 +642,9 @@ const struct elf_sym *elf_symtab__lookup(const struct elf_symtab *tab, uint64_t 
 
 	if (!tab->nr || vaddr < tab->addrs[0])
 		return NULL;
-	lo = last_le(tab->index, tab->nr_index, vaddr) << BLOCK_SHIFT;
+	lo = search__last_le(tab->index, tab->nr_index, vaddr) << BLOCK_SHIFT;
 	n = tab->nr - lo < (1 << BLOCK_SHIFT) ? tab->nr - lo : (1 << BLOCK_SHIFT);
-	sym = &tab->syms[lo + last_le(tab->addrs + lo, n, vaddr)];
+	sym = &tab->syms[lo + search__last_le(tab->addrs + lo, n, vaddr)];
 	return vaddr - sym->addr < sym->size ? sym : NULL;
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/search.h"
 #include "common/procfs.h"
 #include "kallsyms.h"
 
@@ -210,20 +211,10 @@ void kallsyms__free(struct kallsyms *ks)
 
 const struct kallsym *kallsyms__lookup(const struct kallsyms *ks, uint64_t addr)
 {
-	const uint64_t *base = ks->addrs;
-	size_t n = ks->nr;
-
-	if (!n || addr < base[0] || addr >= ks->end)
+	if (!ks->nr || addr < ks->addrs[0] || addr >= ks->end)
 		return NULL;
-	/* Branch-free: the last address <= @addr (base[0] <= @addr holds throughout). */
-	while (n > 1) {
-		size_t half = n / 2;
-
-		base = base[half] <= addr ? base + half : base;
-		n -= half;
-	}
 	/* A symbol reaches up to the next one, and the last one up to ks->end. */
-	return &ks->syms[base - ks->addrs];
+	return &ks->syms[search__last_le(ks->addrs, ks->nr, addr)];
 }
 
 const struct kallsym *kallsyms__syms(const struct kallsyms *ks, size_t *nr)

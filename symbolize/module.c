@@ -123,13 +123,6 @@ static void module__load_debug(struct module *mod)
 		mod->dwarf = dwarf_index__new(elf_symtab__elf(mod->debug_tab));
 }
 
-bool module__has_dwarf(struct module *mod)
-{
-	if (!mod->debug_loaded)
-		module__load_debug(mod);
-	return mod->dwarf != NULL;
-}
-
 /* The symbol covering @vaddr in the file's symbols or its debug file's, the closer of two. */
 static const struct elf_sym *module__symbol(const struct module *mod, uint64_t vaddr)
 {

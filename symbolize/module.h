@@ -62,7 +62,4 @@ const struct elf_symtab *module__symtab(const struct module *mod);
  */
 int module__lookup(struct module *mod, uint64_t vaddr, struct module_loc *locs);
 
-/* Did the module find DWARF (its own or a debug file's)? Looks for it if not done yet. */
-bool module__has_dwarf(struct module *mod);
-
 #endif

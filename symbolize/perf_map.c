@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/search.h"
 #include "common/procfs.h"
 #include "perf_map.h"
 
@@ -486,20 +487,11 @@ void perf_map__free(struct perf_map *map)
 
 const struct perf_map_sym *perf_map__lookup(const struct perf_map *map, uint64_t addr)
 {
-	const uint64_t *base = map->addrs;
 	const struct perf_map_sym *sym;
-	size_t n = map->nr;
 
-	if (!n || addr < base[0])
+	if (!map->nr || addr < map->addrs[0])
 		return NULL;
-	/* Branch-free: the last start <= @addr (base[0] <= @addr holds throughout). */
-	while (n > 1) {
-		size_t half = n / 2;
-
-		base = base[half] <= addr ? base + half : base;
-		n -= half;
-	}
-	sym = &map->syms[base - map->addrs];
+	sym = &map->syms[search__last_le(map->addrs, map->nr, addr)];
 	return addr - sym->addr < sym->size ? sym : NULL;
 }
 

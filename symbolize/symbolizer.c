@@ -48,7 +48,6 @@ struct mapping_entry {
 	struct module *mod;	      /* NULL: no symbols */
 	const char *basename;	      /* interned; for "BASENAME+0x..." names */
 	pid_t pid;		      /* anonymous mappings: whose perf map names their code */
-	bool elf;		      /* a file opened by symbolizer__open_elf() */
 };
 
 struct mapping_key {
@@ -861,7 +860,6 @@ int symbolizer__open_elf(struct symbolizer *sym, const char *path,
 		elf_symtab__free(tab);
 		return -ENOMEM;
 	}
-	e->elf = true;
 	e->mod = symbolizer__add_module(sym, tab, path, 0);
 	if (!e->mod) {
 		free(e);
