@@ -111,6 +111,17 @@ fail:
 	return NULL;
 }
 
+/* The frames of @p's graph (which this frees); NULL on failure. */
+static struct frame *graph_frames(struct profile *p, size_t *nr)
+{
+	char *svg = p ? export_test_string(svg__write, p, NULL) : NULL;
+	struct frame *frames = svg ? parse_frames(svg, nr) : NULL;
+
+	profile__free(p);
+	free(svg);
+	return frames;
+}
+
 static const struct frame *find_frame(const struct frame *frames, size_t nr, const char *name)
 {
 	for (size_t i = 0; i < nr; i++)
@@ -368,17 +379,12 @@ TEST(svg_colors_hashed_from_name)
 	const struct profile_frame *a[] = { &f_main };
 	struct profile *p = profile__new(99);
 	struct frame *frames = NULL;
-	char *svg;
 	size_t nr = 0;
 
 	CHECK(p);
 	CHECK(!add(p, "one", 1, a, 1));
 	CHECK(!add(p, "two", 2, a, 1));
-	svg = export_test_string(svg__write, p, NULL);
-	profile__free(p);
-	CHECK(svg);
-	frames = parse_frames(svg, &nr);
-	free(svg);
+	frames = graph_frames(p, &nr);
 	/* all, one, main, two, main */
 	CHECK(frames && nr == 5);
 	CHECK_STR(frames[2].name, "main");
@@ -460,18 +466,13 @@ TEST(svg_labels)
 	struct profile *p = profile__new(99);
 	struct frame *frames = NULL;
 	const struct frame *f;
-	char *svg;
 	size_t nr = 0;
 
 	CHECK(p);
 	CHECK(!add(p, "p", 1, a, 1));
 	CHECK(!add(p, "p", 99, b, 1));
 	CHECK(!add(p, "q", 100, b, 1));
-	svg = export_test_string(svg__write, p, NULL);
-	profile__free(p);
-	CHECK(svg);
-	frames = parse_frames(svg, &nr);
-	free(svg);
+	frames = graph_frames(p, &nr);
 	CHECK(frames);
 	/* 1 / 200 of 1180 px: 5.90 px, no room for 3 characters. */
 	f = find_frame(frames, nr, f_long.lines[0].name);
@@ -487,11 +488,7 @@ TEST(svg_labels)
 	CHECK(p);
 	CHECK(!add(p, "p", 60, a, 1));
 	CHECK(!add(p, "p", 40, b, 1));
-	svg = export_test_string(svg__write, p, NULL);
-	profile__free(p);
-	CHECK(svg);
-	frames = parse_frames(svg, &nr);
-	free(svg);
+	frames = graph_frames(p, &nr);
 	CHECK(frames);
 	f = find_frame(frames, nr, f_long.lines[0].name);
 	CHECK(f);
@@ -503,11 +500,7 @@ TEST(svg_labels)
 	CHECK(p);
 	CHECK(!add(p, "p", 3, a, 1));
 	CHECK(!add(p, "p", 97, b, 1));
-	svg = export_test_string(svg__write, p, NULL);
-	profile__free(p);
-	CHECK(svg);
-	frames = parse_frames(svg, &nr);
-	free(svg);
+	frames = graph_frames(p, &nr);
 	CHECK(frames);
 	f = find_frame(frames, nr, f_long.lines[0].name);
 	CHECK(f && f->w == 35.40);
