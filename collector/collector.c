@@ -22,6 +22,7 @@
 #include "common/procfs.h"
 #include "common/strset.h"
 #include "collector.h"
+#include "event.h"
 #include "proc_maps.h"
 #include "profile.skel.h"
 #include "stack_table.h"
@@ -72,6 +73,7 @@ struct collector {
 
 	uint64_t start_mono, start_real, stop_mono;
 	uint64_t malformed; /* records too short or with impossible counts */
+	struct event event; /* the record being handled: too big for the stack */
 	uint64_t nr_offcpu; /* intervals off CPU received */
 	int err;	    /* first error in the ring-buffer callback */
 	volatile sig_atomic_t stopping;
@@ -406,7 +408,7 @@ static int handle_sample(struct collector *c, const struct sample_event *e)
 	struct stack_entry *s;
 	bool is_new;
 
-	if (e->stack.nr_kernel > PROFILE_MAX_STACK || e->stack.nr_user > PROFILE_MAX_STACK) {
+	if (!event__stacks_valid(&e->stack)) {
 		c->malformed++;
 		return 0;
 	}
@@ -498,16 +500,17 @@ static int handle_process_event(struct collector *c, const struct process_event 
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct collector *c = ctx;
-	const __u32 *type = data;
+	struct event *ev = &c->event;
 	int err;
 
-	if (size >= sizeof(struct sample_event) && (*type == EVENT_SAMPLE || *type == EVENT_OFFCPU))
-		err = handle_sample(c, data);
-	else if (size >= sizeof(struct process_event) &&
-		 (*type == EVENT_FORK || *type == EVENT_EXEC))
-		err = handle_process_event(c, data);
+	if (event__parse(data, size, ev)) {
+		c->malformed++;
+		return 0;
+	}
+	if (ev->type == EVENT_SAMPLE || ev->type == EVENT_OFFCPU)
+		err = handle_sample(c, &ev->sample);
 	else
-		err = 0, c->malformed++;
+		err = handle_process_event(c, &ev->process);
 	if (err)
 		c->err = err;
 	return err;
