@@ -38,6 +38,7 @@ struct collector_opts {
 	bool offcpu;		/* record intervals off CPU too */
 	bool offcpu_runnable;	/* ... also those spent waiting for a CPU (preempted) */
 	uint64_t offcpu_min_ns; /* shorter intervals are not recorded */
+	size_t max_stacks;	/* distinct stacks kept, then overflow buckets (stack_table.h) */
 };
 
 /* Returns NULL and sets errno; the reason has been logged with pr_warn(). */

@@ -6,9 +6,14 @@
 #include "bpf/profile.h"
 #include "stack_table.h"
 
+/* Overflow buckets allowed: a share of max_stacks, and enough for a few threads. */
+#define MIN_BUCKETS 64
+#define BUCKETS_SHARE 16
+
 struct stack_key {
 	const struct sample_event *e;
 	const char *thread_name;
+	bool overflow; /* the thread's overflow bucket, not @e's stack */
 };
 
 static bool entry_eq(const void *entry, const void *key)
@@ -16,20 +21,26 @@ static bool entry_eq(const void *entry, const void *key)
 	const struct stack_entry *s = entry;
 	const struct stack_key *k = key;
 	const struct sample_event *e = k->e;
-
 	const struct thread_stacks *st = &e->stack;
 
-	return s->tid == e->tid && s->pid == e->pid && s->thread_name == k->thread_name &&
-	       s->offcpu == (e->type == EVENT_OFFCPU) && s->nr_kernel == st->nr_kernel &&
-	       s->nr_user == st->nr_user &&
+	if (s->tid != e->tid || s->pid != e->pid || s->thread_name != k->thread_name ||
+	    s->offcpu != (e->type == EVENT_OFFCPU) || s->overflow != k->overflow)
+		return false;
+	if (k->overflow)
+		return true;
+	return s->nr_kernel == st->nr_kernel && s->nr_user == st->nr_user &&
 	       !memcmp(s->ips, st->kernel, st->nr_kernel * sizeof(uint64_t)) &&
 	       !memcmp(s->ips + st->nr_kernel, st->user, st->nr_user * sizeof(uint64_t));
 }
 
-static uint64_t event_hash(const struct sample_event *e, const char *thread_name)
+static uint64_t key_hash(const struct stack_key *k)
 {
-	uint64_t h = hash_mix(((uint64_t)e->pid << 32) | e->tid, (uintptr_t)thread_name + e->type);
+	const struct sample_event *e = k->e;
+	uint64_t h = hash_mix(((uint64_t)e->pid << 32) | e->tid,
+			      (uintptr_t)k->thread_name + e->type + k->overflow);
 
+	if (k->overflow)
+		return h;
 	h = hash_words(h, e->stack.kernel, e->stack.nr_kernel);
 	return hash_words(h ^ 0x5bd1e995, e->stack.user, e->stack.nr_user);
 }
@@ -49,7 +60,8 @@ void stack_table__release(struct stack_table *t)
 		free(s);
 	}
 	hashtab__release(&t->entries);
-	t->nr_samples = 0;
+	free(t->drop);
+	stack_table__init(t);
 }
 
 static int push_time(struct stack_entry *s, uint64_t time)
@@ -70,41 +82,95 @@ static int push_time(struct stack_entry *s, uint64_t time)
 	return 0;
 }
 
+/* A new entry for @k: @e's stack, or no frames for an overflow bucket. NULL on ENOMEM. */
+static struct stack_entry *stack_entry__new(const struct stack_key *k, const char *process_name)
+{
+	const struct sample_event *e = k->e;
+	const struct thread_stacks *st = &e->stack;
+	size_t nr = k->overflow ? 0 : (size_t)st->nr_kernel + st->nr_user;
+	struct stack_entry *s = calloc(1, sizeof(*s) + nr * sizeof(s->ips[0]));
+
+	if (!s)
+		return NULL;
+	s->pid = e->pid;
+	s->tid = e->tid;
+	s->thread_name = k->thread_name;
+	s->process_name = process_name;
+	s->offcpu = e->type == EVENT_OFFCPU;
+	s->overflow = k->overflow;
+	if (k->overflow)
+		return s;
+	s->flags = st->flags;
+	s->nr_kernel = st->nr_kernel;
+	s->nr_user = st->nr_user;
+	memcpy(s->ips, st->kernel, st->nr_kernel * sizeof(uint64_t));
+	memcpy(s->ips + st->nr_kernel, st->user, st->nr_user * sizeof(uint64_t));
+	return s;
+}
+
+static bool table_full(const struct stack_table *t)
+{
+	return t->max_stacks && t->nr_stacks >= t->max_stacks;
+}
+
+static bool buckets_full(const struct stack_table *t)
+{
+	size_t max = t->max_stacks / BUCKETS_SHARE;
+
+	return t->nr_buckets >= (max > MIN_BUCKETS ? max : MIN_BUCKETS);
+}
+
+/* Count a sample that has no room anywhere: in @t->drop, never exported. */
+static struct stack_entry *drop_sample(struct stack_table *t)
+{
+	if (!t->drop) {
+		t->drop = calloc(1, sizeof(*t->drop));
+		if (!t->drop) {
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	t->drop->count++;
+	t->dropped++;
+	t->nr_samples++;
+	return t->drop;
+}
+
 struct stack_entry *stack_table__add(struct stack_table *t, const struct sample_event *e,
 				     const char *thread_name, const char *process_name,
 				     bool *is_new)
 {
-	struct stack_key key = { e, thread_name };
-	uint64_t hash = event_hash(e, thread_name);
+	struct stack_key key = { e, thread_name, false };
+	uint64_t hash = key_hash(&key);
 	struct stack_entry *s;
-	const struct thread_stacks *st = &e->stack;
-	size_t nr = (size_t)st->nr_kernel + st->nr_user;
 
 	*is_new = false;
 	s = hashtab__find(&t->entries, hash, entry_eq, &key);
+	if (!s && table_full(t)) {
+		key.overflow = true;
+		hash = key_hash(&key);
+		s = hashtab__find(&t->entries, hash, entry_eq, &key);
+		if (!s && buckets_full(t))
+			return drop_sample(t);
+	}
 	if (!s) {
-		s = calloc(1, sizeof(*s) + nr * sizeof(s->ips[0]));
+		s = stack_entry__new(&key, process_name);
 		if (!s)
 			goto out_nomem;
-		s->pid = e->pid;
-		s->tid = e->tid;
-		s->thread_name = thread_name;
-		s->process_name = process_name;
-		s->flags = st->flags;
-		s->offcpu = e->type == EVENT_OFFCPU;
-		s->nr_kernel = st->nr_kernel;
-		s->nr_user = st->nr_user;
-		memcpy(s->ips, st->kernel, st->nr_kernel * sizeof(uint64_t));
-		memcpy(s->ips + st->nr_kernel, st->user, st->nr_user * sizeof(uint64_t));
 		if (hashtab__insert(&t->entries, hash, s)) {
 			free(s);
 			goto out_nomem;
 		}
+		if (key.overflow)
+			t->nr_buckets++;
+		else
+			t->nr_stacks++;
 		*is_new = true;
 	}
 	if (push_time(s, e->time_ns))
 		goto out_nomem;
 	s->weight_ns += e->weight_ns;
+	t->overflowed += s->overflow;
 	t->nr_samples++;
 	return s;
 

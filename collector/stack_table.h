@@ -9,6 +9,15 @@
  *
  * Adding a sample that matches an entry costs one hash of the stack and no
  * allocation beyond the timestamp array's geometric growth. Not thread-safe.
+ *
+ * Memory is bounded by @max_stacks: once that many distinct stacks are
+ * kept, a sample of a stack not seen before is counted in its thread's
+ * overflow bucket, an entry with no frames and @overflow set (exporters
+ * show it as one "[stack table full]" frame), so its thread and its count
+ * stay in the profile. Buckets are capped too (max_stacks / 16, at least
+ * 64); past that the sample is dropped and counted in @dropped. A kept
+ * entry holds at most 2 * PROFILE_MAX_STACK addresses plus 8 bytes per
+ * sample for its timestamps.
  */
 #ifndef PROFILER_STACK_TABLE_H
 #define PROFILER_STACK_TABLE_H
@@ -30,6 +39,7 @@ struct stack_entry {
 	uint32_t flags;		      /* SAMPLE_* of the first sample */
 	uint16_t nr_kernel, nr_user;
 	bool offcpu;	    /* intervals off CPU, not samples */
+	bool overflow;	    /* an overflow bucket: new stacks past max_stacks, no frames */
 	uint64_t count;	    /* samples, or intervals off CPU */
 	uint64_t weight_ns; /* off CPU: the intervals' total length */
 	uint64_t *times;    /* @count CLOCK_MONOTONIC timestamps, ns */
@@ -39,9 +49,16 @@ struct stack_entry {
 
 struct stack_table {
 	struct hashtab entries;
-	size_t nr_samples;
+	size_t nr_samples;	  /* every sample added, dropped ones included */
+	size_t max_stacks;	  /* distinct stacks kept before overflowing; 0: no limit */
+	size_t nr_stacks;	  /* entries that are stacks, not overflow buckets */
+	size_t nr_buckets;	  /* overflow buckets */
+	uint64_t overflowed;	  /* samples counted in an overflow bucket */
+	uint64_t dropped;	  /* samples dropped: the buckets were full too */
+	struct stack_entry *drop; /* what dropped samples are counted in, never exported */
 };
 
+/* An empty table; set @max_stacks before the first stack_table__add(). */
 void stack_table__init(struct stack_table *t);
 /* Frees every entry. */
 void stack_table__release(struct stack_table *t);
@@ -49,7 +66,9 @@ void stack_table__release(struct stack_table *t);
 /*
  * Count @e. @thread_name and @process_name are interned. When the stack is
  * new, *@is_new is set and the entry is returned so the caller can attach a
- * maps snapshot. Returns NULL on ENOMEM.
+ * maps snapshot. Past max_stacks the entry returned is an overflow bucket,
+ * or for a dropped sample an entry that is not in the table. Returns NULL
+ * on ENOMEM.
  */
 struct stack_entry *stack_table__add(struct stack_table *t, const struct sample_event *e,
 				     const char *thread_name, const char *process_name,

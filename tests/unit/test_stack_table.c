@@ -124,3 +124,45 @@ TEST(strset_interns)
 	strset__free(set);
 	strset__free(NULL);
 }
+
+TEST(stack_table_overflows_past_max_stacks)
+{
+	struct strset *strings = strset__new();
+	const char *comm = strset__add(strings, "worker");
+	struct stack_table t;
+	struct stack_entry *s, *bucket = NULL;
+	size_t i, nr_buckets = 0;
+	bool is_new;
+
+	stack_table__init(&t);
+	t.max_stacks = 3;
+	for (int k = 0; k < 3; k++)
+		CHECK(stack_table__add(&t, event(10, 11, k, 2, 0x1000 * (k + 1)), comm, comm,
+				       &is_new) &&
+		      is_new);
+	/* A stack already kept is still counted as itself. */
+	CHECK(stack_table__add(&t, event(10, 11, 3, 2, 0x1000), comm, comm, &is_new) && !is_new);
+	/* New stacks go to the thread's one bucket, with their times. */
+	for (int k = 0; k < 5; k++)
+		CHECK(stack_table__add(&t, event(10, 11, 100 + k, 2, 0x9000 + k), comm, comm,
+				       &is_new));
+	CHECK_U64(t.nr_stacks, 3);
+	CHECK_U64(t.nr_buckets, 1);
+	CHECK_U64(t.overflowed, 5);
+	CHECK_U64(t.dropped, 0);
+	stack_table__for_each_entry(&t, i, s)
+		if (s->overflow)
+			bucket = s, nr_buckets++;
+	CHECK_U64(nr_buckets, 1);
+	CHECK(bucket && bucket->count == 5 && bucket->nr_kernel == 0 && bucket->nr_user == 0);
+	CHECK(bucket && bucket->tid == 11 && bucket->times[4] == 104);
+	/* One bucket per thread, up to 64 of them; then samples are dropped and counted. */
+	for (uint32_t tid = 100; tid < 200; tid++)
+		CHECK(stack_table__add(&t, event(10, tid, 1000, 2, 0xa000), comm, comm, &is_new));
+	CHECK_U64(t.nr_buckets, 64);
+	CHECK_U64(t.dropped, 100 - 63);
+	CHECK_U64(t.nr_samples, 3 + 1 + 5 + 100);
+	CHECK_U64(t.entries.nr, 3 + 64);
+	stack_table__release(&t);
+	strset__free(strings);
+}
