@@ -3,10 +3,13 @@
 # bench/bench.mk: the benchmarks' rules, included by the top-level Makefile
 # (make bench, bench-check, bench-baseline, bench-ci). See bench/README.md.
 
+# What bench/callgrind runs (and so make bench-ci builds), then what only make bench needs.
 BENCH_PROGRAMS := $(addprefix $(OUTPUT)/bench/,symbolize-bench dwarf-bench export-bench)
+BENCH_TOOLS := $(addprefix $(OUTPUT)/bench/,classic-profile spin-rate runstat)
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all workloads $(BENCH_PROGRAMS) $(BENCH_PEERS)
+	$(Q)$(MAKE) --no-print-directory all workloads $(BENCH_PROGRAMS) $(BENCH_TOOLS) \
+		$(BENCH_PEERS)
 	$(Q)OUTPUT=$(OUTPUT) bench/run
 
 # The regression gate: instruction counts and ours-to-fastest ratios (bench/check).
@@ -28,6 +31,28 @@ $(OUTPUT)/bench/%: $(OUTPUT)/obj/bench/%.o $(OUTPUT)/libprofiler.a
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# The classic stack-id-map design that bench/bpf-vs-classic measures ours
+# against: built as bpf/profile.bpf.c is, with its own skeleton.
+$(OUTPUT)/bench/classic.bpf.o: bench/classic.bpf.c bench/classic.h $(OUTPUT)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -I. \
+		$(filter-out -I%/include,$(PKG_CFLAGS)) -Wall -Werror -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
+
+$(OUTPUT)/bench/classic.skel.h: $(OUTPUT)/bench/classic.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name classic_bpf > $@
+
+$(OUTPUT)/obj/bench/classic-profile.o: $(OUTPUT)/bench/classic.skel.h
+
+# The target of bench/overhead, built as the workloads are (frame pointers
+# everywhere), so that perf record -g and ours walk the same stacks.
+$(OUTPUT)/bench/spin-rate: bench/spin-rate.c tests/workloads/work.h
+	$(call msg,WORKLOAD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) -I. $< -lpthread -o $@
+
 # What "symbolize vs peers" symbolizes: programs that bench/gen-cxx writes,
 # built with -O2 -g: a C++ one with tens of MB of DWARF (5 minutes of CPU:
 # use make -j) and a C one with a few MB.
@@ -39,7 +64,7 @@ BENCH_CXX_SRC := $(patsubst %,$(OUTPUT)/bench/cxx-src/tu%.cc,$(shell seq $(BENCH
 	$(OUTPUT)/bench/cxx-src/main.cc
 BENCH_C_SRC := $(patsubst %,$(OUTPUT)/bench/c-src/tu%.c,$(shell seq $(BENCH_C_TUS))) \
 	$(OUTPUT)/bench/c-src/main.c
-BENCH_PEERS := $(OUTPUT)/bench/big-cxx $(OUTPUT)/bench/mid-c $(OUTPUT)/bench/runstat
+BENCH_PEERS := $(OUTPUT)/bench/big-cxx $(OUTPUT)/bench/mid-c
 
 $(BENCH_CXX_SRC) $(OUTPUT)/bench/cxx-src/bench.h &: bench/gen-cxx
 	$(call msg,GEN,$(OUTPUT)/bench/cxx-src)
