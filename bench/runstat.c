@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * runstat FILE CMD [ARG...]: run CMD with this process's stdin, stdout and
- * stderr, wait for it, and append "wall_ns N maxrss_kib N" to FILE. Exits
- * with CMD's status (128 + signal if a signal ended it).
+ * stderr, wait for it, and append "wall_ns N maxrss_kib N user_ns N sys_ns N"
+ * to FILE: its wall time, peak resident size and CPU time in user space and
+ * in the kernel. Exits with CMD's status (128 + signal if a signal ended it).
  *
  * Not GNU time: its elapsed time has 10 ms steps, too coarse for runs of
  * tens of ms, and it is one more package to install. The wall time runs
  * from just before the spawn to the reaping of CMD; the peak resident size
- * is CMD's own, from wait4(), not that of a shell around it.
+ * and the CPU times are CMD's own, from wait4(), not those of a shell around it.
  */
 #include <errno.h>
 #include <spawn.h>
@@ -19,6 +20,11 @@
 #include <time.h>
 
 extern char **environ;
+
+static uint64_t timeval_ns(struct timeval tv)
+{
+	return (uint64_t)tv.tv_sec * 1000000000ULL + tv.tv_usec * 1000ULL;
+}
 
 static uint64_t now_ns(void)
 {
@@ -59,7 +65,10 @@ int main(int argc, char **argv)
 		}
 	}
 	t1 = now_ns();
-	fprintf(out, "wall_ns %llu maxrss_kib %ld\n", (unsigned long long)(t1 - t0), ru.ru_maxrss);
+	fprintf(out, "wall_ns %llu maxrss_kib %ld user_ns %llu sys_ns %llu\n",
+		(unsigned long long)(t1 - t0), ru.ru_maxrss,
+		(unsigned long long)timeval_ns(ru.ru_utime),
+		(unsigned long long)timeval_ns(ru.ru_stime));
 	if (fclose(out)) {
 		fprintf(stderr, "runstat: cannot write '%s': %s\n", argv[1], strerror(errno));
 		return 2;
