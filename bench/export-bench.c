@@ -1,16 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * export-bench [STACKS] [SAMPLES]: the stages after the ring buffer, on
+ * export-bench [STACKS] [SAMPLES] [DIR]: the stages after the ring buffer, on
  * synthetic data drawn from a fixed random sequence.
  *
  * Aggregation: SAMPLES (default 200,000) sample records, drawn among
  * STACKS / 4 distinct stacks of 4 threads, counted through a stack_table.
  * Export: a profile of STACKS (default 20,000) distinct stacks, 8 to 39
- * frames deep among 2,000 functions of 20 source files, sorted and written
+ * frames deep among 2,000 functions of 20 source files, each seen 1 to 100
+ * times (with a timestamp each, as Firefox output wants), sorted and written
  * with pprof__write() and folded__write() to /dev/null.
  *
  * Prints "aggregate_ns N", "pprof_ns N" and "folded_ns N"; bench/callgrind
  * counts the instructions of each stage's function instead.
+ *
+ * With DIR, it then writes the profile into a file of DIR in each format,
+ * as the profiler does once it has stopped and symbolized (export__write(),
+ * from fopen() to fclose(): the file is written, the page cache may still
+ * hold it), and prints "file FORMAT NS BYTES" for each.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +27,7 @@
 #include "collector/stack_table.h"
 #include "common/profile.h"
 #include "common/strset.h"
+#include "export/export.h"
 #include "export/folded.h"
 #include "export/pprof.h"
 
@@ -112,8 +119,9 @@ static int aggregate(struct strset *strings, unsigned long nr_stacks, unsigned l
 static int make_profile(struct profile *p, unsigned long nr_stacks)
 {
 	const struct profile_frame *stack[MAX_DEPTH];
-	uint64_t ids[MAX_DEPTH], seed = 7;
+	uint64_t ids[MAX_DEPTH], seed = 7, times[100];
 
+	p->duration = 10000000000ULL;
 	for (unsigned long i = 0; i < nr_stacks; i++) {
 		struct profile_sample s = {
 			.pid = 1000,
@@ -123,15 +131,50 @@ static int make_profile(struct profile *p, unsigned long nr_stacks)
 			.nr_frames = draw_stack(i, ids),
 			.frames = stack,
 			.count = 1 + next_random(&seed) % 100,
+			.times = times,
 		};
 
 		for (unsigned int d = 0; d < s.nr_frames; d++)
 			stack[d] = &frames[ids[d]];
+		for (uint64_t k = 0; k < s.count; k++)
+			times[k] = next_random(&seed) % p->duration;
 		if (!s.process_name || !s.thread_name || !profile__add_sample(p, &s))
 			return -1;
 	}
-	p->duration = 10000000000ULL;
 	profile__sort(p);
+	return 0;
+}
+
+/* Write @p into @dir in every format; print "file FORMAT NS BYTES" for each. */
+static int write_files(const struct profile *p, const char *dir)
+{
+	static const char *const names[] = { "profile.pb.gz", "profile.folded", "profile.json",
+					     "profile.json.gz", "profile.svg" };
+	char path[4096];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		enum export_format format = export_format__from_path(names[i]);
+		uint64_t t0 = now_ns();
+		long bytes;
+		FILE *out;
+		int err;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		out = fopen(path, "w");
+		if (!out) {
+			perror(path);
+			return -1;
+		}
+		err = export__write(format, p, out, path);
+		fflush(out);
+		bytes = ftell(out);
+		if (fclose(out) || err) {
+			fprintf(stderr, "export-bench: cannot write '%s'\n", path);
+			return -1;
+		}
+		printf("file %s %llu %ld\n", names[i] + strlen("profile."),
+		       (unsigned long long)(now_ns() - t0), bytes);
+	}
 	return 0;
 }
 
@@ -144,7 +187,7 @@ int main(int argc, char **argv)
 	FILE *out;
 
 	if (nr_stacks < 4) {
-		fprintf(stderr, "usage: export-bench [STACKS (at least 4)] [SAMPLES]\n");
+		fprintf(stderr, "usage: export-bench [STACKS (at least 4)] [SAMPLES] [DIR]\n");
 		return 2;
 	}
 	p = profile__new(99);
@@ -175,6 +218,8 @@ int main(int argc, char **argv)
 	}
 	printf("aggregate_ns %llu\npprof_ns %llu\nfolded_ns %llu\n", (unsigned long long)(t1 - t0),
 	       (unsigned long long)(t3 - t2), (unsigned long long)(now_ns() - t3));
+	if (argc > 3 && write_files(p, argv[3]))
+		return 1;
 	profile__free(p);
 	return 0;
 }
