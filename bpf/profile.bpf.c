@@ -21,6 +21,10 @@ const volatile bool filter_cgroup;	   /* only tasks under the cgroup in `cgroups
 const volatile bool follow_children = true;
 const volatile __u64 offcpu_min_ns = 100000;
 const volatile bool offcpu_blocked_only = true; /* not the time waiting to run again */
+/* Walk the user stack's frame pointers: not when user space unwinds it from CFI. */
+const volatile bool user_fp_stack = true;
+/* Bytes of user stack a sample copies, after its record; 0: none. */
+const volatile __u32 stack_copy_bytes = PROFILE_LEAF_STACK_BYTES;
 /* Wake the reader only once this much data waits, so it drains in batches. */
 const volatile __u64 wakeup_bytes = 1 << 20;
 
@@ -124,8 +128,8 @@ static __always_inline long read_stack(void *ctx, __u64 *buf, __u64 flags)
 	return n < 0 ? -1 : (long)((__u64)n / sizeof(__u64));
 }
 
-/* Fill @s with the current task's stacks and names. */
-static __always_inline void record_stack(void *ctx, struct thread_stacks *s)
+/* Fill @s with the current task's stacks (the user one if @user_fp) and names. */
+static __always_inline void record_stack(void *ctx, struct thread_stacks *s, bool user_fp)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	long n;
@@ -144,7 +148,7 @@ static __always_inline void record_stack(void *ctx, struct thread_stacks *s)
 	}
 	s->nr_kernel = n;
 
-	n = read_stack(ctx, s->user, BPF_F_USER_STACK);
+	n = user_fp ? read_stack(ctx, s->user, BPF_F_USER_STACK) : 0;
 	if (n < 0) {
 		s->flags |= SAMPLE_USER_ERROR;
 		n = 0;
@@ -192,6 +196,54 @@ static __always_inline __u64 wakeup_flags(__u32 tgid)
 	return wakeup_flags_full();
 }
 
+/*
+ * The user registers and the top of the user stack, for unwinding in user
+ * space. They come from the task's saved user registers, not @ctx's: a
+ * sample that hit in the kernel has kernel registers there.
+ */
+static __always_inline void record_user_regs(struct sample_event *e)
+{
+	e->user_stack_size = 0;
+#if defined(__TARGET_ARCH_x86)
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs;
+	__u8 *stack = (__u8 *)(e + 1);
+	__u32 n = stack_copy_bytes;
+
+	if (!task->mm) /* a kernel thread: no user state */
+		return;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	e->user_regs[0] = regs->ax;
+	e->user_regs[1] = regs->dx;
+	e->user_regs[2] = regs->cx;
+	e->user_regs[3] = regs->bx;
+	e->user_regs[4] = regs->si;
+	e->user_regs[5] = regs->di;
+	e->user_regs[6] = regs->bp;
+	e->user_regs[7] = regs->sp;
+	e->user_regs[8] = regs->r8;
+	e->user_regs[9] = regs->r9;
+	e->user_regs[10] = regs->r10;
+	e->user_regs[11] = regs->r11;
+	e->user_regs[12] = regs->r12;
+	e->user_regs[13] = regs->r13;
+	e->user_regs[14] = regs->r14;
+	e->user_regs[15] = regs->r15;
+	e->user_regs[16] = regs->ip;
+	e->stack.flags |= SAMPLE_USER_REGS;
+	/*
+	 * A read that runs past the top of the stack fails whole: halve it
+	 * until it fits, which near the top still leaves the innermost frames.
+	 */
+	for (int i = 0; i < 8 && n >= 64; i++, n >>= 1) {
+		if (!bpf_probe_read_user(stack, n, (void *)e->user_regs[7])) {
+			e->user_stack_size = n;
+			return;
+		}
+	}
+#endif
+}
+
 SEC("perf_event")
 int profile_sample(struct bpf_perf_event_data *ctx)
 {
@@ -201,7 +253,7 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 
 	if (!is_target(tgid, tid))
 		return 0;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e) + stack_copy_bytes, 0);
 	if (!e) {
 		stat_inc(STAT_RINGBUF_FULL);
 		return 0;
@@ -212,7 +264,8 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 	e->weight_ns = 0;
 	e->pid = tgid;
 	e->tid = tid;
-	record_stack(ctx, &e->stack);
+	record_stack(ctx, &e->stack, user_fp_stack);
+	record_user_regs(e);
 	count_stack_flags(e->stack.flags);
 	bpf_ringbuf_submit(e, wakeup_flags(tgid));
 	return 0;
@@ -242,7 +295,7 @@ int BPF_PROG(profile_switch, bool preempt, struct task_struct *prev, struct task
 		if (start) {
 			start->time_ns = now;
 			start->pid = tgid;
-			record_stack(ctx, &start->stack);
+			record_stack(ctx, &start->stack, true);
 			if (bpf_map_update_elem(&offcpu, &tid, start, BPF_ANY))
 				stat_inc(STAT_OFFCPU_DROPPED);
 		}
@@ -261,6 +314,7 @@ int BPF_PROG(profile_switch, bool preempt, struct task_struct *prev, struct task
 			e->pid = next->tgid;
 			e->tid = next_tid;
 			bpf_probe_read_kernel(&e->stack, sizeof(e->stack), &start->stack);
+			e->user_stack_size = 0;
 			count_stack_flags(e->stack.flags);
 			bpf_ringbuf_submit(e, wakeup_flags(e->pid));
 		} else {

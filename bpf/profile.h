@@ -18,6 +18,24 @@
 /* Threads off CPU at once whose stacks are kept until they run again. */
 #define PROFILE_MAX_OFFCPU 65536
 
+/*
+ * The user registers a sample records, indexed by their DWARF numbers in the
+ * x86-64 psABI (rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8-r15, then the
+ * return-address column, rip), so CFI rules index them directly.
+ */
+#define PROFILE_NR_REGS 17
+#define PROFILE_REG_BP 6
+#define PROFILE_REG_SP 7
+#define PROFILE_REG_IP 16
+/*
+ * Bytes of user stack every sample copies from the stack pointer: a leaf
+ * function that has not set up its frame pointer keeps its return address
+ * there, above the few registers it may have pushed.
+ */
+#define PROFILE_LEAF_STACK_BYTES 256
+/* The most --call-graph dwarf copies: perf's limit too. */
+#define PROFILE_MAX_STACK_COPY 65528
+
 /* Values in the `targets` map. */
 #define TARGET_ACTIVE 1
 #define TARGET_AT_EXEC 2 /* a command not started yet: active from its exec on */
@@ -34,6 +52,7 @@ enum event_type {
 #define SAMPLE_KERNEL_TRUNCATED (1U << 1) /* the kernel stack filled its buffer */
 #define SAMPLE_USER_ERROR (1U << 2)	  /* bpf_get_stack() failed on the user stack */
 #define SAMPLE_KERNEL_ERROR (1U << 3)	  /* ... on the kernel stack */
+#define SAMPLE_USER_REGS (1U << 4)	  /* sample_event.user_regs hold the user registers */
 
 /* Indexes of the per-CPU `stats` array. */
 enum profile_stat {
@@ -65,6 +84,14 @@ struct sample_event {
 	__u32 pid;	 /* thread group id */
 	__u32 tid;
 	struct thread_stacks stack;
+	/* EVENT_SAMPLE with SAMPLE_USER_REGS: the user registers at the sample. */
+	__u64 user_regs[PROFILE_NR_REGS];
+	/*
+	 * Bytes of user stack, from user_regs[PROFILE_REG_SP] up, that follow
+	 * this struct in the record (which may have room for more).
+	 */
+	__u32 user_stack_size;
+	__u32 pad;
 };
 
 /*

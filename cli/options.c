@@ -42,6 +42,12 @@ const char options_usage[] =
 "                          merged: each thread adds up to its wall-clock time\n"
 "      --off-cpu-min USEC  ignore shorter times off CPU (default 100)\n"
 "      --ringbuf-size BYTES ring buffer size (default: from -F and the CPU count)\n"
+"      --call-graph MODE   how user stacks are unwound: fp (frame pointers, as\n"
+"                          the kernel walks them), or dwarf[=SIZE] (CFI over a\n"
+"                          copy of the top SIZE bytes of the stack, default\n"
+"                          8192: code built without frame pointers). Default:\n"
+"                          frame pointers, and a leaf function's caller that\n"
+"                          they miss found from its CFI\n"
 "\n"
 "Output:\n"
 "  -o, --output FILE       write the profile to FILE; '-' is stdout. The format\n"
@@ -69,7 +75,8 @@ const char options_usage[] =
 "  profiler -F 499 -f folded -- ./myprog | flamegraph.pl > flame.svg\n"
 "  profiler -p 1234,1240 -o app.folded     # two processes, Ctrl-C to stop\n"
 "  profiler --wall -d 5 -p 1234 -o wall.pb.gz  # where the time goes, asleep or not\n"
-"  profiler -a -d 5 -o all.pb.gz           # the whole machine for 5 s\n";
+"  profiler -a -d 5 -o all.pb.gz           # the whole machine for 5 s\n"
+"  profiler --call-graph dwarf -o out.pb.gz -- ./app  # code without frame pointers\n";
 /* clang-format on */
 
 enum {
@@ -79,6 +86,7 @@ enum {
 	OPT_OFFCPU,
 	OPT_WALL,
 	OPT_OFFCPU_MIN,
+	OPT_CALL_GRAPH,
 };
 
 static const struct option long_options[] = {
@@ -95,6 +103,7 @@ static const struct option long_options[] = {
 	{ "off-cpu", no_argument, NULL, OPT_OFFCPU },
 	{ "wall", no_argument, NULL, OPT_WALL },
 	{ "off-cpu-min", required_argument, NULL, OPT_OFFCPU_MIN },
+	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
@@ -166,6 +175,28 @@ static int parse_duration(const char *arg, uint64_t *ns)
 		return -EINVAL;
 	*ns = (uint64_t)(sec * 1e9);
 	return *ns ? 0 : -EINVAL;
+}
+
+/* --call-graph fp | dwarf[=SIZE], as perf record spells them. */
+static int parse_call_graph(struct options *o, const char *arg, char *err, size_t size)
+{
+	uint64_t bytes;
+
+	if (!strcmp(arg, "fp")) {
+		o->call_graph = CALL_GRAPH_FP;
+		return 0;
+	}
+	if (strncmp(arg, "dwarf", 5) || (arg[5] && arg[5] != '='))
+		return fail(err, size, "invalid --call-graph '%s': use fp or dwarf[=SIZE]", arg);
+	o->call_graph = CALL_GRAPH_DWARF;
+	if (!arg[5])
+		return 0;
+	if (!parse_u64(arg + 6, 64, PROFILE_MAX_STACK_COPY, &bytes))
+		return fail(err, size,
+			    "invalid --call-graph stack size '%s': expected 64 to %d bytes",
+			    arg + 6, PROFILE_MAX_STACK_COPY);
+	o->stack_bytes = bytes;
+	return 0;
 }
 
 static int add_output(struct options *o, const char *path, char *err, size_t size)
@@ -305,6 +336,10 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 					    "invalid --off-cpu-min '%s': expected microseconds",
 					    optarg);
 			o->offcpu_min_ns = v * 1000;
+			break;
+		case OPT_CALL_GRAPH:
+			if (parse_call_graph(o, optarg, err, size))
+				return -EINVAL;
 			break;
 		case 'v':
 			o->verbose++;

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "bpf/profile.h"
+#include "collector/collector.h"
 #include "export/export.h"
 
 #define DEFAULT_FREQ_HZ 99
@@ -45,6 +47,9 @@ struct options {
 	uint64_t offcpu_min_ns; /* shorter intervals off CPU are not recorded */
 	int verbose;
 	int help;
+	/* --call-graph, and its dwarf=SIZE (0: the default). */
+	enum call_graph call_graph;
+	uint32_t stack_bytes;
 };
 
 /*

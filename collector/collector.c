@@ -26,6 +26,7 @@
 #include "proc_maps.h"
 #include "profile.skel.h"
 #include "stack_table.h"
+#include "unwind.h"
 
 /* How long the reader sleeps between drains when nothing wakes it. */
 #define DRAIN_INTERVAL_MS 10
@@ -72,10 +73,14 @@ struct collector {
 	size_t nr_snapshots, alloc_snapshots;
 
 	uint64_t start_mono, start_real, stop_mono;
-	uint64_t malformed; /* records too short or with impossible counts */
-	struct event event; /* the record being handled: too big for the stack */
-	uint64_t nr_offcpu; /* intervals off CPU received */
-	int err;	    /* first error in the ring-buffer callback */
+	uint64_t malformed;	      /* records too short or with impossible counts */
+	struct event event;	      /* the record being handled: too big for the stack */
+	struct unwinder *unwinder;    /* NULL with CALL_GRAPH_FP */
+	uint64_t nr_leaf_repaired;    /* samples given the caller that frame pointers skipped */
+	uint64_t nr_unwound;	      /* samples unwound from CFI (CALL_GRAPH_DWARF) */
+	uint64_t nr_unwind_truncated; /* ... whose unwinding stopped short of the outermost frame */
+	uint64_t nr_offcpu;	      /* intervals off CPU received */
+	int err;		      /* first error in the ring-buffer callback */
 	volatile sig_atomic_t stopping;
 };
 
@@ -143,10 +148,31 @@ static int set_cgroup(struct collector *c, const char *path)
 	return err;
 }
 
+/*
+ * Bytes of user stack each sample copies: with frame pointers, enough for
+ * a frameless leaf's return address; for CFI unwinding, what was asked for,
+ * in whole words.
+ */
+static uint32_t call_graph_stack_bytes(const struct collector_opts *opts)
+{
+	uint32_t bytes = opts->stack_bytes ? opts->stack_bytes : CALL_GRAPH_DWARF_DEFAULT_BYTES;
+
+	switch (opts->call_graph) {
+	case CALL_GRAPH_FP:
+		return 0;
+	case CALL_GRAPH_DWARF:
+		bytes = (bytes + 7) & ~7U;
+		return bytes < PROFILE_MAX_STACK_COPY ? bytes : PROFILE_MAX_STACK_COPY;
+	default:
+		return PROFILE_LEAF_STACK_BYTES;
+	}
+}
+
 struct collector *collector__new(const struct collector_opts *opts, struct strset *strings)
 {
 	struct collector *c;
-	uint64_t rb_bytes;
+	uint64_t rb_bytes, record_bytes;
+	uint32_t stack_bytes;
 	int err, nr_cpus;
 
 	c = calloc(1, sizeof(*c));
@@ -189,10 +215,12 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	 * off CPU (at most one per context switch of a target, whose rate no
 	 * setting bounds: --off-cpu-min and the drain keep it in check).
 	 */
+	stack_bytes = call_graph_stack_bytes(opts);
+	record_bytes = sizeof(struct sample_event) + stack_bytes;
 	rb_bytes = opts->ringbuf_bytes;
 	if (!rb_bytes) {
-		rb_bytes = (uint64_t)opts->freq_hz * nr_cpus * sizeof(struct sample_event) *
-			   RINGBUF_SECONDS_NUM / RINGBUF_SECONDS_DEN;
+		rb_bytes = (uint64_t)opts->freq_hz * nr_cpus * record_bytes * RINGBUF_SECONDS_NUM /
+			   RINGBUF_SECONDS_DEN;
 		if (opts->offcpu)
 			rb_bytes *= 2;
 		if (rb_bytes < RINGBUF_MIN_BYTES)
@@ -208,6 +236,16 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	c->skel->rodata->offcpu_blocked_only = !opts->offcpu_runnable;
 	c->skel->rodata->follow_children = !opts->no_inherit;
 	c->skel->rodata->offcpu_min_ns = opts->offcpu_min_ns;
+	c->skel->rodata->stack_copy_bytes = stack_bytes;
+	c->skel->rodata->user_fp_stack = opts->call_graph != CALL_GRAPH_DWARF;
+	if (opts->call_graph != CALL_GRAPH_FP) {
+		c->unwinder = unwinder__new();
+		if (!c->unwinder) {
+			err = -errno;
+			pr_warn("cannot start the unwinder: %s", strerror(-err));
+			goto out_free;
+		}
+	}
 	if (opts->offcpu) {
 		err = collector__check_offcpu(NULL);
 		if (err)
@@ -259,6 +297,8 @@ void collector__free(struct collector *c)
 		if (c->perf_fds[cpu] >= 0)
 			close(c->perf_fds[cpu]);
 	profile_bpf__destroy(c->skel);
+	/* Before the file table, whose descriptors its ELF handles read. */
+	unwinder__free(c->unwinder);
 	for (i = 0; i < c->nr_targets; i++)
 		if (c->targets[i].pidfd >= 0)
 			close(c->targets[i].pidfd);
@@ -498,6 +538,69 @@ static int handle_process_event(struct collector *c, const struct process_event 
 	return 0;
 }
 
+/*
+ * The maps to unwind a sample of @pid with, whose instruction pointer is
+ * @ip: the latest snapshot, taken now if there is none or if it misses @ip
+ * and is older than MAPS_REFRESH_NS. NULL when none could be read.
+ */
+static const struct proc_maps *unwind_maps(struct collector *c, pid_t pid, uint64_t ip)
+{
+	struct proc_state *p = proc_state__get(c, pid);
+
+	if (!p)
+		return NULL;
+	if (!p->snapshot_time || (p->maps && !proc_maps__find(p->maps, ip) &&
+				  now_ns(CLOCK_MONOTONIC) - p->snapshot_time >= MAPS_REFRESH_NS))
+		proc_state__snapshot(c, p);
+	return p->maps;
+}
+
+/*
+ * Fix the user stack of sample @ev where frame pointers got it wrong, from
+ * the registers and stack words it carries. Frame pointers (the default):
+ * a leaf sampled before it set up its frame pointer, or in a function built
+ * without one, has its caller's frame pointer still in place, so the
+ * kernel's walk goes from the leaf straight to its caller's caller: put the
+ * caller back in. CFI (--call-graph dwarf): the whole stack, from the copy.
+ */
+static void unwind_sample(struct collector *c, struct event *ev)
+{
+	struct sample_event *e = &ev->sample;
+	struct thread_stacks *s = &e->stack;
+	struct unwind_input in = { (const uint64_t *)e->user_regs, ev->user_stack,
+				   ev->user_stack_size };
+	const uint64_t ip = e->user_regs[PROFILE_REG_IP];
+	const struct proc_maps *maps;
+	bool truncated;
+	uint64_t ra;
+	size_t n;
+
+	if (!c->unwinder || ev->type != EVENT_SAMPLE || !(s->flags & SAMPLE_USER_REGS))
+		return;
+	maps = unwind_maps(c, e->pid, ip);
+	if (c->opts.call_graph == CALL_GRAPH_DWARF) {
+		n = unwinder__unwind(c->unwinder, maps, &in, (uint64_t *)s->user, PROFILE_MAX_STACK,
+				     &truncated);
+		s->nr_user = n;
+		c->nr_unwound++;
+		if (truncated) {
+			s->flags |= SAMPLE_USER_TRUNCATED;
+			c->nr_unwind_truncated++;
+		}
+		return;
+	}
+	if (!maps || !s->nr_user || s->user[0] != ip ||
+	    unwinder__leaf_caller(c->unwinder, maps, &in, &ra) ||
+	    (s->nr_user > 1 && s->user[1] == ra))
+		return;
+	/* A full stack loses its outermost frame, and was marked truncated already. */
+	n = s->nr_user < PROFILE_MAX_STACK ? s->nr_user : PROFILE_MAX_STACK - 1;
+	memmove(&s->user[2], &s->user[1], (n - 1) * sizeof(s->user[0]));
+	s->user[1] = ra;
+	s->nr_user = n + 1;
+	c->nr_leaf_repaired++;
+}
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct collector *c = ctx;
@@ -508,10 +611,12 @@ static int handle_event(void *ctx, void *data, size_t size)
 		c->malformed++;
 		return 0;
 	}
-	if (ev->type == EVENT_SAMPLE || ev->type == EVENT_OFFCPU)
+	if (ev->type == EVENT_SAMPLE || ev->type == EVENT_OFFCPU) {
+		unwind_sample(c, ev);
 		err = handle_sample(c, &ev->sample);
-	else
+	} else {
 		err = handle_process_event(c, &ev->process);
+	}
 	if (err)
 		c->err = err;
 	return err;
@@ -723,6 +828,14 @@ int collector__run(struct collector *c)
 	if (c->nr_stale)
 		settle_stale_maps(c, true);
 	targets_alive(c);
+	if (c->opts.call_graph == CALL_GRAPH_DWARF)
+		pr_info("unwind: %llu user stacks unwound from CFI, %llu of them truncated (the "
+			"stack copy ended, or CFI was missing or unusable)",
+			(unsigned long long)c->nr_unwound,
+			(unsigned long long)c->nr_unwind_truncated);
+	else if (c->unwinder)
+		pr_debug("unwind: %llu leaf callers restored from CFI",
+			 (unsigned long long)c->nr_leaf_repaired);
 	return err;
 }
 
@@ -785,7 +898,7 @@ void collector__stats(const struct collector *c, struct profile_stats *stats)
 	stats->lost =
 		stat_sum(c, STAT_RINGBUF_FULL) + stat_sum(c, STAT_OFFCPU_DROPPED) + c->malformed;
 	stats->maps_unreadable = count_unreadable(c);
-	stats->truncated = stat_sum(c, STAT_TRUNCATED);
+	stats->truncated = stat_sum(c, STAT_TRUNCATED) + c->nr_unwind_truncated;
 	stats->stack_errors =
 		stat_sum(c, STAT_USER_STACK_ERROR) + stat_sum(c, STAT_KERNEL_STACK_ERROR);
 }

@@ -27,6 +27,17 @@
 struct strset;
 struct stack_table;
 
+/* How user stacks are unwound. */
+enum call_graph {
+	/* Frame pointers, with a leaf's caller that they skip found from its CFI (the default). */
+	CALL_GRAPH_FP_LEAF,
+	CALL_GRAPH_FP,	  /* frame pointers only, as the kernel walks them */
+	CALL_GRAPH_DWARF, /* CFI over a copy of the top of the stack */
+};
+
+/* The user stack --call-graph dwarf copies by default, as perf does. */
+#define CALL_GRAPH_DWARF_DEFAULT_BYTES 8192
+
 struct collector_opts {
 	uint32_t freq_hz;	/* samples per second per CPU */
 	uint64_t duration_ns;	/* 0: until stopped or every target exited */
@@ -38,7 +49,9 @@ struct collector_opts {
 	bool offcpu;		/* record intervals off CPU too */
 	bool offcpu_runnable;	/* ... also those spent waiting for a CPU (preempted) */
 	uint64_t offcpu_min_ns; /* shorter intervals are not recorded */
-	size_t max_stacks;	/* distinct stacks kept, then overflow buckets (stack_table.h) */
+	enum call_graph call_graph;
+	uint32_t stack_bytes; /* CALL_GRAPH_DWARF: bytes of stack to copy; 0: the default */
+	size_t max_stacks;    /* distinct stacks kept, then overflow buckets (stack_table.h) */
 };
 
 /* Returns NULL and sets errno; the reason has been logged with pr_warn(). */

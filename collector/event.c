@@ -23,7 +23,15 @@ int event__parse(const void *data, size_t size, struct event *ev)
 		if (size < sizeof(ev->sample))
 			return -EINVAL;
 		memcpy(&ev->sample, data, sizeof(ev->sample));
-		return event__stacks_valid(&ev->sample.stack) ? 0 : -EINVAL;
+		if (!event__stacks_valid(&ev->sample.stack) ||
+		    ev->sample.user_stack_size > size - sizeof(ev->sample))
+			return -EINVAL;
+		ev->user_stack = (const unsigned char *)data + sizeof(ev->sample);
+		ev->user_stack_size = ev->sample.user_stack_size;
+		/* A stack without the registers to start from cannot be unwound. */
+		if (!(ev->sample.stack.flags & SAMPLE_USER_REGS))
+			ev->user_stack_size = 0;
+		return 0;
 	case EVENT_FORK:
 	case EVENT_EXEC:
 		if (size < sizeof(ev->process))

@@ -27,6 +27,9 @@ struct event {
 		struct sample_event sample;   /* EVENT_SAMPLE, EVENT_OFFCPU */
 		struct process_event process; /* EVENT_FORK, EVENT_EXEC */
 	};
+	/* EVENT_SAMPLE: the user stack copied from the stack pointer up, in the record. */
+	const unsigned char *user_stack;
+	size_t user_stack_size; /* 0: none */
 };
 
 /*

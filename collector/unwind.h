@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * unwind.h - user stacks from call frame information over a copy of the stack.
+ *
+ * The BPF program records a sample's user registers and the top of its user
+ * stack (bpf/profile.h). At drain time the unwinder walks that copy with the
+ * CFI of the code at each return address (.eh_frame, else .debug_frame, read
+ * by libdw), the way a debugger or perf's --call-graph dwarf does, and falls
+ * back to the frame-pointer chain where a function has no CFI. It never
+ * reads outside the copy: a frame whose return address lies above it ends
+ * the walk, and the stack is reported as truncated.
+ *
+ * The unwinder caches, per mapped file, its ELF handle, its CFI and its
+ * load segments; the files are those of the collector's file table, whose
+ * descriptors must outlive the unwinder. Not thread-safe.
+ */
+#ifndef PROFILER_UNWIND_H
+#define PROFILER_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct proc_maps;
+struct unwinder;
+
+/* One sample's user state, as the BPF program recorded it. */
+struct unwind_input {
+	const uint64_t *regs; /* PROFILE_NR_REGS registers by DWARF number */
+	const unsigned char *stack;
+	size_t stack_size; /* bytes copied from regs[PROFILE_REG_SP] up */
+};
+
+/* Returns NULL and sets errno. */
+struct unwinder *unwinder__new(void);
+void unwinder__free(struct unwinder *u);
+
+/*
+ * The return address of a leaf function sampled before it set up its frame
+ * pointer (or after it dropped it), which frame-pointer unwinding skips:
+ * when the CFI at @in's instruction pointer computes the frame from the stack
+ * pointer rather than the frame pointer, and the return address is inside
+ * the copied stack and points into a mapping of @maps. 0 with *@ra set, or
+ * -ENOENT when the leaf has its frame, or nothing can be said.
+ */
+int unwinder__leaf_caller(struct unwinder *u, const struct proc_maps *maps,
+			  const struct unwind_input *in, uint64_t *ra);
+
+/*
+ * Unwind @in into at most @max addresses at @ips, leaf first: the
+ * instruction pointer, then each caller's return address. Returns the
+ * number of addresses; *@truncated tells whether the walk stopped before
+ * the outermost frame (the copy ended, CFI was missing or unusable, the
+ * stack made no progress, or @max was reached).
+ */
+size_t unwinder__unwind(struct unwinder *u, const struct proc_maps *maps,
+			const struct unwind_input *in, uint64_t *ips, size_t max, bool *truncated);
+
+#endif
