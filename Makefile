@@ -233,6 +233,22 @@ $(OUTPUT)/workloads/%: tests/workloads/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) $< -lpthread -o $@
 
+# Built by gcc, which sets up no frame in a leaf that uses no stack even with
+# -fno-omit-frame-pointer, and again with no frame pointers at all: what
+# frame-pointer unwinding gets wrong, for tests/e2e/unwind.sh.
+GCC_WORKLOAD_CFLAGS := -O2 -g -Wall -Werror
+WORKLOADS += $(OUTPUT)/workloads/frameless-nofp
+
+$(OUTPUT)/workloads/frameless: tests/workloads/frameless.c tests/workloads/work.h
+	$(call msg,WORKLOAD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)gcc $(GCC_WORKLOAD_CFLAGS) -fno-omit-frame-pointer $< -o $@
+
+$(OUTPUT)/workloads/frameless-nofp: tests/workloads/frameless.c tests/workloads/work.h
+	$(call msg,WORKLOAD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)gcc $(GCC_WORKLOAD_CFLAGS) -fomit-frame-pointer $< -o $@
+
 workloads: $(WORKLOADS)
 
 # Binaries that tests/e2e/symbolize_oracle.sh symbolizes both with ours and

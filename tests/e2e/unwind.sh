@@ -1,0 +1,107 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Stacks through code without frame pointers: a gcc leaf that sets up no
+# frame (default mode repairs its caller from CFI), a program with no frame
+# pointers at all and a path through the C library (--call-graph dwarf),
+# each checked against known shares and against perf on the same workload.
+. "$(dirname "$0")/lib.sh"
+
+require_bpf "unwind: default mode finds a frameless leaf's callers" \
+	"unwind: --call-graph fp misses them" "unwind: --call-graph dwarf without frame pointers" \
+	"unwind: stacks through qsort" "unwind: a short stack copy is counted as truncated" \
+	"unwind: perf agrees"
+
+# perf_shares DATA: among perf's samples in leaf(), the percentages whose
+# stack holds caller_a, caller_b and main, from `perf script`.
+perf_shares() {
+	perf script -i "$1" -F ip,sym 2>/dev/null | awk 'BEGIN { RS = "" }
+		/ leaf\n/ { n++; if (/ caller_a\n/) a++; if (/ caller_b\n/) b++; if (/ main\n/) m++ }
+		END { if (!n) n = 1; printf "%.1f %.1f %.1f\n", 100 * a / n, 100 * b / n, 100 * m / n }'
+}
+
+# folded_share FILE PATTERN WITHIN: the percentage of the samples of stacks
+# matching WITHIN (an awk regular expression) that also match PATTERN.
+folded_share() {
+	awk -v p="$2" -v w="$3" '{ n = $NF } $0 ~ w { total += n; if ($0 ~ p) hit += n }
+		END { if (total) printf "%.1f", 100 * hit / total; else print 0 }' "$1"
+}
+
+# truncated_count STDERR: the "N truncated" of the profiler's summary.
+truncated_count() {
+	sed -n 's/.* samples in .*, \([0-9]*\) truncated,.*/\1/p' "$1"
+}
+
+profile() {
+	local name=$1
+	shift
+	if ! "$PROFILER" -F 499 "$@" 2>"$TMP/err"; then
+		fail "$name: profiler failed"
+		sed 's/^/#   /' "$TMP/err"
+		return 1
+	fi
+}
+
+# gcc -O2 -fno-omit-frame-pointer: leaf() has no frame, so the kernel's
+# frame-pointer walk goes from leaf() to main(). The default mode puts the
+# caller back from leaf()'s CFI.
+name="unwind: default mode finds a frameless leaf's callers"
+if profile "$name" -o "$TMP/leaf.pb.gz" -- "$WORKLOADS/frameless" 70 30 4; then
+	share_is "$name" "$TMP/leaf.pb.gz" caller_a 70 5
+	share_is "$name" "$TMP/leaf.pb.gz" caller_b 30 5
+fi
+
+name="unwind: --call-graph fp misses them"
+if profile "$name" --call-graph fp -o "$TMP/fp.pb.gz" -- "$WORKLOADS/frameless" 70 30 1; then
+	got=$(pct "$TMP/fp.pb.gz" caller_a)
+	check "$name: caller_a on $got% of stacks, as the kernel's walk sees them" within "$got" 0 5
+fi
+if perf record -q -F 499 --call-graph fp -o "$TMP/perf-fp.data" -- \
+	"$WORKLOADS/frameless" 70 30 1 >/dev/null 2>"$TMP/perf.err"; then
+	read -r a b m < <(perf_shares "$TMP/perf-fp.data")
+	check "$name: so does perf record --call-graph fp (caller_a $a%, caller_b $b%)" \
+		within "$a" 0 5
+else
+	fail "$name: perf record --call-graph fp failed"
+	sed 's/^/#   /' "$TMP/perf.err"
+fi
+
+# -fomit-frame-pointer: only CFI finds any caller.
+name="unwind: --call-graph dwarf without frame pointers"
+if profile "$name" --call-graph dwarf -o "$TMP/nofp.pb.gz" -o "$TMP/nofp.folded" -- \
+	"$WORKLOADS/frameless-nofp" 70 30 4; then
+	share_is "$name" "$TMP/nofp.pb.gz" caller_a 70 5
+	share_is "$name" "$TMP/nofp.pb.gz" caller_b 30 5
+	ours=$(pct "$TMP/nofp.pb.gz" caller_a)
+	whole=$(folded_share "$TMP/nofp.folded" ';_start;.*;main;caller_[ab];leaf(;|$| )' ';leaf(;| )')
+	check "$name: $whole% of stacks in leaf run whole from _start" within "$whole" 100 1
+	cut=$(truncated_count "$TMP/err")
+	check "$name: $cut stacks truncated" test "${cut:-1}" -eq 0
+	if perf record -q -F 499 --call-graph dwarf -o "$TMP/perf-dwarf.data" -- \
+		"$WORKLOADS/frameless-nofp" 70 30 4 >/dev/null 2>"$TMP/perf.err"; then
+		read -r a b m < <(perf_shares "$TMP/perf-dwarf.data")
+		check "unwind: perf agrees: perf record --call-graph dwarf has caller_a $a% (ours $ours%), main $m%" \
+			within "$a" "$ours" 5
+	else
+		fail "unwind: perf agrees: perf record --call-graph dwarf failed"
+		sed 's/^/#   /' "$TMP/perf.err"
+	fi
+fi
+
+# The comparator is called from inside the C library, which has no frame
+# pointers: compare, qsort and the caller, in that order.
+name="unwind: stacks through qsort"
+if profile "$name" --call-graph dwarf -o "$TMP/qsort.folded" -- "$WORKLOADS/qsort_cmp" 3; then
+	order=$(folded_share "$TMP/qsort.folded" \
+		';main;sort_all;(__)?qsort(_r)?(;[^;]+)*;compare(;|$| )' ';compare(;| )')
+	check "$name: $order% of stacks in compare run main;sort_all;qsort...;compare" \
+		within "$order" 100 2
+fi
+
+# 64 bytes of stack cannot hold the frames of qsort's recursion: those
+# stacks are cut short, and said to be.
+name="unwind: a short stack copy is counted as truncated"
+if profile "$name" --call-graph dwarf=64 -o "$TMP/short.pb.gz" -- "$WORKLOADS/qsort_cmp" 1; then
+	cut=$(truncated_count "$TMP/err")
+	check "$name: $cut stacks truncated" test "${cut:-0}" -gt 0
+	comment=$(pprof -comments "$TMP/short.pb.gz" 2>/dev/null | grep 'truncated stacks')
+	check "$name: the profile says '$comment'" test "$comment" = "truncated stacks: $cut"
+fi
