@@ -48,6 +48,8 @@ const char options_usage[] =
 "                          8192: code built without frame pointers). Default:\n"
 "                          frame pointers, and a leaf function's caller that\n"
 "                          they miss found from its CFI\n"
+"      --max-stacks N      distinct stacks kept (default 200000); past it, new\n"
+"                          stacks count as [stack table full] (bounds memory)\n"
 "\n"
 "Output:\n"
 "  -o, --output FILE       write the profile to FILE; '-' is stdout. The format\n"
@@ -87,6 +89,7 @@ enum {
 	OPT_WALL,
 	OPT_OFFCPU_MIN,
 	OPT_CALL_GRAPH,
+	OPT_MAX_STACKS,
 };
 
 static const struct option long_options[] = {
@@ -104,6 +107,7 @@ static const struct option long_options[] = {
 	{ "wall", no_argument, NULL, OPT_WALL },
 	{ "off-cpu-min", required_argument, NULL, OPT_OFFCPU_MIN },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
@@ -266,6 +270,7 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 	memset(o, 0, sizeof(*o));
 	o->freq_hz = DEFAULT_FREQ_HZ;
 	o->offcpu_min_ns = DEFAULT_OFFCPU_MIN_US * 1000;
+	o->max_stacks = DEFAULT_MAX_STACKS;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:p:o:f:F:d:at:vh", long_options, NULL)) != -1) {
@@ -336,6 +341,12 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 					    "invalid --off-cpu-min '%s': expected microseconds",
 					    optarg);
 			o->offcpu_min_ns = v * 1000;
+			break;
+		case OPT_MAX_STACKS:
+			if (!parse_u64(optarg, 1, 1ULL << 32, &o->max_stacks))
+				return fail(err, size,
+					    "invalid --max-stacks '%s': expected 1 to 4294967296",
+					    optarg);
 			break;
 		case OPT_CALL_GRAPH:
 			if (parse_call_graph(o, optarg, err, size))

@@ -20,6 +20,8 @@
 #define DEFAULT_FREQ_HZ 99
 #define DEFAULT_PPROF_OUTPUT "profile.pb.gz"
 #define DEFAULT_OFFCPU_MIN_US 100
+/* Distinct stacks kept before new ones go to overflow buckets: bounds memory. */
+#define DEFAULT_MAX_STACKS 200000
 /* -o may be given this many times: one profile, written in several formats. */
 #define MAX_OUTPUTS 8
 
@@ -45,6 +47,7 @@ struct options {
 	int offcpu;		/* record time off CPU (set by --wall too) */
 	int wall;		/* merge on- and off-CPU time into wall-clock time */
 	uint64_t offcpu_min_ns; /* shorter intervals off CPU are not recorded */
+	uint64_t max_stacks;	/* --max-stacks */
 	int verbose;
 	int help;
 	/* --call-graph, and its dwarf=SIZE (0: the default). */

@@ -27,25 +27,63 @@
 #include "common/strset.h"
 #include "export/export.h"
 #include "options.h"
+#include "privileges.h"
 #include "record.h"
 #include "symbolize/symbolizer.h"
 
-static struct collector *active_collector;
+/*
+ * SIGINT, SIGTERM and SIGHUP while sampling end the sampling, and the
+ * profile is written as if the duration had run out. Any other time,
+ * before sampling starts or while the profile is symbolized and written,
+ * they abort the run: temporary files are removed, nothing is written,
+ * and the profiler ends by that signal (exit status 128 + its number in a
+ * shell), so a second Ctrl-C stops a long symbolization. Once the outputs
+ * are being renamed into place the profile is as good as written, and a
+ * signal no longer changes the outcome.
+ */
+static struct collector *volatile sampling;
+static volatile sig_atomic_t abort_signal;
+static volatile sig_atomic_t committed;
+/* What the run was doing, for the message if a signal aborts it. */
+static const char *phase = "starting";
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	if (active_collector)
-		collector__stop(active_collector);
+	struct collector *c = sampling;
+
+	if (c)
+		collector__stop(c);
+	else if (!committed && !abort_signal)
+		abort_signal = sig;
 }
+
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
 
 static void install_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+		sigaction(stop_signals[i], &sa, NULL);
+}
+
+/* Say what the signal interrupted, then end by it, as an interrupted program should. */
+static void die_of_signal(int sig)
+{
+	struct sigaction sa = { .sa_handler = SIG_DFL };
+	sigset_t set;
+
+	fprintf(stderr, "profiler: stopped by SIG%s while %s: no profile written\n",
+		sigabbrev_np(sig), phase);
+	fflush(stderr);
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	_exit(128 + sig);
 }
 
 /* Is @file an executable we could exec, searching $PATH like execvp()? 0 or -errno. */
@@ -81,8 +119,11 @@ struct child {
 	bool started;
 };
 
-/* Fork a child that waits for the go-ahead, then execs @argv. 0 or -errno. */
-static int child__fork(struct child *child, char **argv)
+/*
+ * Fork a child that waits for the go-ahead, then execs @argv, as @user if
+ * not NULL. 0 or -errno.
+ */
+static int child__fork(struct child *child, char **argv, const struct invoker *user)
 {
 	int go[2], status[2];
 	char c;
@@ -105,15 +146,22 @@ static int child__fork(struct child *child, char **argv)
 		return err;
 	}
 	if (!child->pid) {
-		int err;
+		int err = 0;
 
 		close(go[1]);
 		close(status[0]);
+		/* Not the profiler's signal handlers: Ctrl-C must stop the command. */
+		for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+			signal(stop_signals[i], SIG_DFL);
+		if (user)
+			err = -invoker__become(user);
 		/* EOF without a byte means the profiler gave up: do not run. */
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
-		execvp(argv[0], argv);
-		err = errno;
+		if (!err) {
+			execvp(argv[0], argv);
+			err = errno;
+		}
 		if (write(status[1], &err, sizeof(err)) < 0)
 			_exit(127);
 		_exit(127);
@@ -265,9 +313,31 @@ static bool is_bpf_frame(const struct profile_frame *f)
 	       !strncmp(name, "__traceiter_", 12);
 }
 
-/* Turn every aggregated stack into a symbolized sample of @p. 0 or -ENOMEM. */
+/*
+ * The one frame of an overflow bucket's samples (stack_table.h): a stack
+ * never seen before, counted after the table reached --max-stacks.
+ */
+struct overflow_frame {
+	struct profile_line line;
+	struct profile_frame frame;
+};
+
+static void overflow_frame__init(struct overflow_frame *f, struct strset *strings)
+{
+	memset(f, 0, sizeof(*f));
+	f->line.name = strset__add(strings, "[stack table full]");
+	f->frame.lines = &f->line;
+	f->frame.nr_lines = 1;
+	f->frame.source = FRAME_NO_MAPPING;
+}
+
+/*
+ * Turn every aggregated stack into a symbolized sample of @p. 0, -ENOMEM,
+ * or -EINTR when a signal aborts the run.
+ */
 static int symbolize_stacks(struct profile *p, struct symbolizer *sym,
-			    const struct stack_table *stacks, uint64_t start_mono)
+			    const struct stack_table *stacks, uint64_t start_mono,
+			    const struct overflow_frame *overflow)
 {
 	const struct profile_frame **frames = NULL;
 	struct stack_entry *s;
@@ -291,6 +361,12 @@ static int symbolize_stacks(struct profile *p, struct symbolizer *sym,
 		};
 		uint32_t n = 0;
 
+		if (abort_signal) {
+			err = -EINTR;
+			goto out;
+		}
+		if (s->overflow)
+			frames[n++] = &overflow->frame;
 		/*
 		 * Below each stack's leaf, entries are return addresses: the
 		 * instruction after a call, which belongs to the next function when
@@ -372,13 +448,15 @@ static void print_summary(const struct profile *p, const struct options *o)
  * only then renamed into place, so a failure leaves every destination as
  * it was. Only a rename itself failing midway leaves some renamed.
  */
-static int write_profile(const struct profile *p, const struct options *o)
+static int write_profile(const struct profile *p, const struct options *o,
+			 const struct invoker *owner)
 {
 	struct output_file out[MAX_OUTPUTS];
 	size_t opened = 0, i;
+	sigset_t stop, old;
 	int err = 0;
 
-	for (; opened < o->nr_outputs && !err; opened++) {
+	for (; opened < o->nr_outputs && !err && !abort_signal; opened++) {
 		const struct output_spec *spec = &o->outputs[opened];
 
 		err = output_file__open(&out[opened], spec->path);
@@ -386,12 +464,31 @@ static int write_profile(const struct profile *p, const struct options *o)
 			pr_warn("cannot write '%s': %s", spec->path, strerror(-err));
 			break;
 		}
+		/* Under sudo the profile is the user's, not root's. */
+		if (owner) {
+			int chown_err = output_file__chown(&out[opened], owner->uid, owner->gid);
+
+			if (chown_err)
+				pr_warn("cannot give '%s' to uid %u: %s", spec->path, owner->uid,
+					strerror(-chown_err));
+		}
 		err = export__write(spec->format, p, out[opened].fp, spec->path);
 		if (!err)
 			err = output_file__close(&out[opened]);
-		if (err)
+		if (err == -EPIPE && !strcmp(spec->path, "-"))
+			pr_warn("cannot write the profile to stdout: its reader exited");
+		else if (err)
 			pr_warn("cannot write '%s': %s", spec->path, strerror(-err));
 	}
+	/* The last moment a signal aborts the run: from here on it is ignored. */
+	sigemptyset(&stop);
+	for (i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+		sigaddset(&stop, stop_signals[i]);
+	sigprocmask(SIG_BLOCK, &stop, &old);
+	if (!err && abort_signal)
+		err = -EINTR;
+	committed = !err;
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	for (i = 0; i < opened && !err; i++) {
 		err = output_file__commit(&out[i]);
 		if (err)
@@ -435,22 +532,46 @@ int record(const struct options *o)
 	struct symbolizer_stats st;
 	struct collector *c = NULL;
 	struct profile *p = NULL;
+	struct invoker user, *invoker = NULL;
+	struct privilege_needs needs;
+	const struct stack_table *stacks;
+	struct overflow_frame overflow;
 	int err, ret = 1, status;
 
+	install_signals();
 	/* Everything a user could have got wrong is checked before sampling starts. */
 	for (size_t i = 0; i < o->nr_outputs; i++) {
 		err = output_file__check(o->outputs[i].path);
+		if (err == -ELOOP) {
+			pr_warn("cannot write '%s': a symbolic link another user owns in a shared "
+				"directory (not followed)",
+				o->outputs[i].path);
+			return 1;
+		}
 		if (err) {
 			pr_warn("cannot write '%s': %s", o->outputs[i].path, strerror(-err));
 			return 1;
 		}
 	}
+	err = invoker__from_sudo(&user);
+	if (err == -EINVAL) {
+		pr_warn("SUDO_UID or SUDO_GID is not a number: will not guess whose profile it is");
+		return 1;
+	}
+	if (!err)
+		invoker = &user;
 	for (size_t i = 0; i < o->nr_pids; i++) {
 		pid_t tgid = thread_group_of(o->pids[i]);
 
-		if (tgid == -ENOENT || tgid == -ESRCH) {
+		if ((tgid == -ENOENT || tgid == -ESRCH) && kill(o->pids[i], 0) && errno == ESRCH) {
 			pr_warn("no such process %d", o->pids[i]);
 			return 1;
+		}
+		/* It exists, but /proc hides it from us (hidepid, another user's process). */
+		if (tgid < 0) {
+			pr_warn("cannot read /proc/%d: %s; profiling it without its maps",
+				o->pids[i], strerror(tgid == -ENOENT ? EACCES : -tgid));
+			continue;
 		}
 		if (tgid > 0 && tgid != o->pids[i]) {
 			pr_warn("%d is a thread of process %d: use -p %d", o->pids[i], tgid, tgid);
@@ -483,7 +604,7 @@ int record(const struct options *o)
 			return 1;
 		}
 		/* Fork first, so the command inherits none of the profiler's settings. */
-		err = child__fork(&child, o->command);
+		err = child__fork(&child, o->command, invoker);
 		if (err) {
 			pr_warn("cannot start '%s': %s", o->command[0], strerror(-err));
 			return 1;
@@ -497,6 +618,7 @@ int record(const struct options *o)
 		pr_warn("cannot start: %s", strerror(errno));
 		goto out;
 	}
+	copts.max_stacks = o->max_stacks;
 	c = collector__new(&copts, p->strings);
 	if (!c)
 		goto out;
@@ -530,8 +652,11 @@ int record(const struct options *o)
 		}
 	}
 
-	active_collector = c;
-	install_signals();
+	/* From here until sampling ends, a signal stops sampling instead of aborting. */
+	sampling = c;
+	if (abort_signal)
+		goto out;
+	phase = "attaching";
 	err = collector__start(c);
 	if (err)
 		goto out;
@@ -550,9 +675,16 @@ int record(const struct options *o)
 	} else {
 		print_targets(o);
 	}
+	needs.chown = invoker != NULL;
+	needs.kill = o->command && invoker;
+	err = privileges__drop(&needs);
+	if (err)
+		pr_warn("cannot drop the capabilities sampling no longer needs: %s",
+			strerror(-err));
 
 	err = collector__run(c);
-	active_collector = NULL;
+	sampling = NULL;
+	phase = "symbolizing";
 	if (err)
 		goto out;
 	if (o->command) {
@@ -564,14 +696,31 @@ int record(const struct options *o)
 	}
 
 	collector__stats(c, &p->stats);
+	stacks = collector__stacks(c);
+	if (stacks->overflowed || stacks->dropped)
+		pr_warn("more than %zu distinct stacks (--max-stacks): %llu samples of newer stacks "
+			"counted as [stack table full], %llu dropped",
+			stacks->max_stacks, (unsigned long long)stacks->overflowed,
+			(unsigned long long)stacks->dropped);
+	/* Dropped samples are in no stack of the profile: count them as lost ones. */
+	p->stats.lost += stacks->dropped;
+	if (p->stats.maps_unreadable)
+		pr_warn("the maps of %llu processes could not be read (they exited first, or /proc "
+			"hides them): their user frames are [unknown]",
+			(unsigned long long)p->stats.maps_unreadable);
 	p->mode = o->wall ? PROFILE_WALL : o->offcpu ? PROFILE_OFFCPU : PROFILE_CPU;
 	p->start_time = collector__start_real(c);
 	p->duration = collector__duration(c);
+	pr_info("symbolizing %zu stacks", stacks->entries.nr);
+	overflow_frame__init(&overflow, p->strings);
 	sym = symbolizer__new(p->strings, NULL);
-	if (!sym || symbolize_stacks(p, sym, collector__stacks(c), collector__start_mono(c))) {
+	err = sym && overflow.line.name ?
+		      symbolize_stacks(p, sym, stacks, collector__start_mono(c), &overflow) :
+		      -ENOMEM;
+	if (err == -ENOMEM)
 		pr_warn("cannot symbolize: out of memory");
+	if (err)
 		goto out;
-	}
 	symbolizer__stats(sym, &st);
 	memcpy(p->stats.frames, st.sources, sizeof(p->stats.frames));
 	if (o->verbose) {
@@ -584,15 +733,18 @@ int record(const struct options *o)
 			pr_info("bpf: sched_switch: %llu runs, %llu ns per run",
 				(unsigned long long)runs, (unsigned long long)(run_ns / runs));
 	}
-	if (write_profile(p, o))
+	phase = "writing the profile";
+	if (write_profile(p, o, invoker))
 		goto out;
 	print_summary(p, o);
 	ret = 0;
 out:
-	active_collector = NULL;
+	sampling = NULL;
 	child__abort(&child);
 	profile__free(p);
 	symbolizer__free(sym);
 	collector__free(c);
+	if (ret && abort_signal)
+		die_of_signal(abort_signal);
 	return ret;
 }

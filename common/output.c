@@ -28,6 +28,36 @@ static void dir_of(const char *path, char *dir, size_t size)
 		snprintf(dir, size, "%.*s", (int)(slash - path), path);
 }
 
+/*
+ * Is @path a symbolic link that someone else planted in a shared directory?
+ * The kernel's fs.protected_symlinks rule, applied whatever that sysctl
+ * says: in a sticky world-writable directory such as /tmp, only a link
+ * that belongs to us or to the directory's owner is followed. Otherwise
+ * any user could point /tmp/out.pb.gz at a device or a FIFO of root's, or
+ * /tmp/dir at /etc.
+ */
+static bool planted_link(const char *path)
+{
+	char dir[PATH_MAX];
+	struct stat lst, dst;
+
+	if (lstat(path, &lst) || !S_ISLNK(lst.st_mode))
+		return false;
+	dir_of(path, dir, sizeof(dir));
+	if (stat(dir, &dst) || !(dst.st_mode & S_ISVTX) || !(dst.st_mode & S_IWOTH))
+		return false;
+	return lst.st_uid != geteuid() && lst.st_uid != dst.st_uid;
+}
+
+/* @path or its directory is a planted link (see planted_link()). */
+static bool through_planted_link(const char *path)
+{
+	char dir[PATH_MAX];
+
+	dir_of(path, dir, sizeof(dir));
+	return planted_link(path) || planted_link(dir);
+}
+
 int output_file__check(const char *path)
 {
 	char dir[PATH_MAX];
@@ -39,6 +69,8 @@ int output_file__check(const char *path)
 		return -ENOENT;
 	if (path[strlen(path) - 1] == '/')
 		return -EISDIR;
+	if (through_planted_link(path))
+		return -ELOOP;
 	if (!stat(path, &st) && S_ISDIR(st.st_mode))
 		return -EISDIR;
 	dir_of(path, dir, sizeof(dir));
@@ -64,6 +96,9 @@ int output_file__open(struct output_file *out, const char *path)
 		out->fp = stdout;
 		return 0;
 	}
+	/* Checked again: the link may have been planted while we sampled. */
+	if (through_planted_link(path))
+		return -ELOOP;
 	if (!stat(path, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
 		fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
 		if (fd < 0)
@@ -105,6 +140,13 @@ out_err:
 	free(out->tmp_path);
 	out->tmp_path = NULL;
 	return err;
+}
+
+int output_file__chown(struct output_file *out, uid_t uid, gid_t gid)
+{
+	if (!out->tmp_path || !out->fp)
+		return 0;
+	return fchown(fileno(out->fp), uid, gid) ? -errno : 0;
 }
 
 /* The error of a stream, flushed: errno from the write that failed, else EIO. */

@@ -9,6 +9,10 @@
  * /dev/null, perhaps through a link such as /dev/stdout) is written as it
  * is: there is nothing to rename, and replacing it would break it.
  *
+ * A symbolic link that another user planted in a sticky, world-writable
+ * directory (/tmp), as the path or as its directory, is never followed:
+ * output_file__check() and output_file__open() return -ELOOP for it.
+ *
  * Several outputs commit together in two steps: output_file__close() on
  * each (where a full disk shows), then output_file__commit() on each (the
  * renames), so a failure to write one leaves every destination as it was.
@@ -18,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 struct output_file {
 	const char *path; /* destination, or "-" */
@@ -35,6 +40,12 @@ int output_file__check(const char *path);
 
 /* Open a temporary file beside @path (or stdout, or @path itself as above). 0 or -errno. */
 int output_file__open(struct output_file *out, const char *path);
+
+/*
+ * Give the new file to @uid:@gid (for the user who ran sudo). Nothing to do
+ * for stdout and destinations written as they are. 0 or -errno.
+ */
+int output_file__chown(struct output_file *out, uid_t uid, gid_t gid);
 
 /* Flush and close, and make the data durable; nothing is renamed yet. 0 or -errno. */
 int output_file__close(struct output_file *out);
