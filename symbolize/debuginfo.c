@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <linux/openat2.h>
 #include <lzma.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -94,37 +96,84 @@ static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
 }
 
 /*
- * Open @path if it is a regular file and not @self (when not NULL). It is
- * stat()ed first, so that a device node or FIFO planted in a target's
- * debug directory is never opened, and opened O_NONBLOCK in case it was
- * swapped for one in between (checked again on the descriptor).
+ * Where the paths of one lookup are resolved. Every path is built as
+ * ROOT/rest, for messages and for @found; the kernel is given only the
+ * rest, from @skip on, resolved under @dirfd, the root opened once, with
+ * RESOLVE_IN_ROOT: a symbolic link in the target's file system, absolute
+ * or full of "..", resolves inside that root as it does for the target,
+ * and never reaches a file of the host's. For the host itself, @dirfd is
+ * AT_FDCWD and paths resolve as usual.
  */
-static int open_regular(const char *path, const struct stat *self)
-{
-	struct stat st, fst;
-	int fd, flags;
+struct lookup {
+	int dirfd;
+	size_t skip;	  /* the root's length in every path */
+	uint64_t resolve; /* RESOLVE_* flags for openat2() */
+};
 
-	if (stat(path, &st))
+/*
+ * An O_PATH descriptor of @path (which opens nothing: no device or FIFO
+ * reacts to it), or -1 with errno set. Without openat2() (before Linux
+ * 5.6, or under a seccomp filter) a root's paths are refused: resolving
+ * them the old way could leave the root.
+ */
+static int open_path(const struct lookup *in, const char *path)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC,
+		.resolve = in->resolve,
+	};
+
+	if (!in->resolve)
+		return open(path, O_PATH | O_CLOEXEC);
+	return syscall(SYS_openat2, in->dirfd, path + in->skip, &how, sizeof(how));
+}
+
+/* stat() of @path as open_path() resolves it. 0 or -1 with errno set. */
+static int stat_path(const struct lookup *in, const char *path, struct stat *st)
+{
+	int fd = open_path(in, path), err = 0;
+
+	if (fd < 0)
 		return -1;
-	if (!S_ISREG(st.st_mode)) {
+	if (fstat(fd, st))
+		err = -1;
+	close(fd);
+	return err;
+}
+
+/*
+ * Open @path read-only if it is a regular file and not @self (when not
+ * NULL). The file is found once, as an O_PATH descriptor, checked on that
+ * descriptor, and that very inode reopened through /proc/self/fd: a device
+ * node or FIFO planted in a target's debug directory is never opened, and
+ * nothing can be swapped in between.
+ */
+static int open_regular(const struct lookup *in, const char *path, const struct stat *self)
+{
+	char proc_path[64];
+	struct stat st;
+	int pfd, fd;
+
+	pfd = open_path(in, path);
+	if (pfd < 0) {
+		if (errno != ENOENT)
+			pr_debug("debuginfo: cannot open '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	fd = -1;
+	if (fstat(pfd, &st)) {
+		pr_debug("debuginfo: cannot stat '%s': %s", path, strerror(errno));
+	} else if (!S_ISREG(st.st_mode)) {
 		pr_debug("debuginfo: ignoring '%s': not a regular file", path);
-		return -1;
-	}
-	if (self && st.st_dev == self->st_dev && st.st_ino == self->st_ino) {
+	} else if (self && st.st_dev == self->st_dev && st.st_ino == self->st_ino) {
 		pr_debug("debuginfo: ignoring '%s': the file itself", path);
-		return -1;
+	} else {
+		snprintf(proc_path, sizeof(proc_path), "/proc/self/fd/%d", pfd);
+		fd = open(proc_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0)
+			pr_debug("debuginfo: cannot open '%s': %s", path, strerror(errno));
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0) {
-		pr_debug("debuginfo: cannot open '%s': %s", path, strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &fst) || fst.st_dev != st.st_dev || fst.st_ino != st.st_ino ||
-	    (flags = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)) {
-		pr_debug("debuginfo: ignoring '%s': changed while opened", path);
-		close(fd);
-		return -1;
-	}
+	close(pfd);
 	return fd;
 }
 
@@ -144,9 +193,10 @@ static bool build_id_matches(int fd, const char *path, const char *build_id)
 }
 
 /* Open @path if it is a regular ELF file, not @self, with build-id @build_id; else -ENOENT. */
-static int open_candidate(const char *path, const struct stat *self, const char *build_id)
+static int open_candidate(const struct lookup *in, const char *path, const struct stat *self,
+			  const char *build_id)
 {
-	int fd = open_regular(path, self);
+	int fd = open_regular(in, path, self);
 
 	if (fd < 0)
 		return -ENOENT;
@@ -176,8 +226,8 @@ static bool valid_build_id(const char *s)
 }
 
 /* Step 1: ROOT/DEBUG_DIR/.build-id/xx/rest.debug. An fd, -ENOENT or -ENOMEM. */
-static int find_by_build_id(const char *root, const char *debug_dir, const char *build_id,
-			    char **found)
+static int find_by_build_id(const struct lookup *in, const char *root, const char *debug_dir,
+			    const char *build_id, char **found)
 {
 	char dir[3] = { build_id[0], build_id[1], '\0' };
 	char file[BUILD_ID_HEX_MAX + sizeof(".debug")];
@@ -187,7 +237,7 @@ static int find_by_build_id(const char *root, const char *debug_dir, const char 
 	path = path_join(root, debug_dir, ".build-id", dir, file, NULL);
 	if (!path)
 		return -ENOMEM;
-	return found_at(open_candidate(path, NULL, build_id), path, found);
+	return found_at(open_candidate(in, path, NULL, build_id), path, found);
 }
 
 /*
@@ -254,8 +304,9 @@ static bool crc_matches(int fd, const char *path, uint32_t want)
  * Step 2: the .gnu_debuglink name beside @path, in .debug/ beside it, then
  * under DEBUG_DIR at @path's directory. An fd, -ENOENT or -ENOMEM.
  */
-static int find_by_debuglink(Elf *elf, const char *root, const char *debug_dir, const char *path,
-			     const char *build_id, char **found)
+static int find_by_debuglink(Elf *elf, const struct lookup *in, const char *root,
+			     const char *debug_dir, const char *path, const char *build_id,
+			     char **found)
 {
 	const char *slash = strrchr(path, '/'), *name;
 	char *dir, *self_path, *cands[3] = { NULL };
@@ -278,9 +329,9 @@ static int find_by_debuglink(Elf *elf, const char *root, const char *debug_dir, 
 	cands[2] = path_join(root, debug_dir, dir, name, NULL);
 	if (!cands[0] || !cands[1] || !cands[2])
 		goto out_free;
-	have_self = !stat(self_path, &self);
+	have_self = !stat_path(in, self_path, &self);
 	for (int i = 0; i < 3; i++) {
-		fd = open_candidate(cands[i], have_self ? &self : NULL, build_id);
+		fd = open_candidate(in, cands[i], have_self ? &self : NULL, build_id);
 		if (fd >= 0 && !crc_matches(fd, cands[i], want)) {
 			close(fd);
 			fd = -ENOENT;
@@ -368,6 +419,7 @@ int debuginfo__find(Elf *elf, const char *path, const char *build_id,
 {
 	const char *root = opts && opts->root ? opts->root : "";
 	const char *debug_dir = opts && opts->debug_dir ? opts->debug_dir : DEFAULT_DEBUG_DIR;
+	struct lookup in = { .dirfd = AT_FDCWD };
 	int fd = -ENOENT;
 
 	if (found)
@@ -375,14 +427,27 @@ int debuginfo__find(Elf *elf, const char *path, const char *build_id,
 	/* "/" is the host's root: leave relative paths relative. */
 	if (!root[strspn(root, "/")])
 		root = "";
+	if (*root) {
+		in.dirfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		/* Steps 1 and 2 then find nothing (EBADF); debuginfod may still. */
+		if (in.dirfd < 0)
+			pr_debug("debuginfo: cannot open '%s': %s", root, strerror(errno));
+		/* path_join() keeps the root without its trailing slashes. */
+		in.skip = strlen(root);
+		while (in.skip > 1 && root[in.skip - 1] == '/')
+			in.skip--;
+		in.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+	}
 	if (build_id && !valid_build_id(build_id)) {
 		pr_debug("debuginfo: ignoring malformed build-id '%s'", build_id);
 		build_id = NULL;
 	}
 	if (build_id)
-		fd = find_by_build_id(root, debug_dir, build_id, found);
+		fd = find_by_build_id(&in, root, debug_dir, build_id, found);
 	if (fd == -ENOENT && path)
-		fd = find_by_debuglink(elf, root, debug_dir, path, build_id, found);
+		fd = find_by_debuglink(elf, &in, root, debug_dir, path, build_id, found);
+	if (in.dirfd >= 0)
+		close(in.dirfd);
 	if (fd == -ENOENT && build_id)
 		fd = find_by_debuginfod(build_id, found);
 	if (fd < 0) {

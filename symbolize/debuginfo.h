@@ -32,8 +32,10 @@
 struct debuginfo_opts {
 	/*
 	 * The target's root ("/proc/PID/root"), under which every path below
-	 * is resolved; NULL, "" or "/" for the host, where a relative path is
-	 * relative to our working directory.
+	 * is resolved with openat2(RESOLVE_IN_ROOT): the target's symbolic
+	 * links, absolute ones and "..", resolve as they do for it and never
+	 * lead out of its root. NULL, "" or "/" for the host, where a relative
+	 * path is relative to our working directory.
 	 */
 	const char *root;
 	/* Global debug directory, NULL for "/usr/lib/debug" (gdb's debug-file-directory). */

@@ -303,6 +303,58 @@ TEST(debuginfo_root)
 	check_find("debuginfo/root/usr/bin/other", "/usr/bin/other", &opts, expect);
 }
 
+/*
+ * A target's links resolve inside its root, as the target sees them: an
+ * absolute link under ROOT/usr/lib/debug/.build-id leads to a file under
+ * ROOT, and a link that climbs out with ".." towards a file of the host's
+ * stays in ROOT, and finds nothing there.
+ */
+TEST(debuginfo_root_links_stay_inside)
+{
+	char root[] = "/tmp/profiler-unit-root.XXXXXX", cmd[4 * PATH_MAX], host[PATH_MAX];
+	char idlink[PATH_MAX], inside[PATH_MAX];
+	struct debuginfo_opts opts = { .root = root, .debug_dir = "/usr/lib/debug" };
+	struct stat want, got;
+	struct elf_file f;
+	char *found = NULL;
+	int fd;
+
+	CHECK(mkdtemp(root) != NULL);
+	CHECK(abs_fixture("debuginfo/prog.debug", host, sizeof(host)) == 0);
+	CHECK(elf_file_open(&f, "debuginfo/prog.full") == 0);
+	if (test__failed())
+		return;
+	snprintf(inside, sizeof(inside), "%s/usr/lib/debug/real/prog.debug", root);
+	snprintf(idlink, sizeof(idlink), "%s/usr/lib/debug/.build-id/%.2s/%s.debug", root,
+		 f.build_id, f.build_id + 2);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %s/usr/lib/debug/real %s/usr/lib/debug/.build-id/%.2s && "
+		 "cp '%s' %s && ln -s /usr/lib/debug/real/prog.debug %s",
+		 root, root, f.build_id, host, inside, idlink);
+	CHECK(system(cmd) == 0);
+	fd = debuginfo__find(f.elf, NULL, f.build_id, &opts, &found);
+	CHECK(fd >= 0 && !fstat(fd, &got) && !stat(inside, &want) && got.st_ino == want.st_ino);
+	CHECK_STR(found, idlink);
+	if (fd >= 0)
+		close(fd);
+	free(found);
+	found = NULL;
+
+	/* On the host, this link would reach the fixture itself. */
+	snprintf(cmd, sizeof(cmd), "ln -sfn ../../../../../../../../../../../../..%s %s", host,
+		 idlink);
+	CHECK(system(cmd) == 0);
+	errno = 0;
+	fd = debuginfo__find(f.elf, NULL, f.build_id, &opts, &found);
+	CHECK(fd == -1 && errno == ENOENT && !found);
+	if (fd >= 0)
+		close(fd);
+	free(found);
+	elf_file_close(&f);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	CHECK(system(cmd) == 0);
+}
+
 /* --- nothing to find ---------------------------------------------------- */
 
 /* Whether libdebuginfod is loaded into this process. */
