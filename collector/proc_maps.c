@@ -134,9 +134,14 @@ int proc_maps__parse_line(const char *line, struct proc_maps_line *out)
 	int pos = 0;
 	size_t len;
 
+	/*
+	 * sscanf() skips whitespace before each number, newlines included: the
+	 * fields must not have been found on the lines after this one (as a
+	 * blank line, or one cut short, would have them).
+	 */
 	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu%n", &start, &end, out->perms, &pgoff,
 		   &major, &minor, &ino, &pos) != 7 ||
-	    start >= end || strlen(out->perms) != 4)
+	    memchr(line, '\n', pos) || start >= end || strlen(out->perms) != 4)
 		return -EINVAL;
 	line += pos;
 	while (*line == ' ' || *line == '\t')
