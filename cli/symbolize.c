@@ -18,9 +18,6 @@
 #include "symbolize.h"
 #include "symbolize/symbolizer.h"
 
-/* Longer input lines are not addresses; their bytes are skipped, not buffered. */
-#define MAX_LINE 4096
-
 /*
  * Answers are flushed after each read of stdin anyway; a buffer larger than
  * stdio's 4 KiB spares a million-address run tens of thousands of writes.
@@ -302,25 +299,28 @@ static int answer(struct answerer *a, uint64_t addr, bool valid)
 	return 0;
 }
 
-/* Answer the address in @s (@len bytes, not terminated), or "??" when it is none. */
-static int answer_text(struct answerer *a, const char *s, size_t len)
+static int answer_cb(void *ctx, uint64_t addr, bool valid)
+{
+	return answer(ctx, addr, valid);
+}
+
+/* Call @fn for the line @s of @len bytes (not terminated): its address, or not one. */
+static int read_line(const char *s, size_t len, symbolize_address_fn fn, void *ctx)
 {
 	uint64_t addr = 0;
-	bool valid = !parse_address(s, len, &addr);
+	bool valid = len <= SYMBOLIZE_MAX_LINE && !parse_address(s, len, &addr);
 
-	return answer(a, addr, valid);
+	return fn(ctx, addr, valid);
 }
 
 /*
- * Answer the addresses on stdin; 0, -EIO when stdout fails, -ENOMEM, or
- * the error of reading stdin. Each read's complete lines are answered
- * and flushed before the next read blocks, so a script feeding one address
- * at a time gets each answer at once, and a pipe of a million addresses is
- * not flushed a million times.
+ * Each read's complete lines are answered and stdout flushed before the
+ * next read blocks, so a script feeding one address at a time gets each
+ * answer at once, and a pipe of a million addresses is not flushed a
+ * million times.
  */
-static int symbolize_stdin(struct answerer *a)
+int symbolize_read_addresses(int fd, char *buf, size_t size, symbolize_address_fn fn, void *ctx)
 {
-	static char buf[1 << 16];
 	bool skipping = false; /* inside a line too long to be an address */
 	size_t len = 0;
 	int err = 0;
@@ -330,7 +330,8 @@ static int symbolize_stdin(struct answerer *a)
 		size_t start = 0;
 		char *nl;
 
-		n = read(STDIN_FILENO, buf + len, sizeof(buf) - len);
+		/* Never full: the loop below leaves at most SYMBOLIZE_MAX_LINE bytes. */
+		n = read(fd, buf + len, size - len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -338,7 +339,7 @@ static int symbolize_stdin(struct answerer *a)
 		if (n == 0) {
 			/* A last line without a newline. */
 			if (len && !skipping)
-				err = answer_text(a, buf, len);
+				err = read_line(buf, len, fn, ctx);
 			break;
 		}
 		len += n;
@@ -346,15 +347,15 @@ static int symbolize_stdin(struct answerer *a)
 			size_t line_len = nl - (buf + start);
 
 			if (!skipping)
-				err = answer_text(a, buf + start, line_len);
+				err = read_line(buf + start, line_len, fn, ctx);
 			skipping = false;
 			start += line_len + 1;
 		}
 		memmove(buf, buf + start, len - start);
 		len -= start;
-		if (!err && len > MAX_LINE) {
+		if (!err && len > SYMBOLIZE_MAX_LINE) {
 			if (!skipping)
-				err = answer(a, 0, false);
+				err = fn(ctx, 0, false);
 			skipping = true;
 			len = 0;
 		}
@@ -432,11 +433,13 @@ int symbolize_main(int argc, char **argv)
 	setvbuf(stdout, stdout_buf, _IOFBF, sizeof(stdout_buf));
 	if (optind < argc) {
 		for (int i = optind; i < argc && !err; i++)
-			err = answer_text(&a, argv[i], strlen(argv[i]));
+			err = read_line(argv[i], strlen(argv[i]), answer_cb, &a);
 		if (!err && fflush(stdout))
 			err = -EIO;
 	} else {
-		err = symbolize_stdin(&a);
+		static char buf[1 << 16];
+
+		err = symbolize_read_addresses(STDIN_FILENO, buf, sizeof(buf), answer_cb, &a);
 	}
 	if (err == -ENOMEM)
 		fprintf(stderr, "profiler: symbolize: %s\n", strerror(ENOMEM));
