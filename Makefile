@@ -370,7 +370,7 @@ install: $(OUTPUT)/profiler
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/profiler $(DESTDIR)$(PREFIX)/share/man/man1/profiler.1
 
-FORMATTED := $(wildcard $(addsuffix /*.[ch],bpf cli collector common export symbolize bench) \
+FORMATTED := $(wildcard $(addsuffix /*.[ch],bpf cli collector common export symbolize bench fuzz) \
 	tests/*.h tests/*/*.[ch])
 
 format-check:
