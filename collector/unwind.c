@@ -152,7 +152,7 @@ static struct unwind_module *unwinder__module(struct unwinder *u, const struct m
  */
 static Dwarf_Frame *unwinder__frame(struct unwinder *u, const struct proc_maps *maps, uint64_t addr)
 {
-	const struct proc_map *map = proc_maps__find(maps, addr);
+	const struct proc_map *map = maps ? proc_maps__find(maps, addr) : NULL;
 	const struct segment *seg = NULL;
 	struct unwind_module *m;
 	Dwarf_Frame *frame;

@@ -46,3 +46,30 @@ TEST(event_parse_process_and_garbage)
 	CHECK(event__parse(&junk, 2, &ev) == -EINVAL);
 	CHECK(event__parse(&junk, 0, &ev) == -EINVAL);
 }
+
+/* The user stack after a sample: within the record, and only with the registers to start from. */
+TEST(event_parse_user_stack)
+{
+	size_t size = sizeof(struct sample_event) + 64;
+	struct sample_event *e = calloc(1, size);
+	struct event ev;
+
+	CHECK(e);
+	e->type = EVENT_SAMPLE;
+	e->stack.flags = SAMPLE_USER_REGS;
+	e->user_stack_size = 64;
+	CHECK(event__parse(e, size, &ev) == 0);
+	CHECK_U64(ev.user_stack_size, 64);
+	CHECK(ev.user_stack == (const unsigned char *)(e + 1));
+
+	e->user_stack_size = 65;
+	CHECK(event__parse(e, size, &ev) == -EINVAL);
+	e->user_stack_size = UINT32_MAX;
+	CHECK(event__parse(e, size, &ev) == -EINVAL);
+
+	e->user_stack_size = 64;
+	e->stack.flags = 0;
+	CHECK(event__parse(e, size, &ev) == 0);
+	CHECK_U64(ev.user_stack_size, 0);
+	free(e);
+}

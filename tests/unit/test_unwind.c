@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The CFI unwinder on stacks made up byte by byte, over a real ELF file (the
+ * symbols-pie fixture) mapped at a made-up address: what it finds on good
+ * input, and that on bad input (a stack pointer outside the copy, frames that
+ * loop or point outside the stack, a corrupt .eh_frame) it stops, says the
+ * stack is truncated, and neither crashes nor hangs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bpf/profile.h"
+#include "collector/proc_maps.h"
+#include "collector/unwind.h"
+#include "common/strset.h"
+#include "symbolize/elf_symtab.h"
+#include "test.h"
+
+/* Where the fixture's executable segment (file offset and address 0x1000) is mapped. */
+#define BASE 0x10000000ULL
+#define STACK_TOP 0x7ffc0000ULL
+
+struct unwind_fixture {
+	struct strset *strings;
+	struct file_table *files;
+	struct proc_maps *maps;
+	struct unwinder *u;
+	uint64_t alpha, beta; /* fixture_alpha() and fixture_beta(), as mapped */
+};
+
+/* The ELF address of function @name in @path, or 0. */
+static uint64_t symbol_addr(const char *path, const char *name)
+{
+	struct elf_symtab *tab = elf_symtab__open(path);
+	const struct elf_sym *syms;
+	uint64_t addr = 0;
+	size_t nr;
+
+	if (!tab)
+		return 0;
+	syms = elf_symtab__syms(tab, &nr);
+	for (size_t i = 0; i < nr && !addr; i++)
+		if (!strcmp(syms[i].name, name))
+			addr = syms[i].addr;
+	elf_symtab__free(tab);
+	return addr;
+}
+
+/*
+ * Map @path's executable segment at BASE, and an anonymous executable
+ * mapping (code without CFI) after it. 0 or -1.
+ */
+static int fixture_setup(struct unwind_fixture *f, const char *path)
+{
+	char real[PATH_MAX], text[2 * PATH_MAX];
+	struct stat st;
+
+	memset(f, 0, sizeof(*f));
+	if (!realpath(path, real) || stat(real, &st))
+		return -1;
+	snprintf(text, sizeof(text),
+		 "%llx-%llx r-xp 00001000 00:00 %llu %s\n"
+		 "%llx-%llx r-xp 00000000 00:00 0\n",
+		 BASE + 0x1000, BASE + 0x2000, (unsigned long long)st.st_ino, real, BASE + 0x100000,
+		 BASE + 0x101000);
+	f->strings = strset__new();
+	f->files = f->strings ? file_table__new(f->strings) : NULL;
+	f->maps = f->files ? proc_maps__parse(text, getpid(), f->files) : NULL;
+	f->u = unwinder__new();
+	f->alpha = BASE + symbol_addr(real, "fixture_alpha");
+	f->beta = BASE + symbol_addr(real, "fixture_beta");
+	return f->maps && f->u && f->alpha != BASE && f->beta != BASE ? 0 : -1;
+}
+
+static void fixture_teardown(struct unwind_fixture *f)
+{
+	unwinder__free(f->u);
+	proc_maps__free(f->maps);
+	file_table__free(f->files);
+	strset__free(f->strings);
+}
+
+/* Registers with @ip, @sp and @bp, the rest 0. */
+static void set_regs(uint64_t *regs, uint64_t ip, uint64_t sp, uint64_t bp)
+{
+	memset(regs, 0, PROFILE_NR_REGS * sizeof(*regs));
+	regs[PROFILE_REG_IP] = ip;
+	regs[PROFILE_REG_SP] = sp;
+	regs[PROFILE_REG_BP] = bp;
+}
+
+/*
+ * At a function's first instruction the CFA is the stack pointer + 8 and the
+ * return address is at the stack pointer: found by both entry points.
+ */
+TEST(unwind_leaf_at_function_entry)
+{
+	struct unwind_fixture f;
+	uint64_t regs[PROFILE_NR_REGS], stack[4] = { 0 }, ips[8], ra;
+	struct unwind_input in = { regs, (const unsigned char *)stack, sizeof(stack) };
+	bool truncated;
+	size_t n;
+
+	CHECK(fixture_setup(&f, test__fixture("symbols-pie")) == 0);
+	stack[0] = f.beta + 4;
+	set_regs(regs, f.alpha, STACK_TOP - sizeof(stack), 0);
+	CHECK(unwinder__leaf_caller(f.u, f.maps, &in, &ra) == 0);
+	CHECK_U64(ra, f.beta + 4);
+
+	/* The copy ends before fixture_beta's return address. */
+	in.stack_size = sizeof(stack[0]);
+	n = unwinder__unwind(f.u, f.maps, &in, ips, 8, &truncated);
+	CHECK_U64(n, 2);
+	CHECK_U64(ips[0], f.alpha);
+	CHECK_U64(ips[1], f.beta + 4);
+	CHECK(truncated);
+
+	/* A return address outside every mapping is not one. */
+	stack[0] = 0x1234;
+	CHECK(unwinder__leaf_caller(f.u, f.maps, &in, &ra) == -ENOENT);
+	fixture_teardown(&f);
+}
+
+TEST(unwind_stack_pointer_outside_the_copy)
+{
+	struct unwind_fixture f;
+	uint64_t regs[PROFILE_NR_REGS], stack[4] = { 0 }, ips[8], ra;
+	struct unwind_input in = { regs, (const unsigned char *)stack, 4 };
+	bool truncated;
+
+	CHECK(fixture_setup(&f, test__fixture("symbols-pie")) == 0);
+	stack[0] = f.beta + 4;
+	/* Half a word copied: the return address is not in it. */
+	set_regs(regs, f.alpha, STACK_TOP, 0);
+	CHECK(unwinder__leaf_caller(f.u, f.maps, &in, &ra) == -ENOENT);
+	CHECK(unwinder__unwind(f.u, f.maps, &in, ips, 8, &truncated) == 1);
+	CHECK(truncated);
+
+	/* Nothing copied at all, and no maps to look code up in. */
+	in.stack_size = 0;
+	CHECK(unwinder__unwind(f.u, NULL, &in, ips, 8, &truncated) == 1);
+	CHECK(truncated);
+	CHECK(unwinder__leaf_caller(f.u, NULL, &in, &ra) == -ENOENT);
+	fixture_teardown(&f);
+}
+
+/* Code without CFI is walked by its frame pointers, which may loop or point anywhere. */
+TEST(unwind_frame_pointer_loops_and_strays)
+{
+	struct unwind_fixture f;
+	uint64_t regs[PROFILE_NR_REGS], stack[8], ips[16];
+	struct unwind_input in = { regs, (const unsigned char *)stack, sizeof(stack) };
+	const uint64_t sp = STACK_TOP - sizeof(stack), anon = BASE + 0x100010;
+	bool truncated;
+	size_t n;
+
+	CHECK(fixture_setup(&f, test__fixture("symbols-pie")) == 0);
+	/* A frame whose saved frame pointer is itself. */
+	stack[0] = sp;
+	stack[1] = anon;
+	set_regs(regs, anon, sp, sp);
+	n = unwinder__unwind(f.u, f.maps, &in, ips, 16, &truncated);
+	CHECK(n <= 2);
+	CHECK(truncated);
+
+	/* A frame pointer below the stack pointer, and one far above the copy. */
+	set_regs(regs, anon, sp, sp - 64);
+	CHECK(unwinder__unwind(f.u, f.maps, &in, ips, 16, &truncated) == 1);
+	CHECK(truncated);
+	set_regs(regs, anon, sp, STACK_TOP + (1 << 20));
+	CHECK(unwinder__unwind(f.u, f.maps, &in, ips, 16, &truncated) == 1);
+	CHECK(truncated);
+
+	/* A chain that ends with a zero return address is whole. */
+	stack[0] = sp + 16;
+	stack[1] = anon;
+	stack[2] = 0;
+	stack[3] = 0;
+	set_regs(regs, anon, sp, sp);
+	n = unwinder__unwind(f.u, f.maps, &in, ips, 16, &truncated);
+	CHECK_U64(n, 2);
+	CHECK(!truncated);
+	fixture_teardown(&f);
+}
+
+/*
+ * A stack full of one return address: CFI moves up a word a frame, so the
+ * walk ends at the copy's end or at the most frames asked for, whichever
+ * comes first.
+ */
+TEST(unwind_bounded_by_frames_and_copy)
+{
+	enum {
+		WORDS = 4096
+	};
+	uint64_t *stack = malloc(WORDS * sizeof(*stack)), regs[PROFILE_NR_REGS],
+		 ips[PROFILE_MAX_STACK];
+	struct unwind_input in = { regs, (const unsigned char *)stack, WORDS * sizeof(*stack) };
+	struct unwind_fixture f;
+	bool truncated;
+	size_t n;
+
+	CHECK(stack);
+	CHECK(fixture_setup(&f, test__fixture("symbols-pie")) == 0);
+	for (int i = 0; i < WORDS; i++)
+		stack[i] = f.alpha + 1; /* as if called from fixture_alpha's first instruction */
+	set_regs(regs, f.alpha, STACK_TOP - in.stack_size, 0);
+	n = unwinder__unwind(f.u, f.maps, &in, ips, PROFILE_MAX_STACK, &truncated);
+	CHECK_U64(n, PROFILE_MAX_STACK);
+	CHECK(truncated);
+	fixture_teardown(&f);
+	free(stack);
+}
+
+/* The offset and size of @path's section @name, or -1. */
+static int section_range(const char *path, const char *name, uint64_t *offset, uint64_t *size)
+{
+	int fd = open(path, O_RDONLY), ret = -1;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	Elf *elf;
+
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf && !elf_getshdrstrndx(elf, &shstrndx)) {
+		while ((scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr shdr;
+			const char *n;
+
+			if (!gelf_getshdr(scn, &shdr))
+				continue;
+			n = elf_strptr(elf, shstrndx, shdr.sh_name);
+			if (n && !strcmp(n, name)) {
+				*offset = shdr.sh_offset;
+				*size = shdr.sh_size;
+				ret = 0;
+				break;
+			}
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return ret;
+}
+
+/*
+ * Corrupt .eh_frame (and .eh_frame_hdr, its search table) of a copy of the
+ * fixture a hundred ways, and unwind from every fourth byte of its code over a
+ * stack of plausible addresses: every walk ends, within its bounds.
+ */
+TEST(unwind_corrupt_eh_frame)
+{
+	const char *src = test__fixture("symbols-pie");
+	char path[] = "/tmp/unwind-test-XXXXXX";
+	uint64_t eh_off, eh_size, hdr_off, hdr_size, regs[PROFILE_NR_REGS], stack[64],
+		ips[PROFILE_MAX_STACK];
+	struct unwind_input in = { regs, (const unsigned char *)stack, sizeof(stack) };
+	unsigned char *image = NULL;
+	unsigned int seed = 1;
+	struct stat st;
+	int fd, src_fd;
+
+	CHECK(section_range(src, ".eh_frame", &eh_off, &eh_size) == 0);
+	CHECK(section_range(src, ".eh_frame_hdr", &hdr_off, &hdr_size) == 0);
+	src_fd = open(src, O_RDONLY);
+	CHECK(src_fd >= 0);
+	CHECK(!fstat(src_fd, &st) && (image = malloc(st.st_size)));
+	CHECK(pread(src_fd, image, st.st_size, 0) == st.st_size);
+	close(src_fd);
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+
+	for (int round = 0; round < 100; round++) {
+		struct unwind_fixture f;
+		bool truncated;
+
+		/* A few bytes flipped, or a run of bytes overwritten, in either section. */
+		for (int i = 0; i < 1 + round % 8; i++) {
+			uint64_t off = round % 2 ? eh_off : hdr_off,
+				 size = round % 2 ? eh_size : hdr_size;
+
+			image[off + rand_r(&seed) % size] = rand_r(&seed);
+		}
+		if (round % 10 == 9)
+			memset(image + eh_off + rand_r(&seed) % (eh_size / 2), 0xff, eh_size / 4);
+		CHECK(pwrite(fd, image, st.st_size, 0) == st.st_size);
+		/* A new unwinder, which reads the file afresh. */
+		CHECK(fixture_setup(&f, path) == 0);
+		for (size_t i = 0; i < sizeof(stack) / sizeof(stack[0]); i++)
+			stack[i] = BASE + 0x1000 + rand_r(&seed) % 0x5d9;
+		for (uint64_t ip = BASE + 0x1000; ip < BASE + 0x15d9; ip += 4) {
+			uint64_t ra;
+			size_t n;
+
+			set_regs(regs, ip, STACK_TOP - sizeof(stack),
+				 STACK_TOP - sizeof(stack) + 64);
+			unwinder__leaf_caller(f.u, f.maps, &in, &ra);
+			n = unwinder__unwind(f.u, f.maps, &in, ips, PROFILE_MAX_STACK, &truncated);
+			if (n < 1 || n > sizeof(stack) / sizeof(stack[0]) + 1) {
+				test__fail(__FILE__, __LINE__, "round %d, ip 0x%llx: %zu frames",
+					   round, (unsigned long long)ip, n);
+				break;
+			}
+		}
+		fixture_teardown(&f);
+		if (test__failed())
+			break;
+	}
+	close(fd);
+	unlink(path);
+	free(image);
+}
