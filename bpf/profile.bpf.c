@@ -209,6 +209,7 @@ static __always_inline void record_user_regs(struct sample_event *e)
 	struct pt_regs *regs;
 	__u8 *stack = (__u8 *)(e + 1);
 	__u32 n = stack_copy_bytes;
+	__u64 sp, top;
 
 	if (!task->mm) /* a kernel thread: no user state */
 		return;
@@ -231,12 +232,31 @@ static __always_inline void record_user_regs(struct sample_event *e)
 	e->user_regs[15] = regs->r15;
 	e->user_regs[16] = regs->ip;
 	e->stack.flags |= SAMPLE_USER_REGS;
+	sp = e->user_regs[PROFILE_REG_SP];
+	if (!n)
+		return;
+	if (!bpf_probe_read_user(stack, n, (void *)sp)) {
+		e->user_stack_size = n;
+		return;
+	}
 	/*
-	 * A read that runs past the top of the stack fails whole: halve it
-	 * until it fits, which near the top still leaves the innermost frames.
+	 * The read ran past the top of the stack, and failed whole. The main
+	 * thread's stack ends a little above its environment strings: read up
+	 * to them, which holds every frame.
 	 */
-	for (int i = 0; i < 8 && n >= 64; i++, n >>= 1) {
-		if (!bpf_probe_read_user(stack, n, (void *)e->user_regs[7])) {
+	top = task->mm->env_end;
+	if (top > sp && top - sp < n) {
+		__u32 len = (top - sp) & ~7ULL;
+
+		if (len && len < n && !bpf_probe_read_user(stack, len, (void *)sp)) {
+			e->user_stack_size = len;
+			return;
+		}
+	}
+	/* Elsewhere, halve it until it fits: the innermost frames are worth most. */
+	for (int i = 0; i < 8 && n >= 128; i++) {
+		n >>= 1;
+		if (!bpf_probe_read_user(stack, n, (void *)sp)) {
 			e->user_stack_size = n;
 			return;
 		}

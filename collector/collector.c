@@ -79,6 +79,7 @@ struct collector {
 	uint64_t nr_leaf_repaired;    /* samples given the caller that frame pointers skipped */
 	uint64_t nr_unwound;	      /* samples unwound from CFI (CALL_GRAPH_DWARF) */
 	uint64_t nr_unwind_truncated; /* ... whose unwinding stopped short of the outermost frame */
+	uint64_t unwind_ns;	      /* CLOCK_MONOTONIC time spent unwinding them */
 	uint64_t nr_offcpu;	      /* intervals off CPU received */
 	int err;		      /* first error in the ring-buffer callback */
 	volatile sig_atomic_t stopping;
@@ -579,10 +580,13 @@ static void unwind_sample(struct collector *c, struct event *ev)
 		return;
 	maps = unwind_maps(c, e->pid, ip);
 	if (c->opts.call_graph == CALL_GRAPH_DWARF) {
+		uint64_t start = now_ns(CLOCK_MONOTONIC);
+
 		n = unwinder__unwind(c->unwinder, maps, &in, (uint64_t *)s->user, PROFILE_MAX_STACK,
 				     &truncated);
 		s->nr_user = n;
 		c->nr_unwound++;
+		c->unwind_ns += now_ns(CLOCK_MONOTONIC) - start;
 		if (truncated) {
 			s->flags |= SAMPLE_USER_TRUNCATED;
 			c->nr_unwind_truncated++;
@@ -829,9 +833,9 @@ int collector__run(struct collector *c)
 		settle_stale_maps(c, true);
 	targets_alive(c);
 	if (c->opts.call_graph == CALL_GRAPH_DWARF)
-		pr_info("unwind: %llu user stacks unwound from CFI, %llu of them truncated (the "
-			"stack copy ended, or CFI was missing or unusable)",
-			(unsigned long long)c->nr_unwound,
+		pr_info("unwind: %llu user stacks unwound from CFI in %.1f ms, %llu of them truncated "
+			"(the stack copy ended, or CFI was missing or unusable)",
+			(unsigned long long)c->nr_unwound, c->unwind_ns / 1e6,
 			(unsigned long long)c->nr_unwind_truncated);
 	else if (c->unwinder)
 		pr_debug("unwind: %llu leaf callers restored from CFI",

@@ -5,6 +5,9 @@
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "bpf/profile.h"
 #include "common/hashtab.h"
@@ -15,6 +18,8 @@
 #define MAX_SEGMENTS 16
 /* Entries of a DWARF expression's stack: CFI expressions use two or three. */
 #define EXPR_STACK 16
+/* The vDSO is two to four pages; refuse to read anything much larger. */
+#define VDSO_MAX_SIZE (1 << 20)
 
 struct segment {
 	uint64_t offset, filesz, vaddr;
@@ -24,6 +29,7 @@ struct segment {
 /* What unwinding needs of one mapped file, read the first time a frame is in it. */
 struct unwind_module {
 	const struct mapped_file *file; /* the key */
+	void *image;			/* the vDSO's copy, which @elf reads */
 	Elf *elf;			/* NULL: not an ELF file we can read */
 	Dwarf *dwarf;			/* for .debug_frame; NULL when there is none */
 	Dwarf_CFI *eh_cfi;		/* .eh_frame: ours to dwarf_cfi_end() */
@@ -33,7 +39,9 @@ struct unwind_module {
 };
 
 struct unwinder {
-	struct hashtab modules; /* of struct unwind_module, by mapped file */
+	struct hashtab modules;	    /* of struct unwind_module, by mapped file */
+	struct unwind_module *vdso; /* read the first time a frame is in a vDSO */
+	bool vdso_loaded;
 };
 
 /* The registers of one frame; a bit of @known per register whose value is known. */
@@ -74,6 +82,7 @@ static void unwind_module__free(struct unwind_module *m)
 		dwarf_cfi_end(m->eh_cfi);
 	dwarf_end(m->dwarf);
 	elf_end(m->elf);
+	free(m->image);
 	free(m);
 }
 
@@ -87,6 +96,8 @@ void unwinder__free(struct unwinder *u)
 	hashtab__for_each_entry(&u->modules, i, m)
 		unwind_module__free(m);
 	hashtab__release(&u->modules);
+	if (u->vdso)
+		unwind_module__free(u->vdso);
 	free(u);
 }
 
@@ -95,11 +106,11 @@ static bool module_eq(const void *entry, const void *key)
 	return ((const struct unwind_module *)entry)->file == key;
 }
 
-static void unwind_module__load(struct unwind_module *m, int fd)
+/* Read the ELF image @m->elf, file or memory: its load segments and CFI. */
+static void unwind_module__load(struct unwind_module *m)
 {
 	size_t nr_phdrs;
 
-	m->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!m->elf)
 		return;
 	if (elf_kind(m->elf) != ELF_K_ELF || elf_getphdrnum(m->elf, &nr_phdrs)) {
@@ -137,12 +148,42 @@ static struct unwind_module *unwinder__module(struct unwinder *u, const struct m
 	if (!m)
 		return NULL;
 	m->file = file;
-	if (file->fd >= 0)
-		unwind_module__load(m, file->fd);
+	if (file->fd >= 0) {
+		m->elf = elf_begin(file->fd, ELF_C_READ_MMAP, NULL);
+		unwind_module__load(m);
+	}
 	if (hashtab__insert(&u->modules, hash, m)) {
 		unwind_module__free(m);
 		return NULL;
 	}
+	return m;
+}
+
+/*
+ * The vDSO, which no file backs: every 64-bit process of this kernel maps
+ * the same one as we do, so read ours, @size bytes as the target maps it.
+ * NULL when it cannot be read.
+ */
+static struct unwind_module *unwinder__vdso(struct unwinder *u, size_t size)
+{
+	struct unwind_module *m;
+	struct iovec local, remote;
+	uint64_t own = getauxval(AT_SYSINFO_EHDR);
+
+	if (u->vdso_loaded)
+		return u->vdso;
+	u->vdso_loaded = true;
+	if (!own || size > VDSO_MAX_SIZE || !(m = calloc(1, sizeof(*m))))
+		return NULL;
+	m->image = malloc(size);
+	local = (struct iovec){ m->image, size };
+	remote = (struct iovec){ (void *)(uintptr_t)own, size };
+	/* Not memcpy(): a read past the end of our own vDSO must fail, not fault. */
+	if (m->image && process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)size) {
+		m->elf = elf_memory(m->image, size);
+		unwind_module__load(m);
+	}
+	u->vdso = m;
 	return m;
 }
 
@@ -158,9 +199,14 @@ static Dwarf_Frame *unwinder__frame(struct unwinder *u, const struct proc_maps *
 	Dwarf_Frame *frame;
 	uint64_t offset, vaddr;
 
-	if (!map || !map->file)
+	if (!map)
 		return NULL;
-	m = unwinder__module(u, map->file);
+	if (map->file)
+		m = unwinder__module(u, map->file);
+	else if (!strcmp(map->name, "[vdso]"))
+		m = unwinder__vdso(u, map->end - map->start);
+	else
+		return NULL;
 	if (!m || !m->elf)
 		return NULL;
 	offset = addr - map->start + map->pgoff;
@@ -406,11 +452,18 @@ enum step {
 /* Callee-saved registers in the x86-64 psABI (rbx, rbp, r12-r15): the ones a caller keeps. */
 static const int callee_saved[] = { 3, PROFILE_REG_BP, 12, 13, 14, 15 };
 
-/* One frame up through the frame-pointer chain, for code without CFI. */
+/*
+ * One frame up through the frame-pointer chain, for code without CFI. A
+ * zero frame pointer marks the outermost frame (the psABI asks it of
+ * _start, and a process starts with it, in the dynamic linker's _start,
+ * which has no CFI).
+ */
 static enum step step_frame_pointer(struct regs *r, const struct stack_copy *mem)
 {
 	uint64_t bp = r->v[PROFILE_REG_BP], next_bp, ip;
 
+	if ((r->known & REG_BIT(PROFILE_REG_BP)) && !bp)
+		return STEP_END;
 	if (!(r->known & REG_BIT(PROFILE_REG_BP)) || bp < r->v[PROFILE_REG_SP] ||
 	    !stack_read(mem, bp, &next_bp) || !stack_read(mem, bp + 8, &ip))
 		return STEP_FAIL;

@@ -73,8 +73,11 @@ if profile "$name" --call-graph dwarf -o "$TMP/nofp.pb.gz" -o "$TMP/nofp.folded"
 	ours=$(pct "$TMP/nofp.pb.gz" caller_a)
 	whole=$(folded_share "$TMP/nofp.folded" ';_start;.*;main;caller_[ab];leaf(;|$| )' ';leaf(;| )')
 	check "$name: $whole% of stacks in leaf run whole from _start" within "$whole" 100 1
+	# A rare sample may still end in code whose caller nothing tells (a
+	# vDSO or dynamic-linker entry point without CFI): at most 1%.
 	cut=$(truncated_count "$TMP/err")
-	check "$name: $cut stacks truncated" test "${cut:-1}" -eq 0
+	all=$(sed -n 's/^profiler: \([0-9]*\) samples in .*/\1/p' "$TMP/err")
+	check "$name: $cut of $all stacks truncated" test "$((${cut:-1000} * 100))" -le "${all:-0}"
 	if perf record -q -F 499 --call-graph dwarf -o "$TMP/perf-dwarf.data" -- \
 		"$WORKLOADS/frameless-nofp" 70 30 4 >/dev/null 2>"$TMP/perf.err"; then
 		read -r a b m < <(perf_shares "$TMP/perf-dwarf.data")

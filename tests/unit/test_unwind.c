@@ -144,6 +144,7 @@ TEST(unwind_stack_pointer_outside_the_copy)
 
 	/* Nothing copied at all, and no maps to look code up in. */
 	in.stack_size = 0;
+	set_regs(regs, f.alpha, STACK_TOP, STACK_TOP + 64);
 	CHECK(unwinder__unwind(f.u, NULL, &in, ips, 8, &truncated) == 1);
 	CHECK(truncated);
 	CHECK(unwinder__leaf_caller(f.u, NULL, &in, &ra) == -ENOENT);
@@ -176,6 +177,11 @@ TEST(unwind_frame_pointer_loops_and_strays)
 	set_regs(regs, anon, sp, STACK_TOP + (1 << 20));
 	CHECK(unwinder__unwind(f.u, f.maps, &in, ips, 16, &truncated) == 1);
 	CHECK(truncated);
+
+	/* A zero frame pointer marks the outermost frame. */
+	set_regs(regs, anon, sp, 0);
+	CHECK(unwinder__unwind(f.u, f.maps, &in, ips, 16, &truncated) == 1);
+	CHECK(!truncated);
 
 	/* A chain that ends with a zero return address is whole. */
 	stack[0] = sp + 16;
