@@ -236,6 +236,14 @@ static inline int add_row(struct program *pg, uint64_t addr, const char *file, u
 
 	if (t->nr_rows > pg->seq_start) {
 		prev = &t->rows[t->nr_rows - 1];
+		/*
+		 * Addresses only go up within a sequence (DWARF 5, 6.2.5.1), as
+		 * the sort and the lookups rely on: a program whose address
+		 * goes back (a lower set_address, an advance that wraps) is
+		 * corrupt from here.
+		 */
+		if (addr < prev->addr)
+			return -EINVAL;
 		if (prev->addr == addr) {
 			*prev = row;
 			return 0;
@@ -303,7 +311,8 @@ static int run_program(struct program *pg, const struct header *h, struct cursor
 			sub = cursor__u(c, 1);
 			if (sub == DW_LNE_end_sequence) {
 				err = add_row(pg, addr, NULL, line, 0);
-				end_sequence(pg);
+				if (!err)
+					end_sequence(pg);
 				addr = 0;
 				file = line = 1;
 				discriminator = 0;
@@ -342,7 +351,8 @@ static int run_program(struct program *pg, const struct header *h, struct cursor
 			break;
 		}
 	}
-	return err;
+	/* Corrupt: the sequences before stay (the caller drops the unfinished one). */
+	return err == -EINVAL ? 0 : err;
 }
 
 static int seq_cmp(const void *a, const void *b)

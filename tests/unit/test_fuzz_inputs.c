@@ -10,6 +10,7 @@
  * Below them, what each fixed crash was, as plain unit tests.
  */
 #include <dirent.h>
+#include <dwarf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,4 +129,41 @@ TEST(fuzz_fixed_proc_maps_short_line)
 
 	CHECK(proc_maps__parse_line("1000-2000 r-xp 00000000 08:01\n3000-4000 r-xp 0 08:01 7 /b",
 				    &l) == -EINVAL);
+}
+
+/*
+ * A line program whose address went back within a sequence gave rows out
+ * of order, which the lookups' binary search cannot use: now the program
+ * ends there, keeping the sequences before.
+ */
+TEST(fuzz_fixed_line_table_address_goes_back)
+{
+	/* clang-format off */
+	static const uint8_t prog[] = {
+		0x4f, 0, 0, 0,			/* unit_length */
+		4, 0,				/* version */
+		27, 0, 0, 0,			/* header_length */
+		1, 1, 1, 0xfb, 14, 13,		/* min_inst_length ... opcode_base */
+		0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1, /* standard_opcode_lengths */
+		0,				/* no include directories */
+		'a', '.', 'c', 0, 0, 0, 0, 0,	/* file 1, then the end of files */
+		/* 0x1000: a.c:1, to 0x1010. */
+		0, 9, DW_LNE_set_address, 0x00, 0x10, 0, 0, 0, 0, 0, 0, DW_LNS_copy,
+		DW_LNS_advance_pc, 0x10, 0, 1, DW_LNE_end_sequence,
+		/* 0x3000, then back to 0x2000. */
+		0, 9, DW_LNE_set_address, 0x00, 0x30, 0, 0, 0, 0, 0, 0, DW_LNS_copy,
+		0, 9, DW_LNE_set_address, 0x00, 0x20, 0, 0, 0, 0, 0, 0, DW_LNS_copy,
+		DW_LNS_advance_pc, 0x10, 0, 1, DW_LNE_end_sequence,
+	};
+	/* clang-format on */
+	struct line_sections s = { .line = prog, .line_size = sizeof(prog) };
+	struct line_table t;
+
+	CHECK(!line_table__read(&t, &s, 0, NULL));
+	CHECK_U64(t.nr_rows, 2);
+	CHECK_U64(t.rows[0].addr, 0x1000);
+	CHECK_STR(t.rows[0].file, "a.c");
+	CHECK_U64(t.rows[1].addr, 0x1010);
+	CHECK(!t.rows[1].file);
+	line_table__release(&t);
 }
