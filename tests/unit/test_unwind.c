@@ -4,7 +4,7 @@
  * symbols-pie fixture) mapped at a made-up address: what it finds on good
  * input, and that on bad input (a stack pointer outside the copy, frames that
  * loop or point outside the stack, a corrupt .eh_frame) it stops, says the
- * stack is truncated, and neither crashes nor hangs.
+ * stack is truncated, and neither crashes nor hangs. And --call-graph's parsing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bpf/profile.h"
+#include "cli/options.h"
 #include "collector/proc_maps.h"
 #include "collector/unwind.h"
 #include "common/strset.h"
@@ -323,4 +324,49 @@ TEST(unwind_corrupt_eh_frame)
 	close(fd);
 	unlink(path);
 	free(image);
+}
+
+static int parse_options(struct options *o, char *err, size_t size, char **argv)
+{
+	int argc = 0;
+
+	while (argv[argc])
+		argc++;
+	return options__parse(o, argc, argv, 0, err, size);
+}
+
+#define PARSE(o, err, ...)                                                                         \
+	parse_options(o, err, sizeof(err), (char *[]){ "profiler", __VA_ARGS__, NULL })
+
+/* --call-graph fp | dwarf[=SIZE], as perf record spells it. */
+TEST(unwind_call_graph_option)
+{
+	struct options o;
+	char err[256];
+
+	CHECK(PARSE(&o, err, "-p", "1") == 0);
+	CHECK_U64(o.call_graph, CALL_GRAPH_FP_LEAF);
+	options__release(&o);
+	CHECK(PARSE(&o, err, "--call-graph", "fp", "-p", "1") == 0);
+	CHECK_U64(o.call_graph, CALL_GRAPH_FP);
+	options__release(&o);
+	CHECK(PARSE(&o, err, "--call-graph", "dwarf", "-p", "1") == 0);
+	CHECK_U64(o.call_graph, CALL_GRAPH_DWARF);
+	CHECK_U64(o.stack_bytes, 0);
+	options__release(&o);
+	CHECK(PARSE(&o, err, "--call-graph=dwarf=16384", "-p", "1") == 0);
+	CHECK_U64(o.call_graph, CALL_GRAPH_DWARF);
+	CHECK_U64(o.stack_bytes, 16384);
+	options__release(&o);
+
+	CHECK(PARSE(&o, err, "--call-graph", "lbr", "-p", "1") == -EINVAL);
+	CHECK_STR(err, "invalid --call-graph 'lbr': use fp or dwarf[=SIZE]");
+	options__release(&o);
+	CHECK(PARSE(&o, err, "--call-graph", "dwarfy", "-p", "1") == -EINVAL);
+	options__release(&o);
+	CHECK(PARSE(&o, err, "--call-graph", "dwarf=", "-p", "1") == -EINVAL);
+	options__release(&o);
+	CHECK(PARSE(&o, err, "--call-graph", "dwarf=70000", "-p", "1") == -EINVAL);
+	CHECK_STR(err, "invalid --call-graph stack size '70000': expected 64 to 65528 bytes");
+	options__release(&o);
 }
