@@ -21,7 +21,7 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 # The library is instrumented for coverage (fuzzer-no-link); only the
 # targets link libFuzzer's main().
 FUZZ_CFLAGS := -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) -fsanitize=fuzzer-no-link
-FUZZ_LIBFUZZER_FLAGS ?= -jobs=1 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+FUZZ_LIBFUZZER_FLAGS ?= -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
 
 # The longest input worth trying, per target: a few maps or perf-map lines;
 # a few address lines, past the 4 KiB at which a line stops being one; a
