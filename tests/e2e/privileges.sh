@@ -97,6 +97,7 @@ check_caps() {
 	sleep 0.2
 	eff=$(caps_of "$prof" CapEff) prm=$(caps_of "$prof" CapPrm) bnd=$(caps_of "$prof" CapBnd)
 	nnp=$(caps_of "$prof" NoNewPrivs)
+	sleep 1 # a second of samples for the profile made with what is left
 	kill -INT "$prof"
 	wait "$prof"
 	if [[ $((16#$eff)) -eq $want && $((16#$prm)) -eq $want && $((16#$bnd)) -eq $want && $nnp == 1 ]]; then
