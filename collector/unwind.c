@@ -11,7 +11,9 @@
 
 #include "bpf/profile.h"
 #include "common/hashtab.h"
+#include "common/log.h"
 #include "proc_maps.h"
+#include "symbolize/elf_symtab.h"
 #include "unwind.h"
 
 /* Load segments kept per file: executables and libraries have two to four. */
@@ -20,15 +22,21 @@
 #define EXPR_STACK 16
 /* The vDSO is two to four pages; refuse to read anything much larger. */
 #define VDSO_MAX_SIZE (1 << 20)
+/* A GNU build-id in hex: 20 bytes from SHA-1, up to 64 from other hashes. */
+#define BUILD_ID_MAX 129
 
 struct segment {
 	uint64_t offset, filesz, vaddr;
 	bool exec;
 };
 
-/* What unwinding needs of one mapped file, read the first time a frame is in it. */
+/*
+ * What unwinding needs of one ELF file, read the first time a frame is in
+ * it: one per build-id, however many paths, inodes and containers map it.
+ */
 struct unwind_module {
-	const struct mapped_file *file; /* the key */
+	char build_id[BUILD_ID_MAX];	/* the key, or "" when the file has none */
+	const struct mapped_file *file; /* the key when it has no build-id */
 	void *image;			/* the vDSO's copy, which @elf reads */
 	Elf *elf;			/* NULL: not an ELF file we can read */
 	Dwarf *dwarf;			/* for .debug_frame; NULL when there is none */
@@ -38,8 +46,15 @@ struct unwind_module {
 	struct segment segs[MAX_SEGMENTS];
 };
 
+/* A mapped file and its module. */
+struct unwind_file {
+	const struct mapped_file *file;
+	struct unwind_module *mod; /* NULL: memory ran out */
+};
+
 struct unwinder {
-	struct hashtab modules;	    /* of struct unwind_module, by mapped file */
+	struct hashtab files;	    /* of struct unwind_file, by mapped file */
+	struct hashtab modules;	    /* of struct unwind_module, by build-id, else by file */
 	struct unwind_module *vdso; /* read the first time a frame is in a vDSO */
 	bool vdso_loaded;
 };
@@ -72,6 +87,7 @@ struct unwinder *unwinder__new(void)
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return NULL;
+	hashtab__init(&u->files);
 	hashtab__init(&u->modules);
 	return u;
 }
@@ -89,10 +105,14 @@ static void unwind_module__free(struct unwind_module *m)
 void unwinder__free(struct unwinder *u)
 {
 	struct unwind_module *m;
+	struct unwind_file *f;
 	size_t i;
 
 	if (!u)
 		return;
+	hashtab__for_each_entry(&u->files, i, f)
+		free(f);
+	hashtab__release(&u->files);
 	hashtab__for_each_entry(&u->modules, i, m)
 		unwind_module__free(m);
 	hashtab__release(&u->modules);
@@ -101,9 +121,32 @@ void unwinder__free(struct unwinder *u)
 	free(u);
 }
 
+static bool file_eq(const void *entry, const void *key)
+{
+	return ((const struct unwind_file *)entry)->file == key;
+}
+
+/* A module's key: its build-id, or its file when it has none. */
+struct module_key {
+	const char *build_id;
+	const struct mapped_file *file;
+};
+
 static bool module_eq(const void *entry, const void *key)
 {
-	return ((const struct unwind_module *)entry)->file == key;
+	const struct unwind_module *m = entry;
+	const struct module_key *k = key;
+
+	if (*k->build_id)
+		return !strcmp(m->build_id, k->build_id);
+	return !*m->build_id && m->file == k->file;
+}
+
+static uint64_t module_hash(const struct module_key *k)
+{
+	if (*k->build_id)
+		return hash_bytes(k->build_id, strlen(k->build_id));
+	return hash_mix(0, (uintptr_t)k->file);
 }
 
 /* Read the ELF image @m->elf, file or memory: its load segments and CFI. */
@@ -136,27 +179,61 @@ static void unwind_module__load(struct unwind_module *m)
 		m->debug_cfi = dwarf_getcfi(m->dwarf);
 }
 
-/* The module of @file, read on first use; NULL when memory runs out. */
-static struct unwind_module *unwinder__module(struct unwinder *u, const struct mapped_file *file)
+/*
+ * The module of @file's build-id, read the first time the build-id is seen
+ * (any file with that build-id will do: the contents are the same). NULL
+ * when memory runs out.
+ */
+static struct unwind_module *unwinder__find_module(struct unwinder *u,
+						   const struct mapped_file *file)
 {
-	uint64_t hash = hash_mix(0, (uintptr_t)file);
-	struct unwind_module *m = hashtab__find(&u->modules, hash, module_eq, file);
+	char build_id[BUILD_ID_MAX] = "";
+	struct module_key key = { build_id, file };
+	struct unwind_module *m;
+	uint64_t hash;
 
+	if (file->fd >= 0 && elf_symtab__read_build_id(file->fd, build_id, sizeof(build_id)))
+		build_id[0] = '\0';
+	hash = module_hash(&key);
+	m = hashtab__find(&u->modules, hash, module_eq, &key);
 	if (m)
 		return m;
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;
+	memcpy(m->build_id, build_id, sizeof(build_id));
 	m->file = file;
 	if (file->fd >= 0) {
 		m->elf = elf_begin(file->fd, ELF_C_READ_MMAP, NULL);
 		unwind_module__load(m);
 	}
+	pr_debug("unwind: '%s' (build-id %s): %s%s", file->path, *build_id ? build_id : "none",
+		 m->eh_cfi ? ".eh_frame " : "", m->debug_cfi ? ".debug_frame" : "");
 	if (hashtab__insert(&u->modules, hash, m)) {
 		unwind_module__free(m);
 		return NULL;
 	}
 	return m;
+}
+
+/* The module of @file, found once per file. NULL when memory runs out. */
+static struct unwind_module *unwinder__module(struct unwinder *u, const struct mapped_file *file)
+{
+	uint64_t hash = hash_mix(0, (uintptr_t)file);
+	struct unwind_file *f = hashtab__find(&u->files, hash, file_eq, file);
+
+	if (f)
+		return f->mod;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->file = file;
+	f->mod = unwinder__find_module(u, file);
+	if (!f->mod || hashtab__insert(&u->files, hash, f)) {
+		free(f);
+		return NULL;
+	}
+	return f->mod;
 }
 
 /*

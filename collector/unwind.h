@@ -10,9 +10,11 @@
  * reads outside the copy: a frame whose return address lies above it ends
  * the walk, and the stack is reported as truncated.
  *
- * The unwinder caches, per mapped file, its ELF handle, its CFI and its
- * load segments; the files are those of the collector's file table, whose
- * descriptors must outlive the unwinder. Not thread-safe.
+ * The unwinder caches, per build-id (per file for files without one), the
+ * ELF handle, the CFI and the load segments, so the same library mapped by
+ * many processes, or from several containers' copies, is read once. The
+ * files are those of the collector's file table, whose descriptors must
+ * outlive the unwinder. Not thread-safe.
  */
 #ifndef PROFILER_UNWIND_H
 #define PROFILER_UNWIND_H
