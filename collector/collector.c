@@ -79,9 +79,10 @@ struct collector {
 	uint64_t nr_leaf_repaired;    /* samples given the caller that frame pointers skipped */
 	uint64_t nr_unwound;	      /* samples unwound from CFI (CALL_GRAPH_DWARF) */
 	uint64_t nr_unwind_truncated; /* ... whose unwinding stopped short of the outermost frame */
-	uint64_t unwind_ns;	      /* CLOCK_MONOTONIC time spent unwinding them */
-	uint64_t nr_offcpu;	      /* intervals off CPU received */
-	int err;		      /* first error in the ring-buffer callback */
+	uint64_t nr_unwind_stops[NR_UNWIND_STOPS]; /* ... by where it stopped */
+	uint64_t unwind_ns;			   /* CLOCK_MONOTONIC time spent unwinding them */
+	uint64_t nr_offcpu;			   /* intervals off CPU received */
+	int err;				   /* first error in the ring-buffer callback */
 	volatile sig_atomic_t stopping;
 };
 
@@ -572,7 +573,7 @@ static void unwind_sample(struct collector *c, struct event *ev)
 				   ev->user_stack_size };
 	const uint64_t ip = e->user_regs[PROFILE_REG_IP];
 	const struct proc_maps *maps;
-	bool truncated;
+	enum unwind_stop stop;
 	uint64_t ra;
 	size_t n;
 
@@ -583,11 +584,12 @@ static void unwind_sample(struct collector *c, struct event *ev)
 		uint64_t start = now_ns(CLOCK_MONOTONIC);
 
 		n = unwinder__unwind(c->unwinder, maps, &in, (uint64_t *)s->user, PROFILE_MAX_STACK,
-				     &truncated);
+				     &stop);
 		s->nr_user = n;
 		c->nr_unwound++;
+		c->nr_unwind_stops[stop]++;
 		c->unwind_ns += now_ns(CLOCK_MONOTONIC) - start;
-		if (truncated) {
+		if (stop != UNWIND_COMPLETE) {
 			s->flags |= SAMPLE_USER_TRUNCATED;
 			c->nr_unwind_truncated++;
 		}
@@ -833,10 +835,14 @@ int collector__run(struct collector *c)
 		settle_stale_maps(c, true);
 	targets_alive(c);
 	if (c->opts.call_graph == CALL_GRAPH_DWARF)
-		pr_info("unwind: %llu user stacks unwound from CFI in %.1f ms, %llu of them truncated "
-			"(the stack copy ended, or CFI was missing or unusable)",
+		pr_info("unwind: %llu user stacks unwound from CFI in %.1f ms; truncated: %llu where "
+			"the stack copy ended (a larger --call-graph dwarf=SIZE helps), %llu where "
+			"neither CFI nor a frame pointer led on, %llu at %d frames",
 			(unsigned long long)c->nr_unwound, c->unwind_ns / 1e6,
-			(unsigned long long)c->nr_unwind_truncated);
+			(unsigned long long)c->nr_unwind_stops[UNWIND_STACK_ENDED],
+			(unsigned long long)c->nr_unwind_stops[UNWIND_NO_FRAME],
+			(unsigned long long)c->nr_unwind_stops[UNWIND_MAX_FRAMES],
+			PROFILE_MAX_STACK);
 	else if (c->unwinder)
 		pr_debug("unwind: %llu leaf callers restored from CFI",
 			 (unsigned long long)c->nr_leaf_repaired);

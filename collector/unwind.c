@@ -335,7 +335,7 @@ static int op_breg(const Dwarf_Op *op, int64_t *offset)
  * arithmetic, comparisons and reads from the stack copy, which is what
  * compilers and glibc's hand-written CFI (PLT entries, signal trampolines)
  * emit. 0, -ENOENT (a register not known), -EFAULT (a read outside the
- * copy) or -EINVAL (anything else).
+ * copy, at *@out) or -EINVAL (anything else).
  */
 static int eval_ops(const Dwarf_Op *ops, size_t nops, const struct regs *r, uint64_t cfa,
 		    const struct stack_copy *mem, uint64_t *out, bool *is_value)
@@ -392,8 +392,10 @@ static int eval_ops(const Dwarf_Op *ops, size_t nops, const struct regs *r, uint
 			st[n - 1] += op->number;
 			continue;
 		case DW_OP_deref:
-			if (!stack_read(mem, st[n - 1], &st[n - 1]))
+			if (!stack_read(mem, st[n - 1], &st[n - 1])) {
+				*out = st[n - 1];
 				return -EFAULT;
+			}
 			continue;
 		}
 		if (n < 2)
@@ -448,6 +450,7 @@ static int eval_ops(const Dwarf_Op *ops, size_t nops, const struct regs *r, uint
 	return 0;
 }
 
+/* The CFA: 0, -EFAULT when it needs a read outside the copy (at *@cfa), or another -errno. */
 static int frame_cfa(Dwarf_Frame *frame, const struct regs *r, const struct stack_copy *mem,
 		     uint64_t *cfa)
 {
@@ -460,7 +463,10 @@ static int frame_cfa(Dwarf_Frame *frame, const struct regs *r, const struct stac
 	return eval_ops(ops, nops, r, 0, mem, cfa, &is_value);
 }
 
-/* Where the caller's register @reg is, as 0 (in *@val), 1 (same as now) or -errno. */
+/*
+ * The caller's register @reg: 0 (in *@val), 1 (same as now), -ENOENT
+ * (undefined), -EFAULT (saved outside the copy, at *@val) or another -errno.
+ */
 static int frame_register(Dwarf_Frame *frame, int reg, const struct regs *r, uint64_t cfa,
 			  const struct stack_copy *mem, uint64_t *val)
 {
@@ -522,9 +528,19 @@ out_free:
 
 enum step {
 	STEP_OK,
-	STEP_END, /* the outermost frame: the stack is complete */
-	STEP_FAIL,
+	STEP_END,      /* the outermost frame: the stack is complete */
+	STEP_NO_STACK, /* the caller's frame is above the copy */
+	STEP_FAIL,     /* nothing usable tells where the caller is */
 };
+
+/*
+ * Why reading @addr failed: above the copy's start, it is a frame the copy
+ * was too short for; below, no frame at all (the stack grows down).
+ */
+static enum step read_failure(const struct stack_copy *mem, uint64_t addr)
+{
+	return addr >= mem->base ? STEP_NO_STACK : STEP_FAIL;
+}
 
 /* Callee-saved registers in the x86-64 psABI (rbx, rbp, r12-r15): the ones a caller keeps. */
 static const int callee_saved[] = { 3, PROFILE_REG_BP, 12, 13, 14, 15 };
@@ -541,9 +557,10 @@ static enum step step_frame_pointer(struct regs *r, const struct stack_copy *mem
 
 	if ((r->known & REG_BIT(PROFILE_REG_BP)) && !bp)
 		return STEP_END;
-	if (!(r->known & REG_BIT(PROFILE_REG_BP)) || bp < r->v[PROFILE_REG_SP] ||
-	    !stack_read(mem, bp, &next_bp) || !stack_read(mem, bp + 8, &ip))
+	if (!(r->known & REG_BIT(PROFILE_REG_BP)) || bp < r->v[PROFILE_REG_SP])
 		return STEP_FAIL;
+	if (!stack_read(mem, bp, &next_bp) || !stack_read(mem, bp + 8, &ip))
+		return read_failure(mem, bp);
 	r->known = REG_BIT(PROFILE_REG_BP) | REG_BIT(PROFILE_REG_SP) | REG_BIT(PROFILE_REG_IP);
 	r->v[PROFILE_REG_BP] = next_bp;
 	r->v[PROFILE_REG_SP] = bp + 16;
@@ -567,13 +584,18 @@ static enum step step(struct unwinder *u, const struct proc_maps *maps, struct r
 	frame = unwinder__frame(u, maps, leaf || r->signal ? ip : ip - 1);
 	if (!frame)
 		return step_frame_pointer(r, mem);
-	if (frame_cfa(frame, r, mem, &cfa) || cfa <= r->v[PROFILE_REG_SP])
+	err = frame_cfa(frame, r, mem, &cfa);
+	if (err == -EFAULT)
+		ret = read_failure(mem, cfa);
+	if (err || cfa <= r->v[PROFILE_REG_SP])
 		goto out_free; /* unusable, or no progress: a loop */
 	err = frame_register(frame, PROFILE_REG_IP, r, cfa, mem, &val);
 	if (err == -ENOENT) {
 		ret = STEP_END; /* "undefined": nothing called this frame */
 		goto out_free;
 	}
+	if (err == -EFAULT)
+		ret = read_failure(mem, val);
 	if (err)
 		goto out_free;
 	caller.v[PROFILE_REG_IP] = val;
@@ -600,23 +622,31 @@ out_free:
 }
 
 size_t unwinder__unwind(struct unwinder *u, const struct proc_maps *maps,
-			const struct unwind_input *in, uint64_t *ips, size_t max, bool *truncated)
+			const struct unwind_input *in, uint64_t *ips, size_t max,
+			enum unwind_stop *stop)
 {
 	struct stack_copy mem = { in->regs[PROFILE_REG_SP], in->stack, in->stack_size };
 	struct regs r = { .known = ALL_REGS };
 	size_t nr = 0;
 
-	*truncated = true;
+	*stop = UNWIND_MAX_FRAMES;
 	memcpy(r.v, in->regs, sizeof(r.v));
 	while (nr < max) {
-		enum step s;
-
 		ips[nr++] = r.v[PROFILE_REG_IP];
-		s = step(u, maps, &r, &mem, nr == 1);
-		if (s == STEP_END)
-			*truncated = false;
-		if (s != STEP_OK)
+		switch (step(u, maps, &r, &mem, nr == 1)) {
+		case STEP_OK:
+			continue;
+		case STEP_END:
+			*stop = UNWIND_COMPLETE;
 			break;
+		case STEP_NO_STACK:
+			*stop = UNWIND_STACK_ENDED;
+			break;
+		case STEP_FAIL:
+			*stop = UNWIND_NO_FRAME;
+			break;
+		}
+		break;
 	}
 	return nr;
 }

@@ -33,6 +33,15 @@ struct unwind_input {
 	size_t stack_size; /* bytes copied from regs[PROFILE_REG_SP] up */
 };
 
+/* Where an unwind stopped. */
+enum unwind_stop {
+	UNWIND_COMPLETE,    /* at the outermost frame: the stack is whole */
+	UNWIND_STACK_ENDED, /* at a frame above the copied stack */
+	UNWIND_NO_FRAME,    /* where neither CFI nor a frame pointer led on */
+	UNWIND_MAX_FRAMES,  /* after as many frames as asked for */
+	NR_UNWIND_STOPS,
+};
+
 /* Returns NULL and sets errno. */
 struct unwinder *unwinder__new(void);
 void unwinder__free(struct unwinder *u);
@@ -51,11 +60,13 @@ int unwinder__leaf_caller(struct unwinder *u, const struct proc_maps *maps,
 /*
  * Unwind @in into at most @max addresses at @ips, leaf first: the
  * instruction pointer, then each caller's return address. Returns the
- * number of addresses; *@truncated tells whether the walk stopped before
- * the outermost frame (the copy ended, CFI was missing or unusable, the
- * stack made no progress, or @max was reached).
+ * number of addresses, at least 1 when @max is; *@stop says why the walk
+ * ended: anything but UNWIND_COMPLETE means the stack is truncated. CFI
+ * that computes no progress up the stack (a loop) ends it as
+ * UNWIND_NO_FRAME. @maps may be NULL: every frame is then code without CFI.
  */
 size_t unwinder__unwind(struct unwinder *u, const struct proc_maps *maps,
-			const struct unwind_input *in, uint64_t *ips, size_t max, bool *truncated);
+			const struct unwind_input *in, uint64_t *ips, size_t max,
+			enum unwind_stop *stop);
 
 #endif

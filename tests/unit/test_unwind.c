@@ -105,7 +105,7 @@ TEST(unwind_leaf_at_function_entry)
 	struct unwind_fixture f;
 	uint64_t regs[PROFILE_NR_REGS], stack[4] = { 0 }, ips[8], ra;
 	struct unwind_input in = { regs, (const unsigned char *)stack, sizeof(stack) };
-	bool truncated;
+	enum unwind_stop stop;
 	size_t n;
 
 	CHECK(fixture_setup(&f, test__fixture("symbols-pie")) == 0);
@@ -116,11 +116,11 @@ TEST(unwind_leaf_at_function_entry)
 
 	/* The copy ends before fixture_beta's return address. */
 	in.stack_size = sizeof(stack[0]);
-	n = unwinder__unwind(f.u, f.maps, &in, ips, 8, &truncated);
+	n = unwinder__unwind(f.u, f.maps, &in, ips, 8, &stop);
 	CHECK_U64(n, 2);
 	CHECK_U64(ips[0], f.alpha);
 	CHECK_U64(ips[1], f.beta + 4);
-	CHECK(truncated);
+	CHECK_U64(stop, UNWIND_STACK_ENDED);
 
 	/* A return address outside every mapping is not one. */
 	stack[0] = 0x1234;
@@ -133,21 +133,21 @@ TEST(unwind_stack_pointer_outside_the_copy)
 	struct unwind_fixture f;
 	uint64_t regs[PROFILE_NR_REGS], stack[4] = { 0 }, ips[8], ra;
 	struct unwind_input in = { regs, (const unsigned char *)stack, 4 };
-	bool truncated;
+	enum unwind_stop stop;
 
 	CHECK(fixture_setup(&f, test__fixture("symbols-pie")) == 0);
 	stack[0] = f.beta + 4;
 	/* Half a word copied: the return address is not in it. */
 	set_regs(regs, f.alpha, STACK_TOP, 0);
 	CHECK(unwinder__leaf_caller(f.u, f.maps, &in, &ra) == -ENOENT);
-	CHECK(unwinder__unwind(f.u, f.maps, &in, ips, 8, &truncated) == 1);
-	CHECK(truncated);
+	CHECK(unwinder__unwind(f.u, f.maps, &in, ips, 8, &stop) == 1);
+	CHECK_U64(stop, UNWIND_STACK_ENDED);
 
 	/* Nothing copied at all, and no maps to look code up in. */
 	in.stack_size = 0;
 	set_regs(regs, f.alpha, STACK_TOP, STACK_TOP + 64);
-	CHECK(unwinder__unwind(f.u, NULL, &in, ips, 8, &truncated) == 1);
-	CHECK(truncated);
+	CHECK(unwinder__unwind(f.u, NULL, &in, ips, 8, &stop) == 1);
+	CHECK_U64(stop, UNWIND_STACK_ENDED);
 	CHECK(unwinder__leaf_caller(f.u, NULL, &in, &ra) == -ENOENT);
 	fixture_teardown(&f);
 }
@@ -159,7 +159,7 @@ TEST(unwind_frame_pointer_loops_and_strays)
 	uint64_t regs[PROFILE_NR_REGS], stack[8], ips[16];
 	struct unwind_input in = { regs, (const unsigned char *)stack, sizeof(stack) };
 	const uint64_t sp = STACK_TOP - sizeof(stack), anon = BASE + 0x100010;
-	bool truncated;
+	enum unwind_stop stop;
 	size_t n;
 
 	CHECK(fixture_setup(&f, test__fixture("symbols-pie")) == 0);
@@ -167,22 +167,22 @@ TEST(unwind_frame_pointer_loops_and_strays)
 	stack[0] = sp;
 	stack[1] = anon;
 	set_regs(regs, anon, sp, sp);
-	n = unwinder__unwind(f.u, f.maps, &in, ips, 16, &truncated);
+	n = unwinder__unwind(f.u, f.maps, &in, ips, 16, &stop);
 	CHECK(n <= 2);
-	CHECK(truncated);
+	CHECK_U64(stop, UNWIND_NO_FRAME);
 
 	/* A frame pointer below the stack pointer, and one far above the copy. */
 	set_regs(regs, anon, sp, sp - 64);
-	CHECK(unwinder__unwind(f.u, f.maps, &in, ips, 16, &truncated) == 1);
-	CHECK(truncated);
+	CHECK(unwinder__unwind(f.u, f.maps, &in, ips, 16, &stop) == 1);
+	CHECK_U64(stop, UNWIND_NO_FRAME);
 	set_regs(regs, anon, sp, STACK_TOP + (1 << 20));
-	CHECK(unwinder__unwind(f.u, f.maps, &in, ips, 16, &truncated) == 1);
-	CHECK(truncated);
+	CHECK(unwinder__unwind(f.u, f.maps, &in, ips, 16, &stop) == 1);
+	CHECK_U64(stop, UNWIND_STACK_ENDED);
 
 	/* A zero frame pointer marks the outermost frame. */
 	set_regs(regs, anon, sp, 0);
-	CHECK(unwinder__unwind(f.u, f.maps, &in, ips, 16, &truncated) == 1);
-	CHECK(!truncated);
+	CHECK(unwinder__unwind(f.u, f.maps, &in, ips, 16, &stop) == 1);
+	CHECK_U64(stop, UNWIND_COMPLETE);
 
 	/* A chain that ends with a zero return address is whole. */
 	stack[0] = sp + 16;
@@ -190,9 +190,9 @@ TEST(unwind_frame_pointer_loops_and_strays)
 	stack[2] = 0;
 	stack[3] = 0;
 	set_regs(regs, anon, sp, sp);
-	n = unwinder__unwind(f.u, f.maps, &in, ips, 16, &truncated);
+	n = unwinder__unwind(f.u, f.maps, &in, ips, 16, &stop);
 	CHECK_U64(n, 2);
-	CHECK(!truncated);
+	CHECK_U64(stop, UNWIND_COMPLETE);
 	fixture_teardown(&f);
 }
 
@@ -210,7 +210,7 @@ TEST(unwind_bounded_by_frames_and_copy)
 		 ips[PROFILE_MAX_STACK];
 	struct unwind_input in = { regs, (const unsigned char *)stack, WORDS * sizeof(*stack) };
 	struct unwind_fixture f;
-	bool truncated;
+	enum unwind_stop stop;
 	size_t n;
 
 	CHECK(stack);
@@ -218,9 +218,9 @@ TEST(unwind_bounded_by_frames_and_copy)
 	for (int i = 0; i < WORDS; i++)
 		stack[i] = f.alpha + 1; /* as if called from fixture_alpha's first instruction */
 	set_regs(regs, f.alpha, STACK_TOP - in.stack_size, 0);
-	n = unwinder__unwind(f.u, f.maps, &in, ips, PROFILE_MAX_STACK, &truncated);
+	n = unwinder__unwind(f.u, f.maps, &in, ips, PROFILE_MAX_STACK, &stop);
 	CHECK_U64(n, PROFILE_MAX_STACK);
-	CHECK(truncated);
+	CHECK_U64(stop, UNWIND_MAX_FRAMES);
 	fixture_teardown(&f);
 	free(stack);
 }
@@ -287,7 +287,7 @@ TEST(unwind_corrupt_eh_frame)
 
 	for (int round = 0; round < 100; round++) {
 		struct unwind_fixture f;
-		bool truncated;
+		enum unwind_stop stop;
 
 		/* A few bytes flipped, or a run of bytes overwritten, in either section. */
 		for (int i = 0; i < 1 + round % 8; i++) {
@@ -310,7 +310,7 @@ TEST(unwind_corrupt_eh_frame)
 			set_regs(regs, ip, STACK_TOP - sizeof(stack),
 				 STACK_TOP - sizeof(stack) + 64);
 			unwinder__leaf_caller(f.u, f.maps, &in, &ra);
-			n = unwinder__unwind(f.u, f.maps, &in, ips, PROFILE_MAX_STACK, &truncated);
+			n = unwinder__unwind(f.u, f.maps, &in, ips, PROFILE_MAX_STACK, &stop);
 			if (n < 1 || n > sizeof(stack) / sizeof(stack[0]) + 1) {
 				test__fail(__FILE__, __LINE__, "round %d, ip 0x%llx: %zu frames",
 					   round, (unsigned long long)ip, n);
