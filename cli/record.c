@@ -705,8 +705,8 @@ int record(const struct options *o)
 	/* Dropped samples are in no stack of the profile: count them as lost ones. */
 	p->stats.lost += stacks->dropped;
 	if (p->stats.maps_unreadable)
-		pr_warn("the maps of %llu processes could not be read (they exited first, or /proc "
-			"hides them): their user frames are [unknown]",
+		pr_warn("%llu processes with unreadable maps (they exited first, or /proc hides "
+			"them): their user frames are [unknown]",
 			(unsigned long long)p->stats.maps_unreadable);
 	p->mode = o->wall ? PROFILE_WALL : o->offcpu ? PROFILE_OFFCPU : PROFILE_CPU;
 	p->start_time = collector__start_real(c);

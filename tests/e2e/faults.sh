@@ -126,7 +126,7 @@ if command -v unshare >/dev/null && command -v setpriv >/dev/null; then
 	if [[ $rc -eq 99 ]]; then
 		skip "faults: /proc/PID hidden" "cannot mount a hidepid /proc: $(cat "$TMP/err")"
 	elif [[ $rc -eq 0 && $samples -gt 0 ]] && grep -q "cannot read /proc/$BG_PID" "$TMP/err" &&
-		grep -q "maps of 1 processes could not be read" "$TMP/err"; then
+		grep -q "^profiler: 1 processes with unreadable maps (" "$TMP/err"; then
 		ok "faults: /proc/PID hidden: profiled without maps ($samples samples; $(messages "$TMP/err" | head -1))"
 	else
 		fail "faults: /proc/PID hidden (exit $rc, $samples samples)"
