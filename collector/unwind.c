@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/auxv.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -13,7 +15,6 @@
 #include "common/hashtab.h"
 #include "common/log.h"
 #include "proc_maps.h"
-#include "symbolize/elf_symtab.h"
 #include "unwind.h"
 
 /* Load segments kept per file: executables and libraries have two to four. */
@@ -22,8 +23,8 @@
 #define EXPR_STACK 16
 /* The vDSO is two to four pages; refuse to read anything much larger. */
 #define VDSO_MAX_SIZE (1 << 20)
-/* A GNU build-id in hex: 20 bytes from SHA-1, up to 64 from other hashes. */
-#define BUILD_ID_MAX 129
+/* The longest GNU build-id we key by, in bytes; longer ones are not keys. */
+#define BUILD_ID_BYTES 64
 
 struct segment {
 	uint64_t offset, filesz, vaddr;
@@ -35,13 +36,13 @@ struct segment {
  * it: one per build-id, however many paths, inodes and containers map it.
  */
 struct unwind_module {
-	char build_id[BUILD_ID_MAX];	/* the key, or "" when the file has none */
-	const struct mapped_file *file; /* the key when it has no build-id */
-	void *image;			/* the vDSO's copy, which @elf reads */
-	Elf *elf;			/* NULL: not an ELF file we can read */
-	Dwarf *dwarf;			/* for .debug_frame; NULL when there is none */
-	Dwarf_CFI *eh_cfi;		/* .eh_frame: ours to dwarf_cfi_end() */
-	Dwarf_CFI *debug_cfi;		/* .debug_frame: @dwarf's */
+	char build_id[2 * BUILD_ID_BYTES + 1]; /* the key, in hex; "" when the file has none */
+	const struct mapped_file *file;	       /* the key when it has no build-id */
+	void *image;			       /* the vDSO's copy, which @elf reads */
+	Elf *elf;			       /* NULL: not an ELF file we can read */
+	Dwarf *dwarf;			       /* for .debug_frame; NULL when there is none */
+	Dwarf_CFI *eh_cfi;		       /* .eh_frame: ours to dwarf_cfi_end() */
+	Dwarf_CFI *debug_cfi;		       /* .debug_frame: @dwarf's */
 	size_t nr_segs;
 	struct segment segs[MAX_SEGMENTS];
 };
@@ -187,26 +188,32 @@ static void unwind_module__load(struct unwind_module *m)
 static struct unwind_module *unwinder__find_module(struct unwinder *u,
 						   const struct mapped_file *file)
 {
-	char build_id[BUILD_ID_MAX] = "";
+	char build_id[2 * BUILD_ID_BYTES + 1] = "";
 	struct module_key key = { build_id, file };
+	Elf *elf = file->fd >= 0 ? elf_begin(file->fd, ELF_C_READ_MMAP, NULL) : NULL;
+	const unsigned char *id;
 	struct unwind_module *m;
+	ssize_t len;
 	uint64_t hash;
 
-	if (file->fd >= 0 && elf_symtab__read_build_id(file->fd, build_id, sizeof(build_id)))
-		build_id[0] = '\0';
+	len = elf ? dwelf_elf_gnu_build_id(elf, (const void **)&id) : -1;
+	for (ssize_t i = 0; len > 0 && len <= BUILD_ID_BYTES && i < len; i++)
+		sprintf(build_id + 2 * i, "%02x", id[i]);
 	hash = module_hash(&key);
 	m = hashtab__find(&u->modules, hash, module_eq, &key);
-	if (m)
+	if (m) {
+		elf_end(elf);
 		return m;
+	}
 	m = calloc(1, sizeof(*m));
-	if (!m)
+	if (!m) {
+		elf_end(elf);
 		return NULL;
+	}
 	memcpy(m->build_id, build_id, sizeof(build_id));
 	m->file = file;
-	if (file->fd >= 0) {
-		m->elf = elf_begin(file->fd, ELF_C_READ_MMAP, NULL);
-		unwind_module__load(m);
-	}
+	m->elf = elf;
+	unwind_module__load(m);
 	pr_debug("unwind: '%s' (build-id %s): %s%s", file->path, *build_id ? build_id : "none",
 		 m->eh_cfi ? ".eh_frame " : "", m->debug_cfi ? ".debug_frame" : "");
 	if (hashtab__insert(&u->modules, hash, m)) {
