@@ -5,8 +5,9 @@
  * its symbols, build-id and segments), made a module, and looked up at the
  * addresses its symbols and executable sections name. That reads the DWARF
  * (dwarf_index, die_reader, line_table) and MiniDebugInfo (debuginfo) of the
- * file as a profile would. Separate debug files are looked for in
- * directories that do not exist, and debuginfod is off.
+ * file as a profile would, and the names found are demangled. Separate debug
+ * files are looked for in directories that do not exist, and debuginfod is
+ * off.
  *
  * Checks: every lookup returns 1 to MODULE_MAX_LOCS frames whose strings can
  * be read, and asking again gives the same answer.
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
+#include "symbolize/demangle.h"
 #include "symbolize/elf_symtab.h"
 #include "symbolize/module.h"
 
@@ -33,8 +35,11 @@ static void elf_fuzz_lookup(struct module *mod, uint64_t vaddr)
 	FUZZ_CHECK(nr >= 1 && nr <= MODULE_MAX_LOCS);
 	for (int i = 0; i < nr; i++) {
 		/* Reading them is the check: ASan sees a string freed or never ended. */
-		if (locs[i].name)
+		if (locs[i].name) {
 			FUZZ_CHECK(strlen(locs[i].name) < SIZE_MAX);
+			/* As the symbolizer names frames (libiberty is not instrumented). */
+			free(demangle(locs[i].name));
+		}
 		if (locs[i].file)
 			FUZZ_CHECK(strlen(locs[i].file) < SIZE_MAX);
 	}

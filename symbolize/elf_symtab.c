@@ -259,7 +259,12 @@ static int collect_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, const 
 		thumb = ehdr.e_machine == EM_ARM;
 	data = elf_getdata(scn, NULL);
 	strdata = elf_getdata(elf_getscn(elf, shdr->sh_link), NULL);
-	if (!data || !strdata || data->d_type != ELF_T_SYM) {
+	/*
+	 * A section of type SHT_NOBITS has a size but no bytes: libelf gives
+	 * it a NULL buffer of that size, which a corrupt sh_link can name.
+	 */
+	if (!data || !strdata || data->d_type != ELF_T_SYM || (data->d_size && !data->d_buf) ||
+	    (strdata->d_size && !strdata->d_buf)) {
 		pr_debug("elf_symtab: cannot read the symbols of '%s': %s", path, elf_msg());
 		return -EINVAL;
 	}
