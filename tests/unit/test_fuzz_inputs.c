@@ -19,6 +19,7 @@
 #include "fuzz/fuzz_die_reader.c"
 #include "fuzz/fuzz_elf.c"
 #include "fuzz/fuzz_event.c"
+#include "fuzz/fuzz_kallsyms.c"
 #include "fuzz/fuzz_line_table.c"
 #include "fuzz/fuzz_perf_map.c"
 #include "fuzz/fuzz_proc_maps.c"
@@ -90,6 +91,11 @@ TEST(fuzz_inputs_elf)
 TEST(fuzz_inputs_event)
 {
 	CHECK(!replay("fuzz_event", fuzz_event));
+}
+
+TEST(fuzz_inputs_kallsyms)
+{
+	CHECK(!replay("fuzz_kallsyms", fuzz_kallsyms));
 }
 
 TEST(fuzz_inputs_line_table)
