@@ -383,18 +383,18 @@ static int symbolize_stacks(struct profile *p, struct symbolizer *sym,
 		for (uint16_t u = 0; u < s->nr_user; u++)
 			frames[n++] = symbolizer__user_frame(sym, s->maps,
 							     s->ips[s->nr_kernel + u] - (u > 0));
-		if (s->count > alloc_times) {
+		if (s->times && s->count > alloc_times) {
 			free(times);
 			alloc_times = s->count;
 			times = malloc(alloc_times * sizeof(*times));
 			if (!times)
 				goto out_nomem;
 		}
-		for (uint64_t t = 0; t < s->count; t++)
+		for (uint64_t t = 0; s->times && t < s->count; t++)
 			times[t] = s->times[t] > start_mono ? s->times[t] - start_mono : 0;
 		sample.frames = frames;
 		sample.nr_frames = n;
-		sample.times = times;
+		sample.times = s->times ? times : NULL;
 		if (!profile__add_sample(p, &sample))
 			goto out_nomem;
 	}
@@ -619,6 +619,10 @@ int record(const struct options *o)
 		goto out;
 	}
 	copts.max_stacks = o->max_stacks;
+	/* Timestamps cost 8 bytes a sample: keep them only for a timeline to draw. */
+	copts.no_times = true;
+	for (size_t i = 0; i < o->nr_outputs; i++)
+		copts.no_times &= o->outputs[i].format != EXPORT_FIREFOX;
 	c = collector__new(&copts, p->strings);
 	if (!c)
 		goto out;

@@ -195,6 +195,7 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	c->child_status = -1;
 	stack_table__init(&c->stacks);
 	c->stacks.max_stacks = opts->max_stacks;
+	c->stacks.no_times = opts->no_times;
 	c->files = file_table__new(strings);
 	c->perf_fds = malloc(nr_cpus * sizeof(*c->perf_fds));
 	c->links = calloc(nr_cpus, sizeof(*c->links));

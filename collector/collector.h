@@ -52,6 +52,7 @@ struct collector_opts {
 	enum call_graph call_graph;
 	uint32_t stack_bytes; /* CALL_GRAPH_DWARF: bytes of stack to copy; 0: the default */
 	size_t max_stacks;    /* distinct stacks kept, then overflow buckets (stack_table.h) */
+	bool no_times;	      /* keep no timestamps: no output draws a timeline */
 };
 
 /* Returns NULL and sets errno; the reason has been logged with pr_warn(). */

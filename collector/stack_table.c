@@ -167,7 +167,9 @@ struct stack_entry *stack_table__add(struct stack_table *t, const struct sample_
 			t->nr_stacks++;
 		*is_new = true;
 	}
-	if (push_time(s, e->time_ns))
+	if (t->no_times)
+		s->count++;
+	else if (push_time(s, e->time_ns))
 		goto out_nomem;
 	s->weight_ns += e->weight_ns;
 	t->overflowed += s->overflow;

@@ -16,8 +16,9 @@
  * show it as one "[stack table full]" frame), so its thread and its count
  * stay in the profile. Buckets are capped too (max_stacks / 16, at least
  * 64); past that the sample is dropped and counted in @dropped. A kept
- * entry holds at most 2 * PROFILE_MAX_STACK addresses plus 8 bytes per
- * sample for its timestamps.
+ * entry holds at most 2 * PROFILE_MAX_STACK addresses plus, unless
+ * @no_times, 8 bytes per sample for its timestamps: the one cost that grows
+ * with the length of the run, paid only for an output with a timeline.
  */
 #ifndef PROFILER_STACK_TABLE_H
 #define PROFILER_STACK_TABLE_H
@@ -42,7 +43,7 @@ struct stack_entry {
 	bool overflow;	    /* an overflow bucket: new stacks past max_stacks, no frames */
 	uint64_t count;	    /* samples, or intervals off CPU */
 	uint64_t weight_ns; /* off CPU: the intervals' total length */
-	uint64_t *times;    /* @count CLOCK_MONOTONIC timestamps, ns */
+	uint64_t *times;    /* @count CLOCK_MONOTONIC timestamps, ns; NULL with no_times */
 	size_t alloc_times;
 	uint64_t ips[]; /* nr_kernel kernel then nr_user user addresses, leaf first */
 };
@@ -51,6 +52,7 @@ struct stack_table {
 	struct hashtab entries;
 	size_t nr_samples;	  /* every sample added, dropped ones included */
 	size_t max_stacks;	  /* distinct stacks kept before overflowing; 0: no limit */
+	bool no_times;		  /* keep no timestamps: entries' @times stay NULL */
 	size_t nr_stacks;	  /* entries that are stacks, not overflow buckets */
 	size_t nr_buckets;	  /* overflow buckets */
 	uint64_t overflowed;	  /* samples counted in an overflow bucket */

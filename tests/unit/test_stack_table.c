@@ -166,3 +166,21 @@ TEST(stack_table_overflows_past_max_stacks)
 	stack_table__release(&t);
 	strset__free(strings);
 }
+
+TEST(stack_table_counts_without_times)
+{
+	struct strset *strings = strset__new();
+	const char *comm = strset__add(strings, "worker");
+	struct stack_table t;
+	struct stack_entry *s = NULL;
+	bool is_new;
+
+	stack_table__init(&t);
+	t.no_times = true;
+	for (int k = 0; k < 100; k++)
+		s = stack_table__add(&t, event(10, 11, k, 2, 0x1000), comm, comm, &is_new);
+	CHECK(s && s->count == 100 && s->times == NULL);
+	CHECK_U64(t.nr_samples, 100);
+	stack_table__release(&t);
+	strset__free(strings);
+}
