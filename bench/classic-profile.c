@@ -6,7 +6,8 @@
  * then read the counts and stacks back as such a profiler would, and print
  *
  *   runs N         times the program ran (kernel.bpf_stats_enabled=1)
- *   ns_per_run N   its run_time_ns / run_cnt
+ *   run_time_ns N  the time it ran, in all
+ *   ns_per_run N   run_time_ns / runs
  *   samples N      samples counted, the sum of the counts map
  *   keys N         distinct (pid, user stack, kernel stack, comm) keys
  *   stack_errors N samples whose user stack id was an error (e.g. a full map)
@@ -190,9 +191,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "classic-profile: cannot read the counts: %s\n", strerror(errno));
 		goto out_detach;
 	}
-	printf("runs %llu\nns_per_run %llu\nsamples %llu\nkeys %llu\nstack_errors %llu\n"
-	       "read_ns %llu\n",
-	       (unsigned long long)info.run_cnt,
+	printf("runs %llu\nrun_time_ns %llu\nns_per_run %llu\nsamples %llu\nkeys %llu\n"
+	       "stack_errors %llu\nread_ns %llu\n",
+	       (unsigned long long)info.run_cnt, (unsigned long long)info.run_time_ns,
 	       info.run_cnt ? (unsigned long long)(info.run_time_ns / info.run_cnt) : 0ULL, samples,
 	       keys, errors, (unsigned long long)(now_ns() - t0));
 	ret = 0;
