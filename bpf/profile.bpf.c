@@ -23,6 +23,8 @@ const volatile __u64 offcpu_min_ns = 100000;
 const volatile bool offcpu_blocked_only = true; /* not the time waiting to run again */
 /* Walk the user stack's frame pointers: not when user space unwinds it from CFI. */
 const volatile bool user_fp_stack = true;
+/* The unit in which the user stack is copied: what is or is not present. */
+#define PAGE_BYTES 4096
 /* Bytes of user stack a sample copies, after its record; 0: none. */
 const volatile __u32 stack_copy_bytes = PROFILE_LEAF_STACK_BYTES;
 /* Wake the reader only once this much data waits, so it drains in batches. */
@@ -209,7 +211,7 @@ static __always_inline void record_user_regs(struct sample_event *e)
 	struct pt_regs *regs;
 	__u8 *stack = (__u8 *)(e + 1);
 	__u32 n = stack_copy_bytes;
-	__u64 sp, top;
+	__u64 sp;
 
 	if (!task->mm) /* a kernel thread: no user state */
 		return;
@@ -233,33 +235,26 @@ static __always_inline void record_user_regs(struct sample_event *e)
 	e->user_regs[16] = regs->ip;
 	e->stack.flags |= SAMPLE_USER_REGS;
 	sp = e->user_regs[PROFILE_REG_SP];
-	if (!n)
-		return;
-	if (!bpf_probe_read_user(stack, n, (void *)sp)) {
-		e->user_stack_size = n;
-		return;
-	}
 	/*
-	 * The read ran past the top of the stack, and failed whole. The main
-	 * thread's stack ends a little above its environment strings: read up
-	 * to them, which holds every frame.
+	 * A read that meets a page that is not present fails whole: the top of
+	 * the stack, or, in the main thread, the random gap the kernel leaves
+	 * below the environment strings, which nothing may have touched. Read
+	 * a page's worth at a time and, when one fails, the part of it before
+	 * the next page boundary: every frame below that page is kept.
 	 */
-	top = task->mm->env_end;
-	if (top > sp && top - sp < n) {
-		__u32 len = (top - sp) & ~7ULL;
+	for (__u32 off = 0; off < PROFILE_MAX_STACK_COPY; off += PAGE_BYTES) {
+		__u32 len = n - off < PAGE_BYTES ? n - off : PAGE_BYTES, part;
 
-		if (len && len < n && !bpf_probe_read_user(stack, len, (void *)sp)) {
-			e->user_stack_size = len;
-			return;
+		if (off >= n)
+			break;
+		if (!bpf_probe_read_user(stack + off, len, (void *)(sp + off))) {
+			e->user_stack_size = off + len;
+			continue;
 		}
-	}
-	/* Elsewhere, halve it until it fits: the innermost frames are worth most. */
-	for (int i = 0; i < 8 && n >= 128; i++) {
-		n >>= 1;
-		if (!bpf_probe_read_user(stack, n, (void *)sp)) {
-			e->user_stack_size = n;
-			return;
-		}
+		part = PAGE_BYTES - (sp & (PAGE_BYTES - 1));
+		if (part < len && !bpf_probe_read_user(stack + off, part, (void *)(sp + off)))
+			e->user_stack_size = off + part;
+		break;
 	}
 #endif
 }

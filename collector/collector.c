@@ -542,20 +542,25 @@ static int handle_process_event(struct collector *c, const struct process_event 
 }
 
 /*
- * The maps to unwind a sample of @pid with, whose instruction pointer is
- * @ip: the latest snapshot, taken now if there is none or if it misses @ip
- * and is older than MAPS_REFRESH_NS. NULL when none could be read.
+ * A newer snapshot of @p's maps than @maps, for a stack that has an address
+ * outside them: taken now unless the last one is younger than
+ * MAPS_REFRESH_NS. NULL when there is none.
  */
-static const struct proc_maps *unwind_maps(struct collector *c, pid_t pid, uint64_t ip)
+static const struct proc_maps *newer_maps(struct collector *c, struct proc_state *p,
+					  const struct proc_maps *maps)
 {
-	struct proc_state *p = proc_state__get(c, pid);
-
-	if (!p)
-		return NULL;
-	if (!p->snapshot_time || (p->maps && !proc_maps__find(p->maps, ip) &&
-				  now_ns(CLOCK_MONOTONIC) - p->snapshot_time >= MAPS_REFRESH_NS))
+	if (p->maps == maps && now_ns(CLOCK_MONOTONIC) - p->snapshot_time >= MAPS_REFRESH_NS)
 		proc_state__snapshot(c, p);
-	return p->maps;
+	return p->maps != maps ? p->maps : NULL;
+}
+
+/* Is every one of the @n addresses at @ips inside a mapping of @maps? */
+static bool all_mapped(const struct proc_maps *maps, const __u64 *ips, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!proc_maps__find(maps, ips[i]))
+			return false;
+	return true;
 }
 
 /*
@@ -573,19 +578,34 @@ static void unwind_sample(struct collector *c, struct event *ev)
 	struct unwind_input in = { (const uint64_t *)e->user_regs, ev->user_stack,
 				   ev->user_stack_size };
 	const uint64_t ip = e->user_regs[PROFILE_REG_IP];
-	const struct proc_maps *maps;
+	const struct proc_maps *maps, *newer;
+	struct proc_state *p;
 	enum unwind_stop stop;
 	uint64_t ra;
 	size_t n;
+	int err;
 
 	if (!c->unwinder || ev->type != EVENT_SAMPLE || !(s->flags & SAMPLE_USER_REGS))
 		return;
-	maps = unwind_maps(c, e->pid, ip);
+	p = proc_state__get(c, e->pid);
+	if (!p)
+		return;
+	if (!p->snapshot_time)
+		proc_state__snapshot(c, p);
+	maps = p->maps;
+	/*
+	 * A stack that leaves the snapshot's mappings was unwound without the
+	 * CFI of code mapped since (the snapshot at exec precedes the
+	 * libraries): unwind it again with a newer one.
+	 */
 	if (c->opts.call_graph == CALL_GRAPH_DWARF) {
 		uint64_t start = now_ns(CLOCK_MONOTONIC);
 
 		n = unwinder__unwind(c->unwinder, maps, &in, (uint64_t *)s->user, PROFILE_MAX_STACK,
 				     &stop);
+		if (maps && !all_mapped(maps, s->user, n) && (newer = newer_maps(c, p, maps)))
+			n = unwinder__unwind(c->unwinder, newer, &in, (uint64_t *)s->user,
+					     PROFILE_MAX_STACK, &stop);
 		s->nr_user = n;
 		c->nr_unwound++;
 		c->nr_unwind_stops[stop]++;
@@ -596,9 +616,12 @@ static void unwind_sample(struct collector *c, struct event *ev)
 		}
 		return;
 	}
-	if (!maps || !s->nr_user || s->user[0] != ip ||
-	    unwinder__leaf_caller(c->unwinder, maps, &in, &ra) ||
-	    (s->nr_user > 1 && s->user[1] == ra))
+	if (!maps || !s->nr_user || s->user[0] != ip)
+		return;
+	err = unwinder__leaf_caller(c->unwinder, maps, &in, &ra);
+	if (err == -ENXIO && (newer = newer_maps(c, p, maps)))
+		err = unwinder__leaf_caller(c->unwinder, newer, &in, &ra);
+	if (err || (s->nr_user > 1 && s->user[1] == ra))
 		return;
 	/* A full stack loses its outermost frame, and was marked truncated already. */
 	n = s->nr_user < PROFILE_MAX_STACK ? s->nr_user : PROFILE_MAX_STACK - 1;

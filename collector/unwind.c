@@ -523,11 +523,10 @@ int unwinder__leaf_caller(struct unwinder *u, const struct proc_maps *maps,
 	if (!frame)
 		return -ENOENT;
 	if (uses_frame_pointer(frame) || frame_cfa(frame, &r, &mem, &cfa) ||
-	    frame_register(frame, PROFILE_REG_IP, &r, cfa, &mem, ra))
+	    frame_register(frame, PROFILE_REG_IP, &r, cfa, &mem, ra) || !*ra)
 		goto out_free;
-	/* A return address outside any code is not one. */
-	if (*ra && proc_maps__find(maps, *ra))
-		err = 0;
+	/* A return address outside any code is not one, or code mapped since @maps. */
+	err = proc_maps__find(maps, *ra) ? 0 : -ENXIO;
 out_free:
 	free(frame);
 	return err;

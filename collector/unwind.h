@@ -51,8 +51,10 @@ void unwinder__free(struct unwinder *u);
  * pointer (or after it dropped it), which frame-pointer unwinding skips:
  * when the CFI at @in's instruction pointer computes the frame from the stack
  * pointer rather than the frame pointer, and the return address is inside
- * the copied stack and points into a mapping of @maps. 0 with *@ra set, or
- * -ENOENT when the leaf has its frame, or nothing can be said.
+ * the copied stack and points into a mapping of @maps. 0 with *@ra set,
+ * -ENXIO when the return address is in none of @maps' mappings (a newer
+ * snapshot may have it), or -ENOENT when the leaf has its frame, or nothing
+ * can be said.
  */
 int unwinder__leaf_caller(struct unwinder *u, const struct proc_maps *maps,
 			  const struct unwind_input *in, uint64_t *ra);

@@ -122,9 +122,9 @@ TEST(unwind_leaf_at_function_entry)
 	CHECK_U64(ips[1], f.beta + 4);
 	CHECK_U64(stop, UNWIND_STACK_ENDED);
 
-	/* A return address outside every mapping is not one. */
+	/* A return address outside every mapping is not one (not yet, at least). */
 	stack[0] = 0x1234;
-	CHECK(unwinder__leaf_caller(f.u, f.maps, &in, &ra) == -ENOENT);
+	CHECK(unwinder__leaf_caller(f.u, f.maps, &in, &ra) == -ENXIO);
 	fixture_teardown(&f);
 }
 
