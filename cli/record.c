@@ -58,14 +58,17 @@ static void on_signal(int sig)
 }
 
 static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
+#define NR_STOP_SIGNALS (sizeof(stop_signals) / sizeof(stop_signals[0]))
+/* As we found them, for the command: a script's background job ignores SIGINT. */
+static struct sigaction saved_actions[NR_STOP_SIGNALS];
 
 static void install_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 
 	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
-		sigaction(stop_signals[i], &sa, NULL);
+	for (size_t i = 0; i < NR_STOP_SIGNALS; i++)
+		sigaction(stop_signals[i], &sa, &saved_actions[i]);
 }
 
 /* Say what the signal interrupted, then end by it, as an interrupted program should. */
@@ -151,8 +154,8 @@ static int child__fork(struct child *child, char **argv, const struct invoker *u
 		close(go[1]);
 		close(status[0]);
 		/* Not the profiler's signal handlers: Ctrl-C must stop the command. */
-		for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
-			signal(stop_signals[i], SIG_DFL);
+		for (size_t i = 0; i < NR_STOP_SIGNALS; i++)
+			sigaction(stop_signals[i], &saved_actions[i], NULL);
 		if (user)
 			err = -invoker__become(user);
 		/* EOF without a byte means the profiler gave up: do not run. */
@@ -482,7 +485,7 @@ static int write_profile(const struct profile *p, const struct options *o,
 	}
 	/* The last moment a signal aborts the run: from here on it is ignored. */
 	sigemptyset(&stop);
-	for (i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+	for (i = 0; i < NR_STOP_SIGNALS; i++)
 		sigaddset(&stop, stop_signals[i]);
 	sigprocmask(SIG_BLOCK, &stop, &old);
 	if (!err && abort_signal)
