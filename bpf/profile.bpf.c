@@ -199,42 +199,43 @@ static __always_inline __u64 wakeup_flags(__u32 tgid)
 }
 
 /*
- * The user registers and the top of the user stack, for unwinding in user
- * space. They come from the task's saved user registers, not @ctx's: a
- * sample that hit in the kernel has kernel registers there.
+ * The user registers (into @uregs, flagging @s) and the top @n bytes of the
+ * user stack (into @stack, their number into *@size), for unwinding in user
+ * space. They come from the task's saved user registers, not the
+ * program's context: a sample that hit in the kernel has kernel registers
+ * there, and a thread leaving the CPU is always in the kernel.
  */
-static __always_inline void record_user_regs(struct sample_event *e)
+static __always_inline void record_user(struct thread_stacks *s, __u64 *uregs, __u32 *size,
+					__u8 *stack, __u32 n)
 {
-	e->user_stack_size = 0;
+	*size = 0;
 #if defined(__TARGET_ARCH_x86)
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs;
-	__u8 *stack = (__u8 *)(e + 1);
-	__u32 n = stack_copy_bytes;
 	__u64 sp;
 
 	if (!task->mm) /* a kernel thread: no user state */
 		return;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	e->user_regs[0] = regs->ax;
-	e->user_regs[1] = regs->dx;
-	e->user_regs[2] = regs->cx;
-	e->user_regs[3] = regs->bx;
-	e->user_regs[4] = regs->si;
-	e->user_regs[5] = regs->di;
-	e->user_regs[6] = regs->bp;
-	e->user_regs[7] = regs->sp;
-	e->user_regs[8] = regs->r8;
-	e->user_regs[9] = regs->r9;
-	e->user_regs[10] = regs->r10;
-	e->user_regs[11] = regs->r11;
-	e->user_regs[12] = regs->r12;
-	e->user_regs[13] = regs->r13;
-	e->user_regs[14] = regs->r14;
-	e->user_regs[15] = regs->r15;
-	e->user_regs[16] = regs->ip;
-	e->stack.flags |= SAMPLE_USER_REGS;
-	sp = e->user_regs[PROFILE_REG_SP];
+	uregs[0] = regs->ax;
+	uregs[1] = regs->dx;
+	uregs[2] = regs->cx;
+	uregs[3] = regs->bx;
+	uregs[4] = regs->si;
+	uregs[5] = regs->di;
+	uregs[6] = regs->bp;
+	uregs[7] = regs->sp;
+	uregs[8] = regs->r8;
+	uregs[9] = regs->r9;
+	uregs[10] = regs->r10;
+	uregs[11] = regs->r11;
+	uregs[12] = regs->r12;
+	uregs[13] = regs->r13;
+	uregs[14] = regs->r14;
+	uregs[15] = regs->r15;
+	uregs[16] = regs->ip;
+	s->flags |= SAMPLE_USER_REGS;
+	sp = uregs[PROFILE_REG_SP];
 	/*
 	 * A read that meets a page that is not present fails whole: the top of
 	 * the stack, or, in the main thread, the random gap the kernel leaves
@@ -248,12 +249,12 @@ static __always_inline void record_user_regs(struct sample_event *e)
 		if (off >= n)
 			break;
 		if (!bpf_probe_read_user(stack + off, len, (void *)(sp + off))) {
-			e->user_stack_size = off + len;
+			*size = off + len;
 			continue;
 		}
 		part = PAGE_BYTES - (sp & (PAGE_BYTES - 1));
 		if (part < len && !bpf_probe_read_user(stack + off, part, (void *)(sp + off)))
-			e->user_stack_size = off + part;
+			*size = off + part;
 		break;
 	}
 #endif
@@ -280,7 +281,8 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 	e->pid = tgid;
 	e->tid = tid;
 	record_stack(ctx, &e->stack, user_fp_stack);
-	record_user_regs(e);
+	record_user(&e->stack, e->user_regs, &e->user_stack_size, (__u8 *)(e + 1),
+		    stack_copy_bytes);
 	count_stack_flags(e->stack.flags);
 	bpf_ringbuf_submit(e, wakeup_flags(tgid));
 	return 0;
@@ -311,6 +313,10 @@ int BPF_PROG(profile_switch, bool preempt, struct task_struct *prev, struct task
 			start->time_ns = now;
 			start->pid = tgid;
 			record_stack(ctx, &start->stack, true);
+			/* Enough for the leaf's caller: a CFI copy per blocked thread would be a lot. */
+			record_user(&start->stack, start->user_regs, &start->user_stack_size,
+				    start->user_stack,
+				    stack_copy_bytes ? PROFILE_LEAF_STACK_BYTES : 0);
 			if (bpf_map_update_elem(&offcpu, &tid, start, BPF_ANY))
 				stat_inc(STAT_OFFCPU_DROPPED);
 		}
@@ -320,7 +326,7 @@ int BPF_PROG(profile_switch, bool preempt, struct task_struct *prev, struct task
 	if (!start)
 		return 0;
 	if (now - start->time_ns >= offcpu_min_ns) {
-		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+		e = bpf_ringbuf_reserve(&events, sizeof(*e) + PROFILE_LEAF_STACK_BYTES, 0);
 		if (e) {
 			e->type = EVENT_OFFCPU;
 			e->cpu = bpf_get_smp_processor_id();
@@ -329,7 +335,9 @@ int BPF_PROG(profile_switch, bool preempt, struct task_struct *prev, struct task
 			e->pid = next->tgid;
 			e->tid = next_tid;
 			bpf_probe_read_kernel(&e->stack, sizeof(e->stack), &start->stack);
-			e->user_stack_size = 0;
+			bpf_probe_read_kernel(e->user_regs, sizeof(e->user_regs), start->user_regs);
+			e->user_stack_size = start->user_stack_size;
+			bpf_probe_read_kernel(e + 1, PROFILE_LEAF_STACK_BYTES, start->user_stack);
 			count_stack_flags(e->stack.flags);
 			bpf_ringbuf_submit(e, wakeup_flags(e->pid));
 		} else {

@@ -84,7 +84,7 @@ struct sample_event {
 	__u32 pid;	 /* thread group id */
 	__u32 tid;
 	struct thread_stacks stack;
-	/* EVENT_SAMPLE with SAMPLE_USER_REGS: the user registers at the sample. */
+	/* With SAMPLE_USER_REGS: the user registers at the sample, or when it left the CPU. */
 	__u64 user_regs[PROFILE_NR_REGS];
 	/*
 	 * Bytes of user stack, from user_regs[PROFILE_REG_SP] up, that follow
@@ -103,6 +103,11 @@ struct offcpu_start {
 	__u32 pid; /* thread group id */
 	__u32 pad;
 	struct thread_stacks stack;
+	/* As in struct sample_event, with the top of the stack kept here. */
+	__u64 user_regs[PROFILE_NR_REGS];
+	__u32 user_stack_size;
+	__u32 pad2;
+	__u8 user_stack[PROFILE_LEAF_STACK_BYTES];
 };
 
 /* EVENT_FORK and EVENT_EXEC. */

@@ -564,12 +564,14 @@ static bool all_mapped(const struct proc_maps *maps, const __u64 *ips, size_t n)
 }
 
 /*
- * Fix the user stack of sample @ev where frame pointers got it wrong, from
- * the registers and stack words it carries. Frame pointers (the default):
- * a leaf sampled before it set up its frame pointer, or in a function built
- * without one, has its caller's frame pointer still in place, so the
- * kernel's walk goes from the leaf straight to its caller's caller: put the
- * caller back in. CFI (--call-graph dwarf): the whole stack, from the copy.
+ * Fix the user stack of sample or interval off CPU @ev where frame pointers
+ * got it wrong, from the registers and stack words it carries. Frame
+ * pointers (the default): a leaf sampled before it set up its frame
+ * pointer, or in a function built without one (a C library system call
+ * wrapper, where every thread off CPU is), has its caller's frame pointer
+ * still in place, so the kernel's walk goes from the leaf straight to its
+ * caller's caller: put the caller back in. CFI (--call-graph dwarf): the
+ * whole stack of a sample, from the copy.
  */
 static void unwind_sample(struct collector *c, struct event *ev)
 {
@@ -585,7 +587,7 @@ static void unwind_sample(struct collector *c, struct event *ev)
 	size_t n;
 	int err;
 
-	if (!c->unwinder || ev->type != EVENT_SAMPLE || !(s->flags & SAMPLE_USER_REGS))
+	if (!c->unwinder || !(s->flags & SAMPLE_USER_REGS))
 		return;
 	p = proc_state__get(c, e->pid);
 	if (!p)
@@ -598,7 +600,8 @@ static void unwind_sample(struct collector *c, struct event *ev)
 	 * CFI of code mapped since (the snapshot at exec precedes the
 	 * libraries): unwind it again with a newer one.
 	 */
-	if (c->opts.call_graph == CALL_GRAPH_DWARF) {
+	/* Off CPU, only the leaf's caller: the copy holds no more. */
+	if (c->opts.call_graph == CALL_GRAPH_DWARF && ev->type == EVENT_SAMPLE) {
 		uint64_t start = now_ns(CLOCK_MONOTONIC);
 
 		n = unwinder__unwind(c->unwinder, maps, &in, (uint64_t *)s->user, PROFILE_MAX_STACK,
@@ -789,15 +792,14 @@ static bool targets_alive(struct collector *c)
 static int flush_offcpu(struct collector *c)
 {
 	const struct bpf_map *map = c->skel->maps.offcpu;
+	struct sample_event *e = &c->event.sample;
 	struct offcpu_start start;
-	struct sample_event *e;
 	__u32 tid, next;
 	bool first = true;
 	int err = 0;
 
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		return -ENOMEM;
+	/* The ring buffer is drained: its record is free. */
+	memset(&c->event, 0, sizeof(c->event));
 	while (!err && !bpf_map__get_next_key(map, first ? NULL : &tid, &next, sizeof(next))) {
 		first = false;
 		tid = next;
@@ -811,9 +813,15 @@ static int flush_offcpu(struct collector *c)
 		e->pid = start.pid;
 		e->tid = tid;
 		e->stack = start.stack;
+		memcpy(e->user_regs, start.user_regs, sizeof(e->user_regs));
+		c->event.type = EVENT_OFFCPU;
+		c->event.user_stack = start.user_stack;
+		c->event.user_stack_size = start.user_stack_size < sizeof(start.user_stack) ?
+						   start.user_stack_size :
+						   sizeof(start.user_stack);
+		unwind_sample(c, &c->event);
 		err = handle_sample(c, e);
 	}
-	free(e);
 	return err;
 }
 

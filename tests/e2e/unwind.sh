@@ -8,7 +8,7 @@
 require_bpf "unwind: default mode finds a frameless leaf's callers" \
 	"unwind: --call-graph fp misses them" "unwind: --call-graph dwarf without frame pointers" \
 	"unwind: stacks through qsort" "unwind: a short stack copy is counted as truncated" \
-	"unwind: perf agrees"
+	"unwind: perf agrees" "unwind: off-CPU time through a C library wrapper"
 
 # perf_shares DATA: among perf's samples in leaf(), the percentages whose
 # stack holds caller_a, caller_b and main, from `perf script`.
@@ -18,8 +18,9 @@ perf_shares() {
 		END { if (!n) n = 1; printf "%.1f %.1f %.1f\n", 100 * a / n, 100 * b / n, 100 * m / n }'
 }
 
-# folded_share FILE PATTERN WITHIN: the percentage of the samples of stacks
-# matching WITHIN (an awk regular expression) that also match PATTERN.
+# folded_share FILE PATTERN WITHIN: the percentage of the counts (samples, or
+# microseconds off CPU) of stacks matching WITHIN (an awk regular
+# expression) that also match PATTERN.
 folded_share() {
 	awk -v p="$2" -v w="$3" '{ n = $NF } $0 ~ w { total += n; if ($0 ~ p) hit += n }
 		END { if (total) printf "%.1f", 100 * hit / total; else print 0 }' "$1"
@@ -107,4 +108,18 @@ if profile "$name" --call-graph dwarf=64 -o "$TMP/short.pb.gz" -- "$WORKLOADS/qs
 	check "$name: $cut stacks truncated" test "${cut:-0}" -gt 0
 	comment=$(pprof -comments "$TMP/short.pb.gz" 2>/dev/null | grep 'truncated stacks')
 	check "$name: the profile says '$comment'" test "$comment" = "truncated stacks: $cut"
+fi
+
+# Off CPU, every thread is inside a system call wrapper, and poll() sets up
+# no frame: the default mode puts wait_a() and wait_b() back under it.
+name="unwind: off-CPU time through a C library wrapper"
+if profile "$name" --off-cpu -o "$TMP/off.folded" -- "$WORKLOADS/blocker" 7 3 3; then
+	a=$(folded_share "$TMP/off.folded" ';wait_a;(__)?poll;' ';(__)?poll;')
+	b=$(folded_share "$TMP/off.folded" ';wait_b;(__)?poll;' ';(__)?poll;')
+	check "$name: wait_a has $a% of the time blocked in poll (expected 70±5)" within "$a" 70 5
+	check "$name: wait_b has $b% (expected 30±5)" within "$b" 30 5
+fi
+if profile "$name" --off-cpu --call-graph fp -o "$TMP/off-fp.folded" -- "$WORKLOADS/blocker" 7 3 1; then
+	a=$(folded_share "$TMP/off-fp.folded" ';wait_[ab];(__)?poll;' ';(__)?poll;')
+	check "$name: --call-graph fp misses them ($a%)" within "$a" 0 5
 fi
