@@ -146,7 +146,8 @@ static uint64_t needed_caps(const struct privilege_needs *needs, long last)
 int privileges__drop(const struct privilege_needs *needs)
 {
 	long last = procfs__read_long("/proc/sys/kernel/cap_last_cap", CAP_LAST_CAP);
-	struct __user_cap_data_struct data[2];
+	/* Zeroed: valgrind thinks capget() fills in only the first of the two. */
+	struct __user_cap_data_struct data[2] = { 0 };
 	uint64_t permitted, keep;
 	int err;
 
