@@ -35,7 +35,7 @@ FUZZ_MAX_LEN_fuzz_elf := 32768
 FUZZ_MAX_LEN_fuzz_event := 4096
 FUZZ_MAX_LEN_fuzz_kallsyms := 4096
 
-fuzz-build:
+fuzz-build: deps
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(FUZZ_OUTPUT) CC=$(CLANG) \
 		CFLAGS="$(FUZZ_CFLAGS)" LDFLAGS="$(FUZZ_SAN)" fuzz-targets
 
