@@ -60,17 +60,19 @@ void file_table__free(struct file_table *files)
 /*
  * Open the file as @pid maps it: map_files gives the very inode that is
  * mapped (even if deleted or replaced since) but needs CAP_SYS_ADMIN; the
- * process's root gives its mount namespace's view of the path, accepted
- * only if it is still the mapped inode (after a package upgrade the path
- * names a new file, whose symbols would be wrong). Only the inode is
- * compared: on btrfs and overlayfs the device in maps differs from st_dev.
+ * process's root gives its mount namespace's view of the path, resolved
+ * inside that root so that a link the process planted cannot lead to a
+ * file of ours, and accepted only if it is still the mapped inode (after a
+ * package upgrade the path names a new file, whose symbols would be
+ * wrong). Only the inode is compared: on btrfs and overlayfs the device in
+ * maps differs from st_dev.
  */
 static int open_mapped_file(pid_t pid, const struct proc_maps_line *l, const char *path,
 			    bool deleted)
 {
 	char buf[PATH_MAX + 64];
 	struct stat st;
-	int fd;
+	int root, fd, err;
 
 	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", pid,
 		 (unsigned long long)l->start, (unsigned long long)l->end);
@@ -79,10 +81,17 @@ static int open_mapped_file(pid_t pid, const struct proc_maps_line *l, const cha
 		return fd;
 	if (deleted)
 		return -1;
-	snprintf(buf, sizeof(buf), "/proc/%d/root%s", pid, path);
-	fd = open(buf, O_RDONLY | O_CLOEXEC);
+	snprintf(buf, sizeof(buf), "/proc/%d/root", pid);
+	root = open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0) {
+		pr_debug("proc_maps: cannot open '%s': %s", buf, strerror(errno));
+		return -1;
+	}
+	fd = procfs__open_in_root(root, path, O_RDONLY | O_CLOEXEC);
+	err = errno;
+	close(root);
 	if (fd < 0) {
-		pr_debug("proc_maps: cannot open '%s' of pid %d: %s", path, pid, strerror(errno));
+		pr_debug("proc_maps: cannot open '%s' of pid %d: %s", path, pid, strerror(err));
 		return -1;
 	}
 	if (fstat(fd, &st) || st.st_ino != l->ino) {

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "procfs.h"
@@ -63,4 +65,17 @@ long procfs__read_long(const char *path, long def)
 		v = def;
 	fclose(f);
 	return v;
+}
+
+int procfs__open_in_root(int root, const char *path, int flags)
+{
+	struct open_how how = {
+		.flags = flags,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = syscall(SYS_openat2, root, path, &how, sizeof(how));
+
+	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
+		fd = openat(root, path, flags | O_NOFOLLOW);
+	return fd;
 }

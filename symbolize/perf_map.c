@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -415,24 +413,6 @@ static int nspid(int pid)
 	return last > 0 && last <= INT32_MAX ? (int)last : pid;
 }
 
-/*
- * Open @name under the directory @root as if @root were "/", so that a
- * symbolic link planted by the process cannot lead us to a file of ours.
- */
-static int open_in_root(int root, const char *name)
-{
-	struct open_how how = {
-		.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
-	int fd = syscall(SYS_openat2, root, name, &how, sizeof(how));
-
-	/* Before Linux 5.6, or under a seccomp filter: at least do not follow the last link. */
-	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
-		fd = openat(root, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
-	return fd;
-}
-
 struct perf_map *perf_map__load_pid(int pid)
 {
 	char path[64], name[32];
@@ -460,7 +440,7 @@ struct perf_map *perf_map__load_pid(int pid)
 	}
 	snprintf(name, sizeof(name), "tmp/perf-%d.map", ns);
 	snprintf(path, sizeof(path), "/proc/%d/root/%s", pid, name);
-	fd = open_in_root(root, name);
+	fd = procfs__open_in_root(root, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	err = errno;
 	close(root);
 	if (fd < 0) {
