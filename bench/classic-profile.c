@@ -17,17 +17,16 @@
  * (collector__bpf_stats()), the same counters as /proc/self/fdinfo shows.
  */
 #include <errno.h>
-#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "bench.h"
+#include "collector/collector.h"
 #include "bench/classic.h"
 #include "bench/classic.skel.h"
 
@@ -35,19 +34,6 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: classic-profile [-F HZ] [-d SECONDS] PID[,PID...]\n");
 	exit(2);
-}
-
-static int open_cpu_clock(unsigned long freq_hz, int cpu)
-{
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.size = sizeof(attr),
-		.freq = 1,
-		.sample_freq = freq_hz,
-	};
-
-	return syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 static int add_targets(struct classic_bpf *skel, const char *list)
@@ -153,7 +139,7 @@ int main(int argc, char **argv)
 		goto out_destroy;
 	}
 	for (int cpu = 0; cpu < nr_cpus; cpu++) {
-		int fd = open_cpu_clock(freq, cpu);
+		int fd = collector__open_cpu_clock(freq, cpu);
 
 		if (fd < 0 && errno == ENODEV)
 			continue; /* a possible CPU that is offline */

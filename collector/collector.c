@@ -669,7 +669,7 @@ int collector__add_target(struct collector *c, pid_t pid, bool child)
 				    BPF_ANY);
 }
 
-static int open_cpu_clock(uint32_t freq_hz, int cpu)
+int collector__open_cpu_clock(uint32_t freq_hz, int cpu)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -700,7 +700,7 @@ int collector__start(struct collector *c)
 		return err;
 	}
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
-		int fd = open_cpu_clock(c->opts.freq_hz, cpu);
+		int fd = collector__open_cpu_clock(c->opts.freq_hz, cpu);
 
 		if (fd < 0) {
 			err = -errno;

@@ -70,6 +70,12 @@ int collector__add_target(struct collector *c, pid_t pid, bool child);
 int collector__start(struct collector *c);
 
 /*
+ * The event the program samples on: the CPU clock of @cpu, for every task,
+ * @freq_hz times a second. A descriptor, or -1 with errno set.
+ */
+int collector__open_cpu_clock(uint32_t freq_hz, int cpu);
+
+/*
  * Drain samples until the duration elapsed, collector__stop() was called, or
  * every target exited, then drain what is left. 0 or -errno.
  */
