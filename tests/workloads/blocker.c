@@ -21,14 +21,11 @@ __attribute__((noinline)) void wait_b(int ms)
 
 int main(int argc, char **argv)
 {
-	int a = argc > 2 ? atoi(argv[1]) : 7;
-	int b = argc > 2 ? atoi(argv[2]) : 3;
-	double seconds = arg_seconds(argc, argv, 3, 10);
-	double end = now_seconds() + seconds;
+	struct split s = split__args(argc, argv, 7, 3);
 
-	while (seconds < 0 || now_seconds() < end) {
-		wait_a(a);
-		wait_b(b);
+	while (split__running(&s)) {
+		wait_a(s.a);
+		wait_b(s.b);
 	}
 	return 0;
 }

@@ -36,14 +36,11 @@ __attribute__((noinline)) void caller_b(unsigned long units)
 
 int main(int argc, char **argv)
 {
-	unsigned long a = argc > 2 ? strtoul(argv[1], NULL, 10) : 70;
-	unsigned long b = argc > 2 ? strtoul(argv[2], NULL, 10) : 30;
-	double seconds = arg_seconds(argc, argv, 3, 10);
-	double end = now_seconds() + seconds;
+	struct split s = split__args(argc, argv, 70, 30);
 
-	while (seconds < 0 || now_seconds() < end) {
-		caller_a(a);
-		caller_b(b);
+	while (split__running(&s)) {
+		caller_a(s.a);
+		caller_b(s.b);
 	}
 	return 0;
 }

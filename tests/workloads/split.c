@@ -28,12 +28,9 @@ __attribute__((noinline)) void compute(unsigned long a, unsigned long b)
 
 int main(int argc, char **argv)
 {
-	unsigned long a = argc > 2 ? strtoul(argv[1], NULL, 10) : 70;
-	unsigned long b = argc > 2 ? strtoul(argv[2], NULL, 10) : 30;
-	double seconds = arg_seconds(argc, argv, 3, 10);
-	double end = now_seconds() + seconds;
+	struct split s = split__args(argc, argv, 70, 30);
 
-	while (seconds < 0 || now_seconds() < end)
-		compute(a, b);
+	while (split__running(&s))
+		compute(s.a, s.b);
 	return 0;
 }

@@ -8,6 +8,7 @@
 #ifndef WORKLOAD_WORK_H
 #define WORKLOAD_WORK_H
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -36,6 +37,33 @@ static inline double now_seconds(void)
 static inline double arg_seconds(int argc, char **argv, int i, double def)
 {
 	return argc > i ? atof(argv[i]) : def;
+}
+
+/*
+ * The "A B [SECONDS]" arguments of the workloads that split their time A:B
+ * between two paths (@a and @b by default, 10 seconds; a negative SECONDS
+ * runs until killed). Loop while split__running().
+ */
+struct split {
+	unsigned long a, b;
+	double seconds, end;
+};
+
+static inline struct split split__args(int argc, char **argv, unsigned long a, unsigned long b)
+{
+	struct split s = {
+		.a = argc > 2 ? strtoul(argv[1], NULL, 10) : a,
+		.b = argc > 2 ? strtoul(argv[2], NULL, 10) : b,
+		.seconds = arg_seconds(argc, argv, 3, 10),
+	};
+
+	s.end = now_seconds() + s.seconds;
+	return s;
+}
+
+static inline bool split__running(const struct split *s)
+{
+	return s->seconds < 0 || now_seconds() < s->end;
 }
 
 #endif
