@@ -92,18 +92,12 @@ int invoker__become(const struct invoker *u)
 	return 0;
 }
 
-static int capget_v3(struct __user_cap_data_struct data[2])
+/* capget() or capset() (@nr) of our own capabilities, 64 bits in two structs. 0 or -errno. */
+static int caps_v3(long nr, struct __user_cap_data_struct data[2])
 {
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
 
-	return syscall(SYS_capget, &hdr, data) ? -errno : 0;
-}
-
-static int capset_v3(struct __user_cap_data_struct data[2])
-{
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-
-	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
+	return syscall(nr, &hdr, data) ? -errno : 0;
 }
 
 static uint64_t bit(int cap)
@@ -154,7 +148,7 @@ int privileges__drop(const struct privilege_needs *needs)
 	/* Whatever else happens, an exec can no longer gain privileges. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -errno;
-	err = capget_v3(data);
+	err = caps_v3(SYS_capget, data);
 	if (err)
 		return err;
 	permitted = data[0].permitted | (uint64_t)data[1].permitted << 32;
@@ -178,7 +172,7 @@ int privileges__drop(const struct privilege_needs *needs)
 	data[0].effective = data[0].permitted = (uint32_t)keep;
 	data[1].effective = data[1].permitted = (uint32_t)(keep >> 32);
 	data[0].inheritable = data[1].inheritable = 0;
-	err = capset_v3(data);
+	err = caps_v3(SYS_capset, data);
 	if (err)
 		return err;
 	pr_debug("capabilities kept: %#llx", (unsigned long long)keep);

@@ -595,17 +595,17 @@ static void unwind_sample(struct collector *c, struct event *ev)
 	if (!p->snapshot_time)
 		proc_state__snapshot(c, p);
 	maps = p->maps;
-	/*
-	 * A stack that leaves the snapshot's mappings was unwound without the
-	 * CFI of code mapped since (the snapshot at exec precedes the
-	 * libraries): unwind it again with a newer one.
-	 */
 	/* Off CPU, only the leaf's caller: the copy holds no more. */
 	if (c->opts.call_graph == CALL_GRAPH_DWARF && ev->type == EVENT_SAMPLE) {
 		uint64_t start = now_ns(CLOCK_MONOTONIC);
 
 		n = unwinder__unwind(c->unwinder, maps, &in, (uint64_t *)s->user, PROFILE_MAX_STACK,
 				     &stop);
+		/*
+		 * A stack that leaves the snapshot's mappings was unwound without
+		 * the CFI of code mapped since (the snapshot at exec precedes the
+		 * libraries): unwind it again with a newer one.
+		 */
 		if (maps && !all_mapped(maps, s->user, n) && (newer = newer_maps(c, p, maps)))
 			n = unwinder__unwind(c->unwinder, newer, &in, (uint64_t *)s->user,
 					     PROFILE_MAX_STACK, &stop);

@@ -277,7 +277,7 @@ static struct unwind_module *unwinder__vdso(struct unwinder *u, size_t size)
  */
 static Dwarf_Frame *unwinder__frame(struct unwinder *u, const struct proc_maps *maps, uint64_t addr)
 {
-	const struct proc_map *map = maps ? proc_maps__find(maps, addr) : NULL;
+	const struct proc_map *map = proc_maps__find(maps, addr);
 	const struct segment *seg = NULL;
 	struct unwind_module *m;
 	Dwarf_Frame *frame;
