@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "bpf/profile.h"
+#include "collector/event.h"
 #include "collector/stack_table.h"
 #include "common/profile.h"
 #include "common/strset.h"

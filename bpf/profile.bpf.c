@@ -6,6 +6,12 @@
  * keeps a target thread's stacks when it leaves a CPU and writes a record
  * with the time it was away when it comes back. Fork and exec tracepoints
  * follow a target's children and tell user space when to read maps.
+ *
+ * User stacks are unwound here, by default, from tables that user space
+ * builds from each mapped file's call frame information (see unwind_row in
+ * profile.h), so that records carry addresses only. Until a process's
+ * tables are loaded its samples carry its registers and a copy of the top
+ * of its stack instead, which user space unwinds.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -23,9 +29,14 @@ const volatile __u64 offcpu_min_ns = 100000;
 const volatile bool offcpu_blocked_only = true; /* not the time waiting to run again */
 /* Walk the user stack's frame pointers: not when user space unwinds it from CFI. */
 const volatile bool user_fp_stack = true;
+/* Unwind user stacks from the unwind tables, for processes that have them. */
+const volatile bool unwind_tables;
 /* The unit in which the user stack is copied: what is or is not present. */
 #define PAGE_BYTES 4096
-/* Bytes of user stack a sample copies, after its record; 0: none. */
+/*
+ * Bytes of user stack a sample copies, after its record; 0: none. With
+ * unwind tables, only samples of processes whose tables are not loaded.
+ */
 const volatile __u32 stack_copy_bytes = PROFILE_LEAF_STACK_BYTES;
 /* Wake the reader only once this much data waits, so it drains in batches. */
 const volatile __u64 wakeup_bytes = 1 << 20;
@@ -70,16 +81,47 @@ struct {
 	__uint(max_entries, PROFILE_MAX_OFFCPU);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32); /* tid */
-	__type(value, struct offcpu_start);
+	__type(value, struct sample_record);
 } offcpu SEC(".maps");
 
-/* Room to fill an offcpu value in: too big for the BPF stack. */
+/* Room to build a record in: too big for the BPF stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct offcpu_start);
-} offcpu_scratch SEC(".maps");
+	__type(value, struct sample_record);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_walk);
+} walks SEC(".maps");
+
+/* The unwind tables: see profile.h. Sized by user space before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE); /* user space writes the rows in place */
+	__type(key, __u32);
+	__type(value, struct unwind_row);
+} unwind_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PROFILE_MAX_UNWIND_RULES);
+	__type(key, __u32);
+	__type(value, struct unwind_rule);
+} unwind_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PROFILE_MAX_UNWIND_PROCS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32); /* tgid */
+	__type(value, struct unwind_proc);
+} unwind_procs SEC(".maps");
 
 static __always_inline void stat_inc(__u32 stat)
 {
@@ -122,7 +164,7 @@ static __always_inline bool is_runnable(struct task_struct *t)
 	return BPF_CORE_READ((struct task_struct___old *)t, state) == 0;
 }
 
-/* Frames written by bpf_get_stack(), or -1 on error. */
+/* Frames written by bpf_get_stack() at @buf, or -1 on error. */
 static __always_inline long read_stack(void *ctx, __u64 *buf, __u64 flags)
 {
 	long n = bpf_get_stack(ctx, buf, PROFILE_MAX_STACK * sizeof(__u64), flags);
@@ -130,34 +172,378 @@ static __always_inline long read_stack(void *ctx, __u64 *buf, __u64 flags)
 	return n < 0 ? -1 : (long)((__u64)n / sizeof(__u64));
 }
 
-/* Fill @s with the current task's stacks (the user one if @user_fp) and names. */
-static __always_inline void record_stack(void *ctx, struct thread_stacks *s, bool user_fp)
+/*
+ * Where the ucontext a signal handler returns to (at the stack pointer, in
+ * the signal trampoline) keeps the interrupted rbp, rsp and rip: the offsets
+ * of uc_mcontext.gregs[REG_RBP], [REG_RSP] and [REG_RIP] in x86-64's ucontext_t.
+ */
+#define UCONTEXT_RBP 120
+#define UCONTEXT_RSP 160
+#define UCONTEXT_RIP 168
+
+/*
+ * One walk up a user stack, from the registers of its innermost frame.
+ * Kept in a per-CPU map, not on the BPF stack: values read from a map are
+ * unknown to the verifier, so it checks one step of the walk for all of
+ * them, where values on the stack it would follow frame by frame, with
+ * every path through the step, far past its limit.
+ */
+struct unwind_walk {
+	__u64 ip, sp, bp;
+	__u32 idx, nr; /* next slot of the record's addresses, and frames written */
+	__u32 flags;   /* SAMPLE_USER_* found on the way */
+	bool bp_known; /* @bp is the frame's rbp, not a register lost on the way */
+	bool exact;    /* @ip is where the frame stopped (the leaf, or interrupted by a signal) */
+};
+
+/* What each step of a walk works on: the process's tables and the record. */
+struct unwind_ctx {
+	const struct unwind_proc *proc;
+	struct sample_record *r;
+};
+
+/* The mapping of @proc that holds @addr, or NULL. */
+static __always_inline const struct unwind_mapping *find_mapping(const struct unwind_proc *proc,
+								 __u64 addr)
+{
+	__u32 lo = 0, hi = proc->nr;
+
+	if (hi > PROFILE_MAX_UNWIND_MAPPINGS)
+		hi = PROFILE_MAX_UNWIND_MAPPINGS;
+	/* log2(PROFILE_MAX_UNWIND_MAPPINGS) + 1 halvings find anything. */
+	for (int i = 0; i < 9 && lo < hi; i++) {
+		__u32 mid = (lo + hi) / 2;
+		const struct unwind_mapping *m =
+			&proc->mappings[mid & (PROFILE_MAX_UNWIND_MAPPINGS - 1)];
+
+		if (addr < m->start)
+			hi = mid;
+		else if (addr >= m->end)
+			lo = mid + 1;
+		else
+			return m;
+	}
+	return NULL;
+}
+
+/* The rule of the row of @m's table that covers file address @pc, or NULL. */
+static __always_inline const struct unwind_rule *find_rule(const struct unwind_mapping *m, __u64 pc)
+{
+	__u32 first = m->first_row, lo = first, hi = first + m->nr_rows, key;
+	const struct unwind_row *row;
+
+	if (pc >= (1ULL << 32))
+		return NULL;
+	/* The last row at or below @pc: 25 halvings cover the largest table. */
+	for (int i = 0; i < 25 && lo < hi; i++) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		row = bpf_map_lookup_elem(&unwind_rows, &mid);
+		if (!row)
+			return NULL;
+		if (row->pc <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == first)
+		return NULL;
+	key = lo - 1;
+	row = bpf_map_lookup_elem(&unwind_rows, &key);
+	if (!row)
+		return NULL;
+	key = row->rule;
+	return bpf_map_lookup_elem(&unwind_rules, &key);
+}
+
+static __always_inline bool read_word(__u64 addr, __u64 *val)
+{
+	return !bpf_probe_read_user(val, sizeof(*val), (const void *)addr);
+}
+
+/* End @w's walk short: 1, bpf_loop()'s stop. */
+static __always_inline long stop_truncated(struct unwind_walk *w, __u32 reason)
+{
+	w->flags |= SAMPLE_USER_TRUNCATED | (reason << SAMPLE_STOP_SHIFT);
+	return 1;
+}
+
+/* One frame up through the frame-pointer chain, for code without a table: 0, or 1 to stop. */
+static __always_inline long step_frame_pointer(struct unwind_walk *w)
+{
+	__u64 next_bp, ra;
+
+	if (w->bp_known && !w->bp) {
+		w->flags |= SAMPLE_USER_COMPLETE; /* the psABI's mark of the outermost frame */
+		return 1;
+	}
+	if (!w->bp_known || w->bp < w->sp || !read_word(w->bp, &next_bp) ||
+	    !read_word(w->bp + 8, &ra))
+		return stop_truncated(w, UNWIND_STOP_FP);
+	w->sp = w->bp + 16;
+	w->bp = next_bp;
+	w->ip = ra;
+	w->exact = false;
+	return 0;
+}
+
+/* Out of a signal handler's trampoline, to the frame the signal interrupted. */
+static __always_inline long step_signal(struct unwind_walk *w)
+{
+	__u64 sp = w->sp;
+
+	if (!read_word(sp + UCONTEXT_RBP, &w->bp) || !read_word(sp + UCONTEXT_RSP, &w->sp) ||
+	    !read_word(sp + UCONTEXT_RIP, &w->ip))
+		return stop_truncated(w, UNWIND_STOP_READ);
+	w->bp_known = true;
+	w->exact = true;
+	return 0;
+}
+
+/*
+ * bpf_loop() callback: write the frame @w is at, then step to its caller.
+ * 0 to go on, 1 to stop, with SAMPLE_USER_COMPLETE when the stack is whole
+ * and SAMPLE_USER_TRUNCATED when it is not.
+ */
+static long unwind_step(__u32 i, void *ctx)
+{
+	struct unwind_ctx *c = ctx;
+	const struct unwind_mapping *m;
+	const struct unwind_rule *r;
+	struct unwind_walk *w;
+	__u64 pc, cfa, ra, bp = 0;
+	__u32 idx, zero = 0;
+
+	w = bpf_map_lookup_elem(&walks, &zero);
+	if (!w)
+		return 1;
+	if (!w->ip) {
+		w->flags |= SAMPLE_USER_COMPLETE;
+		return 1;
+	}
+	idx = w->idx;
+	if (idx >= PROFILE_MAX_IPS)
+		return stop_truncated(w, UNWIND_STOP_MAX_FRAMES);
+	c->r->ips[idx] = w->ip;
+	w->idx = idx + 1;
+	w->nr++;
+	/* A return address is after the call, which may be the function's last instruction. */
+	pc = w->exact ? w->ip : w->ip - 1;
+	m = find_mapping(c->proc, pc);
+	if (!m) {
+		/* Code mapped since the tables were loaded: user space reads them again. */
+		w->flags |= SAMPLE_USER_STALE;
+		return stop_truncated(w, UNWIND_STOP_NEW_CODE);
+	}
+	if (m->nr_rows == UNWIND_MAPPING_FP)
+		return step_frame_pointer(w);
+	r = find_rule(m, pc - m->bias);
+	if (!r)
+		return stop_truncated(w, UNWIND_STOP_NO_INFO);
+	switch (r->cfa) {
+	case UNWIND_CFA_SP:
+		cfa = w->sp + r->cfa_off;
+		break;
+	case UNWIND_CFA_BP:
+		if (!w->bp_known)
+			return stop_truncated(w, UNWIND_STOP_UNSUPPORTED);
+		cfa = w->bp + r->cfa_off;
+		break;
+	case UNWIND_CFA_PLT:
+		cfa = w->sp + r->cfa_off + ((w->ip & 15) >= (__u64)r->bp_off ? 8 : 0);
+		break;
+	case UNWIND_CFA_DEREF_BP:
+		if (!w->bp_known || !read_word(w->bp + r->cfa_off, &cfa))
+			return stop_truncated(w, UNWIND_STOP_UNSUPPORTED);
+		break;
+	case UNWIND_CFA_SIGNAL:
+		return step_signal(w);
+	case UNWIND_CFA_END:
+		w->flags |= SAMPLE_USER_COMPLETE;
+		return 1;
+	case UNWIND_CFA_NONE:
+		return stop_truncated(w, UNWIND_STOP_NO_INFO);
+	default:
+		return stop_truncated(w, UNWIND_STOP_UNSUPPORTED);
+	}
+	/* The caller's frame is above this one's: anything else is a loop or garbage. */
+	if (cfa <= w->sp)
+		return stop_truncated(w, UNWIND_STOP_UNSUPPORTED);
+	if (!read_word(cfa - 8, &ra))
+		return stop_truncated(w, UNWIND_STOP_READ);
+	switch (r->bp) {
+	case UNWIND_BP_SAME:
+		break;
+	case UNWIND_BP_AT_CFA:
+		w->bp_known = read_word(cfa + r->bp_off, &bp);
+		w->bp = bp;
+		break;
+	case UNWIND_BP_AT_BP:
+		w->bp_known = w->bp_known && read_word(w->bp + r->bp_off, &bp);
+		w->bp = bp;
+		break;
+	default:
+		w->bp_known = false;
+	}
+	w->sp = cfa;
+	w->ip = ra;
+	w->exact = false;
+	return 0;
+}
+
+/*
+ * Unwind the current task's user stack from @proc's tables into @r's
+ * addresses from @idx on, at most PROFILE_MAX_STACK frames. Returns the
+ * frames written; @r's flags get SAMPLE_USER_* bits.
+ */
+static __always_inline __u32 unwind_user(const struct unwind_proc *proc, struct sample_record *r,
+					 __u32 idx)
+{
+	struct unwind_ctx c = { .proc = proc, .r = r };
+	__u32 zero = 0;
+	struct unwind_walk *w = bpf_map_lookup_elem(&walks, &zero);
+#if defined(__TARGET_ARCH_x86)
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs;
+#endif
+
+	if (!w)
+		return 0;
+	r->h.flags |= SAMPLE_USER_UNWOUND;
+#if defined(__TARGET_ARCH_x86)
+	if (!task->mm) /* a kernel thread: no user state */
+		return 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	w->ip = regs->ip;
+	w->sp = regs->sp;
+	w->bp = regs->bp;
+	w->idx = idx;
+	w->nr = 0;
+	w->flags = 0;
+	w->bp_known = true;
+	w->exact = true;
+	bpf_loop(PROFILE_MAX_STACK, unwind_step, &c, 0);
+	if (!(w->flags & (SAMPLE_USER_COMPLETE | SAMPLE_USER_TRUNCATED)))
+		stop_truncated(w, UNWIND_STOP_MAX_FRAMES);
+	r->h.flags |= w->flags;
+	return w->nr;
+#else
+	return 0;
+#endif
+}
+
+/*
+ * The user registers and the top @n bytes of the user stack, into @r
+ * (flagging it), for unwinding in user space. They come from the task's
+ * saved user registers, not the program's context: a sample that hit in
+ * the kernel has kernel registers there, and a thread leaving the CPU is
+ * always in the kernel.
+ */
+static __always_inline void record_user(struct sample_record *r, __u32 n)
+{
+	r->h.user_stack_size = 0;
+#if defined(__TARGET_ARCH_x86)
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 *uregs = r->user_regs;
+	__u8 *stack = r->user_stack;
+	struct pt_regs *regs;
+	__u64 sp;
+
+	if (!task->mm) /* a kernel thread: no user state */
+		return;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	uregs[0] = regs->ax;
+	uregs[1] = regs->dx;
+	uregs[2] = regs->cx;
+	uregs[3] = regs->bx;
+	uregs[4] = regs->si;
+	uregs[5] = regs->di;
+	uregs[6] = regs->bp;
+	uregs[7] = regs->sp;
+	uregs[8] = regs->r8;
+	uregs[9] = regs->r9;
+	uregs[10] = regs->r10;
+	uregs[11] = regs->r11;
+	uregs[12] = regs->r12;
+	uregs[13] = regs->r13;
+	uregs[14] = regs->r14;
+	uregs[15] = regs->r15;
+	uregs[16] = regs->ip;
+	r->h.flags |= SAMPLE_USER_REGS;
+	sp = uregs[PROFILE_REG_SP];
+	/*
+	 * A read that meets a page that is not present fails whole: the top of
+	 * the stack, or, in the main thread, the random gap the kernel leaves
+	 * below the environment strings, which nothing may have touched. Read
+	 * a page's worth at a time and, when one fails, the part of it before
+	 * the next page boundary: every frame below that page is kept.
+	 */
+	for (__u32 off = 0; off < PROFILE_MAX_STACK_COPY; off += PAGE_BYTES) {
+		__u32 len = n - off < PAGE_BYTES ? n - off : PAGE_BYTES, part;
+
+		if (off >= n)
+			break;
+		if (!bpf_probe_read_user(stack + off, len, (void *)(sp + off))) {
+			r->h.user_stack_size = off + len;
+			continue;
+		}
+		part = PAGE_BYTES - (sp & (PAGE_BYTES - 1));
+		if (part < len && !bpf_probe_read_user(stack + off, part, (void *)(sp + off)))
+			r->h.user_stack_size = off + part;
+		break;
+	}
+#endif
+}
+
+/*
+ * Fill @r with the current task's names and stacks. The user stack comes
+ * from @proc's unwind tables if given; otherwise from the frame pointers if
+ * @user_fp, and, when @copy_bytes, the registers and that much stack follow
+ * for user space to unwind. Returns the addresses written (the kernel
+ * stack, then the user one).
+ */
+static __always_inline __u32 record_stacks(void *ctx, struct sample_record *r,
+					   const struct unwind_proc *proc, bool user_fp,
+					   __u32 copy_bytes)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u32 nk, nu;
 	long n;
 
-	s->flags = 0;
-	bpf_get_current_comm(s->comm, sizeof(s->comm));
-	if (BPF_CORE_READ_STR_INTO(&s->pcomm, task, group_leader, comm) < 0)
-		__builtin_memcpy(s->pcomm, s->comm, sizeof(s->pcomm));
+	r->h.flags = 0;
+	r->h.user_stack_size = 0;
+	bpf_get_current_comm(r->h.comm, sizeof(r->h.comm));
+	if (BPF_CORE_READ_STR_INTO(&r->h.pcomm, task, group_leader, comm) < 0)
+		__builtin_memcpy(r->h.pcomm, r->h.comm, sizeof(r->h.pcomm));
 
-	n = read_stack(ctx, s->kernel, 0);
+	n = read_stack(ctx, r->ips, 0);
 	if (n < 0) {
-		s->flags |= SAMPLE_KERNEL_ERROR;
+		r->h.flags |= SAMPLE_KERNEL_ERROR;
 		n = 0;
-	} else if (n == PROFILE_MAX_STACK) {
-		s->flags |= SAMPLE_KERNEL_TRUNCATED;
+	} else if (n >= PROFILE_MAX_STACK) {
+		r->h.flags |= SAMPLE_KERNEL_TRUNCATED;
+		n = PROFILE_MAX_STACK;
 	}
-	s->nr_kernel = n;
+	nk = n & PROFILE_MAX_STACK; /* PROFILE_MAX_STACK is 2^k - 1: a bound the verifier sees */
+	r->h.nr_kernel = nk;
 
-	n = user_fp ? read_stack(ctx, s->user, BPF_F_USER_STACK) : 0;
-	if (n < 0) {
-		s->flags |= SAMPLE_USER_ERROR;
-		n = 0;
-	} else if (n == PROFILE_MAX_STACK) {
-		s->flags |= SAMPLE_USER_TRUNCATED;
+	if (proc) {
+		nu = unwind_user(proc, r, nk);
+	} else {
+		n = user_fp ? read_stack(ctx, &r->ips[nk], BPF_F_USER_STACK) : 0;
+		if (n < 0) {
+			r->h.flags |= SAMPLE_USER_ERROR;
+			n = 0;
+		} else if (n >= PROFILE_MAX_STACK) {
+			r->h.flags |= SAMPLE_USER_TRUNCATED;
+			n = PROFILE_MAX_STACK;
+		}
+		nu = n;
+		if (copy_bytes)
+			record_user(r, copy_bytes);
 	}
-	s->nr_user = n;
+	r->h.nr_user = nu;
+	return nk + nu;
 }
 
 /*
@@ -185,7 +571,7 @@ static __always_inline __u64 wakeup_flags_full(void)
 
 /*
  * Also wake it for a process's first sample (since it was seen or exec'd), so
- * it reads the process's maps while it surely runs.
+ * it reads the process's maps, and loads its unwind tables, while it surely runs.
  */
 static __always_inline __u64 wakeup_flags(__u32 tgid)
 {
@@ -199,92 +585,98 @@ static __always_inline __u64 wakeup_flags(__u32 tgid)
 }
 
 /*
- * The user registers (into @uregs, flagging @s) and the top @n bytes of the
- * user stack (into @stack, their number into *@size), for unwinding in user
- * space. They come from the task's saved user registers, not the
- * program's context: a sample that hit in the kernel has kernel registers
- * there, and a thread leaving the CPU is always in the kernel.
+ * Send @r, built elsewhere, with only the addresses it holds (and the
+ * registers and stack after them when it has them). 0, or negative when it
+ * could not be sent.
  */
-static __always_inline void record_user(struct thread_stacks *s, __u64 *uregs, __u32 *size,
-					__u8 *stack, __u32 n)
+static __always_inline long send_record(struct sample_record *r, __u32 nr_ips, __u64 wakeup)
 {
-	*size = 0;
-#if defined(__TARGET_ARCH_x86)
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct pt_regs *regs;
-	__u64 sp;
+	__u64 size;
 
-	if (!task->mm) /* a kernel thread: no user state */
-		return;
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	uregs[0] = regs->ax;
-	uregs[1] = regs->dx;
-	uregs[2] = regs->cx;
-	uregs[3] = regs->bx;
-	uregs[4] = regs->si;
-	uregs[5] = regs->di;
-	uregs[6] = regs->bp;
-	uregs[7] = regs->sp;
-	uregs[8] = regs->r8;
-	uregs[9] = regs->r9;
-	uregs[10] = regs->r10;
-	uregs[11] = regs->r11;
-	uregs[12] = regs->r12;
-	uregs[13] = regs->r13;
-	uregs[14] = regs->r14;
-	uregs[15] = regs->r15;
-	uregs[16] = regs->ip;
-	s->flags |= SAMPLE_USER_REGS;
-	sp = uregs[PROFILE_REG_SP];
-	/*
-	 * A read that meets a page that is not present fails whole: the top of
-	 * the stack, or, in the main thread, the random gap the kernel leaves
-	 * below the environment strings, which nothing may have touched. Read
-	 * a page's worth at a time and, when one fails, the part of it before
-	 * the next page boundary: every frame below that page is kept.
-	 */
-	for (__u32 off = 0; off < PROFILE_MAX_STACK_COPY; off += PAGE_BYTES) {
-		__u32 len = n - off < PAGE_BYTES ? n - off : PAGE_BYTES, part;
-
-		if (off >= n)
-			break;
-		if (!bpf_probe_read_user(stack + off, len, (void *)(sp + off))) {
-			*size = off + len;
-			continue;
-		}
-		part = PAGE_BYTES - (sp & (PAGE_BYTES - 1));
-		if (part < len && !bpf_probe_read_user(stack + off, part, (void *)(sp + off)))
-			*size = off + part;
-		break;
+	if (r->h.flags & SAMPLE_USER_REGS) {
+		r->h.nr_ips_room = PROFILE_MAX_IPS;
+		size = sizeof(*r);
+	} else {
+		if (nr_ips > PROFILE_MAX_IPS)
+			nr_ips = PROFILE_MAX_IPS;
+		r->h.nr_ips_room = nr_ips;
+		size = sizeof(r->h) + nr_ips * sizeof(__u64);
 	}
-#endif
+	/* No change, but a bound the verifier sees: the compiler knows it and drops the test. */
+	barrier_var(size);
+	if (size > sizeof(*r))
+		return -1;
+	count_stack_flags(r->h.flags);
+	return bpf_ringbuf_output(&events, r, size, wakeup);
+}
+
+/* The unwind tables of process @tgid, or NULL when it has none (yet). */
+static __always_inline const struct unwind_proc *find_proc(__u32 tgid)
+{
+	const struct unwind_proc *proc;
+
+	if (!unwind_tables)
+		return NULL;
+	proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	if (!proc)
+		stat_inc(STAT_NO_TABLES);
+	return proc;
+}
+
+static __always_inline void sample_head_init(struct sample_record *r, __u32 tgid, __u32 tid)
+{
+	r->h.type = EVENT_SAMPLE;
+	r->h.cpu = bpf_get_smp_processor_id();
+	r->h.time_ns = bpf_ktime_get_ns();
+	r->h.weight_ns = 0;
+	r->h.pid = tgid;
+	r->h.tid = tid;
+}
+
+/*
+ * A sample with a copy of the stack (--call-graph dwarf, or a process whose
+ * tables are not loaded yet): too big for the scratch, so it is built in
+ * the ring buffer itself, with room for every address.
+ */
+static __always_inline void sample_with_copy(void *ctx, __u32 tgid, __u32 tid)
+{
+	struct sample_record *r;
+
+	r = bpf_ringbuf_reserve(&events, sizeof(*r) - PROFILE_LEAF_STACK_BYTES + stack_copy_bytes,
+				0);
+	if (!r) {
+		stat_inc(STAT_RINGBUF_FULL);
+		return;
+	}
+	sample_head_init(r, tgid, tid);
+	record_stacks(ctx, r, NULL, user_fp_stack, stack_copy_bytes);
+	r->h.nr_ips_room = PROFILE_MAX_IPS;
+	count_stack_flags(r->h.flags);
+	bpf_ringbuf_submit(r, wakeup_flags(tgid));
 }
 
 SEC("perf_event")
 int profile_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = (__u32)id;
-	struct sample_event *e;
+	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0, n;
+	const struct unwind_proc *proc;
+	struct sample_record *r;
 
 	if (!is_target(tgid, tid))
 		return 0;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e) + stack_copy_bytes, 0);
-	if (!e) {
-		stat_inc(STAT_RINGBUF_FULL);
+	proc = find_proc(tgid);
+	if (!proc && stack_copy_bytes) {
+		sample_with_copy(ctx, tgid, tid);
 		return 0;
 	}
-	e->type = EVENT_SAMPLE;
-	e->cpu = bpf_get_smp_processor_id();
-	e->time_ns = bpf_ktime_get_ns();
-	e->weight_ns = 0;
-	e->pid = tgid;
-	e->tid = tid;
-	record_stack(ctx, &e->stack, user_fp_stack);
-	record_user(&e->stack, e->user_regs, &e->user_stack_size, (__u8 *)(e + 1),
-		    stack_copy_bytes);
-	count_stack_flags(e->stack.flags);
-	bpf_ringbuf_submit(e, wakeup_flags(tgid));
+	r = bpf_map_lookup_elem(&scratch, &zero);
+	if (!r)
+		return 0;
+	sample_head_init(r, tgid, tid);
+	n = record_stacks(ctx, r, proc, user_fp_stack, 0);
+	if (send_record(r, n, wakeup_flags(tgid)))
+		stat_inc(STAT_RINGBUF_FULL);
 	return 0;
 }
 
@@ -298,8 +690,7 @@ int BPF_PROG(profile_switch, bool preempt, struct task_struct *prev, struct task
 {
 	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
 	__u32 tgid = id >> 32, tid = (__u32)id, next_tid = next->pid, zero = 0;
-	struct offcpu_start *start;
-	struct sample_event *e;
+	struct sample_record *r;
 
 	/*
 	 * The current task is still @prev here; a dying one will not be back.
@@ -308,41 +699,34 @@ int BPF_PROG(profile_switch, bool preempt, struct task_struct *prev, struct task
 	 */
 	if (is_target(tgid, tid) && !prev->exit_state &&
 	    !(offcpu_blocked_only && is_runnable(prev))) {
-		start = bpf_map_lookup_elem(&offcpu_scratch, &zero);
-		if (start) {
-			start->time_ns = now;
-			start->pid = tgid;
-			record_stack(ctx, &start->stack, true);
-			/* Enough for the leaf's caller: a CFI copy per blocked thread would be a lot. */
-			record_user(&start->stack, start->user_regs, &start->user_stack_size,
-				    start->user_stack,
-				    stack_copy_bytes ? PROFILE_LEAF_STACK_BYTES : 0);
-			if (bpf_map_update_elem(&offcpu, &tid, start, BPF_ANY))
+		r = bpf_map_lookup_elem(&scratch, &zero);
+		if (r) {
+			const struct unwind_proc *proc = find_proc(tgid);
+
+			r->h.type = EVENT_OFFCPU;
+			r->h.time_ns = now;
+			r->h.pid = tgid;
+			r->h.tid = tid;
+			/*
+			 * Without tables, frame pointers, and enough of the
+			 * stack for the leaf's caller: a full copy per blocked
+			 * thread would be a lot.
+			 */
+			record_stacks(ctx, r, proc, true,
+				      stack_copy_bytes ? PROFILE_LEAF_STACK_BYTES : 0);
+			if (bpf_map_update_elem(&offcpu, &tid, r, BPF_ANY))
 				stat_inc(STAT_OFFCPU_DROPPED);
 		}
 	}
 
-	start = bpf_map_lookup_elem(&offcpu, &next_tid);
-	if (!start)
+	r = bpf_map_lookup_elem(&offcpu, &next_tid);
+	if (!r)
 		return 0;
-	if (now - start->time_ns >= offcpu_min_ns) {
-		e = bpf_ringbuf_reserve(&events, sizeof(*e) + PROFILE_LEAF_STACK_BYTES, 0);
-		if (e) {
-			e->type = EVENT_OFFCPU;
-			e->cpu = bpf_get_smp_processor_id();
-			e->time_ns = start->time_ns;
-			e->weight_ns = now - start->time_ns;
-			e->pid = next->tgid;
-			e->tid = next_tid;
-			bpf_probe_read_kernel(&e->stack, sizeof(e->stack), &start->stack);
-			bpf_probe_read_kernel(e->user_regs, sizeof(e->user_regs), start->user_regs);
-			e->user_stack_size = start->user_stack_size;
-			bpf_probe_read_kernel(e + 1, PROFILE_LEAF_STACK_BYTES, start->user_stack);
-			count_stack_flags(e->stack.flags);
-			bpf_ringbuf_submit(e, wakeup_flags(e->pid));
-		} else {
+	if (now - r->h.time_ns >= offcpu_min_ns) {
+		r->h.cpu = bpf_get_smp_processor_id();
+		r->h.weight_ns = now - r->h.time_ns;
+		if (send_record(r, r->h.nr_kernel + r->h.nr_user, wakeup_flags(r->h.pid)))
 			stat_inc(STAT_RINGBUF_FULL);
-		}
 	}
 	bpf_map_delete_elem(&offcpu, &next_tid);
 	return 0;
@@ -393,6 +777,8 @@ int BPF_PROG(profile_exec, struct task_struct *p, pid_t old_pid, struct linux_bi
 	__u8 *state = bpf_map_lookup_elem(&targets, &tgid);
 
 	bpf_map_delete_elem(&seen, &tgid);
+	/* The old program's tables: until user space loads the new ones, samples copy the stack. */
+	bpf_map_delete_elem(&unwind_procs, &tgid);
 	/* The command we started: it is itself from now on. */
 	if (state && *state == TARGET_AT_EXEC)
 		*state = TARGET_ACTIVE;
@@ -414,6 +800,7 @@ int BPF_PROG(profile_exit, struct task_struct *p)
 	if (BPF_CORE_READ(p, signal, live.counter))
 		return 0;
 	bpf_map_delete_elem(&seen, &tgid);
+	bpf_map_delete_elem(&unwind_procs, &tgid);
 	if (filter_targets && !target_tid)
 		bpf_map_delete_elem(&targets, &tgid);
 	return 0;

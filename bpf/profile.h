@@ -41,18 +41,34 @@
 #define TARGET_AT_EXEC 2 /* a command not started yet: active from its exec on */
 
 enum event_type {
-	EVENT_SAMPLE = 1, /* struct sample_event: an on-CPU sample */
-	EVENT_OFFCPU,	  /* struct sample_event: an interval off CPU */
+	EVENT_SAMPLE = 1, /* struct sample_head: an on-CPU sample */
+	EVENT_OFFCPU,	  /* struct sample_head: an interval off CPU */
 	EVENT_FORK,	  /* struct process_event: a target forked a process */
 	EVENT_EXEC,	  /* struct process_event: a process exec'd */
 };
 
-/* sample_event.flags */
+/* sample_head.flags */
 #define SAMPLE_USER_TRUNCATED (1U << 0)	  /* the user stack filled its buffer */
 #define SAMPLE_KERNEL_TRUNCATED (1U << 1) /* the kernel stack filled its buffer */
 #define SAMPLE_USER_ERROR (1U << 2)	  /* bpf_get_stack() failed on the user stack */
 #define SAMPLE_KERNEL_ERROR (1U << 3)	  /* ... on the kernel stack */
-#define SAMPLE_USER_REGS (1U << 4)	  /* sample_event.user_regs hold the user registers */
+#define SAMPLE_USER_REGS (1U << 4)	  /* the record carries the user registers */
+#define SAMPLE_USER_UNWOUND (1U << 5)	  /* the user stack was unwound from unwind tables */
+#define SAMPLE_USER_COMPLETE (1U << 6)	  /* ... and reached the outermost frame */
+#define SAMPLE_USER_STALE (1U << 7)	  /* ... through code its process's tables do not map */
+/* Why a user stack unwound from tables ended short: one of UNWIND_STOP_*, in flags. */
+#define SAMPLE_STOP_SHIFT 8
+#define SAMPLE_STOP_MASK (7U << SAMPLE_STOP_SHIFT)
+
+enum unwind_stop_reason {
+	UNWIND_STOP_NONE,
+	UNWIND_STOP_NO_INFO,	 /* code its file has no unwind information for */
+	UNWIND_STOP_UNSUPPORTED, /* a rule the BPF program cannot follow */
+	UNWIND_STOP_FP,		 /* code without a table whose frame pointer led nowhere */
+	UNWIND_STOP_READ,	 /* stack memory that could not be read */
+	UNWIND_STOP_MAX_FRAMES,	 /* PROFILE_MAX_STACK frames and more */
+	UNWIND_STOP_NEW_CODE,	 /* code mapped since the process's tables were loaded */
+};
 
 /* Indexes of the per-CPU `stats` array. */
 enum profile_stat {
@@ -61,53 +77,116 @@ enum profile_stat {
 	STAT_KERNEL_STACK_ERROR, /* ... whose kernel stack could not be read */
 	STAT_TRUNCATED,		 /* ... with a truncated stack */
 	STAT_OFFCPU_DROPPED,	 /* off-CPU intervals lost: too many threads off CPU */
+	STAT_NO_TABLES,		 /* records whose process had no unwind tables loaded yet */
 	STAT__MAX,
 };
 
-/* Stacks and names of a thread, as one sample or one interval off CPU records them. */
-struct thread_stacks {
-	__u32 flags;		      /* SAMPLE_* */
-	__u16 nr_kernel;	      /* valid entries in kernel[], leaf first */
-	__u16 nr_user;		      /* valid entries in user[], leaf first */
-	char comm[PROFILE_COMM_LEN];  /* the thread's name */
-	char pcomm[PROFILE_COMM_LEN]; /* the thread group leader's name */
-	__u64 kernel[PROFILE_MAX_STACK];
-	__u64 user[PROFILE_MAX_STACK];
-};
-
-/* EVENT_SAMPLE and EVENT_OFFCPU. */
-struct sample_event {
+/*
+ * EVENT_SAMPLE and EVENT_OFFCPU records: this head, then @nr_ips_room
+ * addresses of which the first @nr_kernel are the kernel stack and the next
+ * @nr_user the user stack, each leaf first. A record whose stack was
+ * unwound in the kernel ends there, with no room to spare: most are a few
+ * hundred bytes. One flagged SAMPLE_USER_REGS goes on with the user
+ * registers (PROFILE_NR_REGS words) and @user_stack_size bytes of user
+ * stack, from the stack pointer up, for user space to unwind.
+ */
+struct sample_head {
 	__u32 type;
 	__u32 cpu;
 	__u64 time_ns;	 /* bpf_ktime_get_ns(): CLOCK_MONOTONIC; off CPU: when it left */
 	__u64 weight_ns; /* off CPU: how long; 0 for samples */
 	__u32 pid;	 /* thread group id */
 	__u32 tid;
-	struct thread_stacks stack;
-	/* With SAMPLE_USER_REGS: the user registers at the sample, or when it left the CPU. */
+	__u32 flags; /* SAMPLE_* */
+	__u16 nr_kernel;
+	__u16 nr_user;
+	char comm[PROFILE_COMM_LEN];  /* the thread's name */
+	char pcomm[PROFILE_COMM_LEN]; /* the thread group leader's name */
+	__u32 nr_ips_room;	      /* addresses that follow, used or not */
+	__u32 user_stack_size; /* with SAMPLE_USER_REGS: bytes of stack after the registers */
+};
+
+/* The most addresses a record holds: both stacks whole. */
+#define PROFILE_MAX_IPS (2 * PROFILE_MAX_STACK)
+
+/*
+ * A whole record, as the BPF program builds it before it sends the part
+ * that is used: the per-CPU scratch of on-CPU samples, and the value by
+ * which the `offcpu` map keeps a target thread off CPU (by tid) until it
+ * runs again (user space reads those still off CPU when profiling stops).
+ */
+struct sample_record {
+	struct sample_head h;
+	__u64 ips[PROFILE_MAX_IPS];
+	/* With SAMPLE_USER_REGS: the user registers, then the top of the user stack. */
 	__u64 user_regs[PROFILE_NR_REGS];
-	/*
-	 * Bytes of user stack, from user_regs[PROFILE_REG_SP] up, that follow
-	 * this struct in the record (which may have room for more).
-	 */
-	__u32 user_stack_size;
-	__u32 pad;
+	__u8 user_stack[PROFILE_LEAF_STACK_BYTES];
 };
 
 /*
- * A target thread off CPU, kept by tid until it runs again: when it left and
- * its stacks then. User space reads those still off CPU when profiling stops.
+ * Unwind tables (--call-graph cfi, the default). User space turns each
+ * mapped file's call frame information into rows sorted by address, each
+ * saying from where on, up to the next row, which rule finds the caller:
+ * all files' rows in one array (unwind_rows), each file a slice of it, the
+ * rules (few distinct ones) in another (unwind_rules). A process's
+ * executable mappings, sorted by address, say which slice covers which
+ * addresses (unwind_procs).
  */
-struct offcpu_start {
-	__u64 time_ns;
-	__u32 pid; /* thread group id */
+struct unwind_row {
+	__u32 pc;   /* the file's address (ELF vaddr) this row starts at */
+	__u32 rule; /* index into unwind_rules */
+};
+
+/* How the canonical frame address (the caller's stack pointer) is found. */
+enum unwind_cfa {
+	UNWIND_CFA_NONE,	/* no unwind information here: the stack ends, truncated */
+	UNWIND_CFA_SP,		/* rsp + cfa_off */
+	UNWIND_CFA_BP,		/* rbp + cfa_off */
+	UNWIND_CFA_PLT,		/* rsp + cfa_off, + 8 when (rip & 15) >= bp_off: a PLT entry */
+	UNWIND_CFA_DEREF_BP,	/* *(rbp + cfa_off): a function that realigned its stack */
+	UNWIND_CFA_SIGNAL,	/* a signal trampoline: the registers are in the ucontext at rsp */
+	UNWIND_CFA_END,		/* the outermost frame: the stack is whole */
+	UNWIND_CFA_UNSUPPORTED, /* a rule the BPF program cannot follow: truncated */
+};
+
+/* Where the caller's rbp is. */
+enum unwind_bp {
+	UNWIND_BP_SAME,	  /* rbp is unchanged */
+	UNWIND_BP_AT_CFA, /* saved at cfa + bp_off */
+	UNWIND_BP_AT_BP,  /* saved at rbp + bp_off */
+	UNWIND_BP_LOST,	  /* not known any more */
+};
+
+/* The return address is always at cfa - 8 (x86-64); rows with another rule are unsupported. */
+struct unwind_rule {
+	__s32 cfa_off;
+	__s16 bp_off; /* UNWIND_CFA_PLT: the low bits of rip from which the CFA is 8 higher */
+	__u8 cfa;     /* UNWIND_CFA_* */
+	__u8 bp;      /* UNWIND_BP_* */
+};
+
+/* Rule 0 is UNWIND_CFA_NONE and rule 1 UNWIND_CFA_UNSUPPORTED, whatever else is loaded. */
+#define UNWIND_RULE_NONE 0
+#define UNWIND_RULE_UNSUPPORTED 1
+#define PROFILE_MAX_UNWIND_RULES 65536
+/* Executable mappings of one process that the unwinder knows. */
+#define PROFILE_MAX_UNWIND_MAPPINGS 256
+/* Processes whose unwind mappings are loaded at once. */
+#define PROFILE_MAX_UNWIND_PROCS 8192
+/* unwind_mapping.nr_rows of code without a table: walk its frame pointers. */
+#define UNWIND_MAPPING_FP 0
+
+struct unwind_mapping {
+	__u64 start, end; /* the addresses mapped */
+	__u64 bias;	  /* address - bias = the file's address, as in unwind_row.pc */
+	__u32 first_row;  /* the file's slice of unwind_rows */
+	__u32 nr_rows;	  /* UNWIND_MAPPING_FP: none */
+};
+
+struct unwind_proc {
+	__u32 nr; /* valid entries in mappings[], sorted by start, not overlapping */
 	__u32 pad;
-	struct thread_stacks stack;
-	/* As in struct sample_event, with the top of the stack kept here. */
-	__u64 user_regs[PROFILE_NR_REGS];
-	__u32 user_stack_size;
-	__u32 pad2;
-	__u8 user_stack[PROFILE_LEAF_STACK_BYTES];
+	struct unwind_mapping mappings[PROFILE_MAX_UNWIND_MAPPINGS];
 };
 
 /* EVENT_FORK and EVENT_EXEC. */

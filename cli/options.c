@@ -42,12 +42,10 @@ const char options_usage[] =
 "                          merged: each thread adds up to its wall-clock time\n"
 "      --off-cpu-min USEC  ignore shorter times off CPU (default 100)\n"
 "      --ringbuf-size BYTES ring buffer size (default: from -F and the CPU count)\n"
-"      --call-graph MODE   how user stacks are unwound: fp (frame pointers, as\n"
-"                          the kernel walks them), or dwarf[=SIZE] (CFI over a\n"
-"                          copy of the top SIZE bytes of the stack, default\n"
-"                          8192: code built without frame pointers). Default:\n"
-"                          frame pointers, and a leaf function's caller that\n"
-"                          they miss found from its CFI\n"
+"      --call-graph MODE   how user stacks are unwound (see CALL GRAPHS below):\n"
+"                          cfi (the default), fp, or dwarf[=SIZE]\n"
+"      --unwind-memory MB  kernel memory for cfi's unwind tables (default 32,\n"
+"                          4M rows; the tables in use are shown with -v)\n"
 "      --max-stacks N      distinct stacks kept (default 200000); past it, new\n"
 "                          stacks count as [stack table full] (bounds memory)\n"
 "\n"
@@ -62,6 +60,18 @@ const char options_usage[] =
 "  -f, --format FMT        pprof | folded | firefox | svg\n"
 "  -v, --verbose           more messages; twice for debug output\n"
 "  -h, --help              show this help\n"
+"\n"
+"Call graphs: cfi (default) unwinds user stacks in the BPF program from tables\n"
+"built from each mapped file's .eh_frame (else .debug_frame): whole stacks\n"
+"through code with or without frame pointers, on and off CPU, and records of\n"
+"addresses only (a few hundred bytes). Code without unwind information (a JIT)\n"
+"is walked by its frame pointers. A process's first samples, before its\n"
+"tables are loaded, copy 8 KiB of stack that is unwound in user space. fp\n"
+"walks frame pointers only, as the kernel does: the cheapest, but code built\n"
+"without them (most distribution packages) loses callers. dwarf[=SIZE] copies\n"
+"the top SIZE bytes (default 8192) of the stack of every on-CPU sample and\n"
+"unwinds them in user space, as perf record --call-graph dwarf does: many\n"
+"times the ring-buffer traffic, and not for --off-cpu or --wall.\n"
 "\n"
 "pprof sample types: samples/count and cpu/nanoseconds; with --off-cpu also\n"
 "offcpu/nanoseconds; with --wall samples/count and wall/nanoseconds. Folded\n"
@@ -79,7 +89,7 @@ const char options_usage[] =
 "  profiler -p 1234,1240 -o app.folded     # two processes, Ctrl-C to stop\n"
 "  profiler --wall -d 5 -p 1234 -o wall.pb.gz  # where the time goes, asleep or not\n"
 "  profiler -a -d 5 -o all.pb.gz           # the whole machine for 5 s\n"
-"  profiler --call-graph dwarf -o out.pb.gz -- ./app  # code without frame pointers\n";
+"  profiler --call-graph fp -a -F 999 -o fp.pb.gz   # the cheapest stacks\n";
 /* clang-format on */
 
 enum {
@@ -91,6 +101,7 @@ enum {
 	OPT_OFFCPU_MIN,
 	OPT_CALL_GRAPH,
 	OPT_MAX_STACKS,
+	OPT_UNWIND_MEMORY,
 };
 
 static const struct option long_options[] = {
@@ -109,6 +120,7 @@ static const struct option long_options[] = {
 	{ "off-cpu-min", required_argument, NULL, OPT_OFFCPU_MIN },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
+	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
@@ -182,17 +194,22 @@ static int parse_duration(const char *arg, uint64_t *ns)
 	return *ns ? 0 : -EINVAL;
 }
 
-/* --call-graph fp | dwarf[=SIZE], as perf record spells them. */
+/* --call-graph cfi | fp | dwarf[=SIZE], the last two as perf record spells them. */
 static int parse_call_graph(struct options *o, const char *arg, char *err, size_t size)
 {
 	uint64_t bytes;
 
+	if (!strcmp(arg, "cfi")) {
+		o->call_graph = CALL_GRAPH_CFI;
+		return 0;
+	}
 	if (!strcmp(arg, "fp")) {
 		o->call_graph = CALL_GRAPH_FP;
 		return 0;
 	}
 	if (strncmp(arg, "dwarf", 5) || (arg[5] && arg[5] != '='))
-		return fail(err, size, "invalid --call-graph '%s': use fp or dwarf[=SIZE]", arg);
+		return fail(err, size, "invalid --call-graph '%s': use cfi, fp or dwarf[=SIZE]",
+			    arg);
 	o->call_graph = CALL_GRAPH_DWARF;
 	if (!arg[5])
 		return 0;
@@ -353,6 +370,13 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 			if (parse_call_graph(o, optarg, err, size))
 				return -EINVAL;
 			break;
+		case OPT_UNWIND_MEMORY:
+			if (!parse_u64(optarg, 1, 4096, &v))
+				return fail(err, size,
+					    "invalid --unwind-memory '%s': expected 1 to 4096 MB",
+					    optarg);
+			o->unwind_table_bytes = v << 20;
+			break;
 		case 'v':
 			o->verbose++;
 			break;
@@ -374,6 +398,11 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 				    argv[optind]);
 		o->command = &argv[optind];
 	}
+	if (o->call_graph == CALL_GRAPH_DWARF && o->offcpu)
+		return fail(err, size,
+			    "--call-graph dwarf copies the stacks of on-CPU samples only: use the "
+			    "default --call-graph cfi with %s",
+			    o->wall ? "--wall" : "--off-cpu");
 	kinds = !!o->nr_pids + !!o->command + o->system_wide + !!o->tid + !!o->cgroup;
 	if (kinds > 1)
 		return fail(

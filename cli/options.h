@@ -53,6 +53,7 @@ struct options {
 	/* --call-graph, and its dwarf=SIZE (0: the default). */
 	enum call_graph call_graph;
 	uint32_t stack_bytes;
+	uint64_t unwind_table_bytes; /* --unwind-memory; 0: the default */
 };
 
 /*

@@ -528,6 +528,7 @@ int record(const struct options *o)
 		.offcpu_min_ns = o->offcpu_min_ns,
 		.call_graph = o->call_graph,
 		.stack_bytes = o->stack_bytes,
+		.unwind_table_bytes = o->unwind_table_bytes,
 	};
 	pid_t tid_process = 0;
 	struct child child = { .pid = -1, .go_fd = -1, .err_fd = -1 };

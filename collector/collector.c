@@ -27,6 +27,7 @@
 #include "profile.skel.h"
 #include "stack_table.h"
 #include "unwind.h"
+#include "unwind_maps.h"
 
 /* How long the reader sleeps between drains when nothing wakes it. */
 #define DRAIN_INTERVAL_MS 10
@@ -43,6 +44,24 @@ struct target {
 	int pidfd; /* readable once the process has exited; -1 if pidfd_open() is missing */
 	bool exited;
 	bool child; /* the command we started: reap it */
+};
+
+/* Why a user stack ends before its process's first frame, for the warning. */
+enum stack_end {
+	STACK_END_NO_INFO,     /* code without unwind information */
+	STACK_END_UNSUPPORTED, /* a rule the BPF unwinder cannot follow */
+	STACK_END_FP,	       /* code without a table, whose frame pointer led nowhere */
+	STACK_END_READ,	       /* stack memory that could not be read */
+	STACK_END_MAX_FRAMES,  /* the frame limit */
+	STACK_END_NEW_CODE,    /* code mapped after the tables were loaded */
+	STACK_END_COPY,	       /* the end of a stack copy (--call-graph dwarf) */
+	NR_STACK_ENDS,
+};
+
+/* A file in which broken stacks end, and how many. */
+struct broken_file {
+	const char *name; /* interned */
+	uint64_t count;
 };
 
 /* What the collector knows of one sampled process. */
@@ -82,7 +101,13 @@ struct collector {
 	uint64_t nr_unwind_stops[NR_UNWIND_STOPS]; /* ... by where it stopped */
 	uint64_t unwind_ns;			   /* CLOCK_MONOTONIC time spent unwinding them */
 	uint64_t nr_offcpu;			   /* intervals off CPU received */
-	int err;				   /* first error in the ring-buffer callback */
+	struct unwind_maps *unwind_maps;	   /* CALL_GRAPH_CFI's tables */
+	uint64_t nr_sample_records, sample_record_bytes; /* on-CPU records drained */
+	/* User stacks whose unwinding says whether they are whole, and those that are not. */
+	uint64_t nr_judged, nr_broken;
+	uint64_t nr_broken_by[NR_STACK_ENDS];
+	struct hashtab broken_files; /* struct broken_file by name: where broken stacks end */
+	int err;		     /* first error in the ring-buffer callback */
 	volatile sig_atomic_t stopping;
 };
 
@@ -151,9 +176,10 @@ static int set_cgroup(struct collector *c, const char *path)
 }
 
 /*
- * Bytes of user stack each sample copies: with frame pointers, enough for
- * a frameless leaf's return address; for CFI unwinding, what was asked for,
- * in whole words.
+ * Bytes of user stack a sample copies: none with frame pointers; for CFI
+ * unwinding in user space, what was asked for, in whole words; with unwind
+ * tables, perf's default, for a process's samples before its tables are
+ * loaded.
  */
 static uint32_t call_graph_stack_bytes(const struct collector_opts *opts)
 {
@@ -166,14 +192,24 @@ static uint32_t call_graph_stack_bytes(const struct collector_opts *opts)
 		bytes = (bytes + 7) & ~7U;
 		return bytes < PROFILE_MAX_STACK_COPY ? bytes : PROFILE_MAX_STACK_COPY;
 	default:
-		return PROFILE_LEAF_STACK_BYTES;
+		return CALL_GRAPH_DWARF_DEFAULT_BYTES;
 	}
+}
+
+/* Can the BPF program unwind from tables here? x86-64 only: its rules are x86-64's. */
+static bool unwind_tables_supported(void)
+{
+#if defined(__x86_64__)
+	return true;
+#else
+	return false;
+#endif
 }
 
 struct collector *collector__new(const struct collector_opts *opts, struct strset *strings)
 {
 	struct collector *c;
-	uint64_t rb_bytes, record_bytes;
+	uint64_t rb_bytes, record_bytes, max_rows = 0;
 	uint32_t stack_bytes;
 	int err, nr_cpus;
 
@@ -218,8 +254,14 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	 * off CPU (at most one per context switch of a target, whose rate no
 	 * setting bounds: --off-cpu-min and the drain keep it in check).
 	 */
+	if (opts->call_graph == CALL_GRAPH_CFI && !unwind_tables_supported()) {
+		pr_info("unwind tables are x86-64 only: using frame pointers");
+		c->opts.call_graph = CALL_GRAPH_FP;
+		opts = &c->opts;
+	}
 	stack_bytes = call_graph_stack_bytes(opts);
-	record_bytes = sizeof(struct sample_event) + stack_bytes;
+	/* A whole record: most are far smaller, but each must fit. */
+	record_bytes = sizeof(struct sample_record) + stack_bytes;
 	rb_bytes = opts->ringbuf_bytes;
 	if (!rb_bytes) {
 		rb_bytes = (uint64_t)opts->freq_hz * nr_cpus * record_bytes * RINGBUF_SECONDS_NUM /
@@ -240,7 +282,19 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	c->skel->rodata->follow_children = !opts->no_inherit;
 	c->skel->rodata->offcpu_min_ns = opts->offcpu_min_ns;
 	c->skel->rodata->stack_copy_bytes = stack_bytes;
-	c->skel->rodata->user_fp_stack = opts->call_graph != CALL_GRAPH_DWARF;
+	c->skel->rodata->user_fp_stack = opts->call_graph == CALL_GRAPH_FP;
+	c->skel->rodata->unwind_tables = opts->call_graph == CALL_GRAPH_CFI;
+	if (opts->call_graph == CALL_GRAPH_CFI) {
+		max_rows = (opts->unwind_table_bytes ? opts->unwind_table_bytes :
+						       UNWIND_TABLE_DEFAULT_BYTES) /
+			   sizeof(struct unwind_row);
+		err = bpf_map__set_max_entries(c->skel->maps.unwind_rows, max_rows);
+		if (err) {
+			pr_warn("cannot size the unwind tables to %llu rows: %s",
+				(unsigned long long)max_rows, strerror(-err));
+			goto out_free;
+		}
+	}
 	if (opts->call_graph != CALL_GRAPH_FP) {
 		c->unwinder = unwinder__new();
 		if (!c->unwinder) {
@@ -278,6 +332,17 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 		if (err)
 			goto out_free;
 	}
+	if (max_rows) {
+		c->unwind_maps = unwind_maps__new(c->unwinder,
+						  bpf_map__fd(c->skel->maps.unwind_rows), max_rows,
+						  bpf_map__fd(c->skel->maps.unwind_rules),
+						  bpf_map__fd(c->skel->maps.unwind_procs));
+		if (!c->unwind_maps) {
+			err = -errno;
+			pr_warn("cannot map the unwind tables: %s", strerror(-err));
+			goto out_free;
+		}
+	}
 	return c;
 
 out_free:
@@ -300,6 +365,7 @@ void collector__free(struct collector *c)
 		if (c->perf_fds[cpu] >= 0)
 			close(c->perf_fds[cpu]);
 	profile_bpf__destroy(c->skel);
+	unwind_maps__free(c->unwind_maps);
 	/* Before the file table, whose descriptors its ELF handles read. */
 	unwinder__free(c->unwinder);
 	for (i = 0; i < c->nr_targets; i++)
@@ -310,6 +376,9 @@ void collector__free(struct collector *c)
 	hashtab__for_each_entry(&c->procs, i, p)
 		free(p);
 	hashtab__release(&c->procs);
+	hashtab__for_each_entry(&c->broken_files, i, p)
+		free(p);
+	hashtab__release(&c->broken_files);
 	for (i = 0; i < c->nr_snapshots; i++)
 		proc_maps__free(c->snapshots[i]);
 	free(c->snapshots);
@@ -375,6 +444,12 @@ static void proc_state__snapshot(struct collector *c, struct proc_state *p)
 	c->snapshots[c->nr_snapshots++] = maps;
 	p->maps = maps;
 	pr_debug("pid %d: snapshot of %zu executable mappings", p->pid, maps->nr);
+	if (c->unwind_maps) {
+		int err = unwind_maps__load(c->unwind_maps, maps);
+
+		if (err)
+			pr_debug("pid %d: cannot load unwind tables: %s", p->pid, strerror(-err));
+	}
 }
 
 static bool covers_leaf(const struct proc_maps *maps, const struct stack_entry *s)
@@ -563,15 +638,88 @@ static bool all_mapped(const struct proc_maps *maps, const __u64 *ips, size_t n)
 	return true;
 }
 
+static bool broken_file_eq(const void *entry, const void *key)
+{
+	return ((const struct broken_file *)entry)->name == key;
+}
+
 /*
- * Fix the user stack of sample or interval off CPU @ev where frame pointers
- * got it wrong, from the registers and stack words it carries. Frame
- * pointers (the default): a leaf sampled before it set up its frame
+ * Count a user stack that unwinding found whole or not (@end says why not),
+ * and, if not, the file its last frame is in, from @maps.
+ */
+static void count_stack_end(struct collector *c, const struct thread_stacks *s, bool whole,
+			    enum stack_end end, const struct proc_maps *maps)
+{
+	const struct proc_map *map;
+	struct broken_file *f;
+	uint64_t hash;
+
+	c->nr_judged++;
+	if (whole)
+		return;
+	c->nr_broken++;
+	c->nr_broken_by[end]++;
+	map = maps && s->nr_user ? proc_maps__find(maps, s->user[s->nr_user - 1]) : NULL;
+	if (!map)
+		return;
+	hash = hash_mix(0, (uintptr_t)map->name);
+	f = hashtab__find(&c->broken_files, hash, broken_file_eq, map->name);
+	if (!f) {
+		f = calloc(1, sizeof(*f));
+		if (!f)
+			return;
+		f->name = map->name;
+		if (hashtab__insert(&c->broken_files, hash, f)) {
+			free(f);
+			return;
+		}
+	}
+	f->count++;
+}
+
+/* Where a stack unwound in the BPF program ended, from its flags. */
+static enum stack_end bpf_stack_end(__u32 flags)
+{
+	switch ((flags & SAMPLE_STOP_MASK) >> SAMPLE_STOP_SHIFT) {
+	case UNWIND_STOP_UNSUPPORTED:
+		return STACK_END_UNSUPPORTED;
+	case UNWIND_STOP_FP:
+		return STACK_END_FP;
+	case UNWIND_STOP_READ:
+		return STACK_END_READ;
+	case UNWIND_STOP_MAX_FRAMES:
+		return STACK_END_MAX_FRAMES;
+	case UNWIND_STOP_NEW_CODE:
+		return STACK_END_NEW_CODE;
+	default:
+		return STACK_END_NO_INFO;
+	}
+}
+
+static enum stack_end user_stack_end(enum unwind_stop stop)
+{
+	switch (stop) {
+	case UNWIND_STACK_ENDED:
+		return STACK_END_COPY;
+	case UNWIND_MAX_FRAMES:
+		return STACK_END_MAX_FRAMES;
+	default:
+		return STACK_END_NO_INFO;
+	}
+}
+
+/*
+ * Finish the user stack of sample or interval off CPU @ev. One the BPF
+ * program unwound from tables is done; one through code mapped since its
+ * process's tables were loaded has them loaded again (at most every
+ * MAPS_REFRESH_NS). One that carries registers and stack bytes instead is
+ * unwound here: a sample without a user stack from its copy, with CFI, as
+ * perf's --call-graph dwarf does; a stack from frame pointers gets the
+ * caller they skip put back: a leaf sampled before it set up its frame
  * pointer, or in a function built without one (a C library system call
  * wrapper, where every thread off CPU is), has its caller's frame pointer
  * still in place, so the kernel's walk goes from the leaf straight to its
- * caller's caller: put the caller back in. CFI (--call-graph dwarf): the
- * whole stack of a sample, from the copy.
+ * caller's caller.
  */
 static void unwind_sample(struct collector *c, struct event *ev)
 {
@@ -587,6 +735,15 @@ static void unwind_sample(struct collector *c, struct event *ev)
 	size_t n;
 	int err;
 
+	if (s->flags & SAMPLE_USER_UNWOUND) {
+		p = proc_state__get(c, e->pid);
+		if (p && (s->flags & SAMPLE_USER_STALE))
+			newer_maps(c, p, p->maps);
+		if (s->nr_user)
+			count_stack_end(c, s, s->flags & SAMPLE_USER_COMPLETE,
+					bpf_stack_end(s->flags), p ? p->maps : NULL);
+		return;
+	}
 	if (!c->unwinder || !(s->flags & SAMPLE_USER_REGS))
 		return;
 	p = proc_state__get(c, e->pid);
@@ -596,7 +753,7 @@ static void unwind_sample(struct collector *c, struct event *ev)
 		proc_state__snapshot(c, p);
 	maps = p->maps;
 	/* Off CPU, only the leaf's caller: the copy holds no more. */
-	if (c->opts.call_graph == CALL_GRAPH_DWARF && ev->type == EVENT_SAMPLE) {
+	if (ev->type == EVENT_SAMPLE && !s->nr_user) {
 		uint64_t start = now_ns(CLOCK_MONOTONIC);
 
 		n = unwinder__unwind(c->unwinder, maps, &in, (uint64_t *)s->user, PROFILE_MAX_STACK,
@@ -606,9 +763,11 @@ static void unwind_sample(struct collector *c, struct event *ev)
 		 * the CFI of code mapped since (the snapshot at exec precedes the
 		 * libraries): unwind it again with a newer one.
 		 */
-		if (maps && !all_mapped(maps, s->user, n) && (newer = newer_maps(c, p, maps)))
-			n = unwinder__unwind(c->unwinder, newer, &in, (uint64_t *)s->user,
+		if (maps && !all_mapped(maps, s->user, n) && (newer = newer_maps(c, p, maps))) {
+			maps = newer;
+			n = unwinder__unwind(c->unwinder, maps, &in, (uint64_t *)s->user,
 					     PROFILE_MAX_STACK, &stop);
+		}
 		s->nr_user = n;
 		c->nr_unwound++;
 		c->nr_unwind_stops[stop]++;
@@ -617,6 +776,7 @@ static void unwind_sample(struct collector *c, struct event *ev)
 			s->flags |= SAMPLE_USER_TRUNCATED;
 			c->nr_unwind_truncated++;
 		}
+		count_stack_end(c, s, stop == UNWIND_COMPLETE, user_stack_end(stop), maps);
 		return;
 	}
 	if (!maps || !s->nr_user || s->user[0] != ip)
@@ -645,6 +805,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	if (ev->type == EVENT_SAMPLE || ev->type == EVENT_OFFCPU) {
+		if (ev->type == EVENT_SAMPLE) {
+			c->nr_sample_records++;
+			c->sample_record_bytes += size;
+		}
 		unwind_sample(c, ev);
 		err = handle_sample(c, &ev->sample);
 	} else {
@@ -793,36 +957,112 @@ static int flush_offcpu(struct collector *c)
 {
 	const struct bpf_map *map = c->skel->maps.offcpu;
 	struct sample_event *e = &c->event.sample;
-	struct offcpu_start start;
+	struct sample_record start;
 	__u32 tid, next;
 	bool first = true;
 	int err = 0;
 
-	/* The ring buffer is drained: its record is free. */
-	memset(&c->event, 0, sizeof(c->event));
 	while (!err && !bpf_map__get_next_key(map, first ? NULL : &tid, &next, sizeof(next))) {
 		first = false;
 		tid = next;
 		if (bpf_map__lookup_elem(map, &tid, sizeof(tid), &start, sizeof(start), 0) ||
-		    start.time_ns >= c->stop_mono ||
-		    c->stop_mono - start.time_ns < c->opts.offcpu_min_ns)
+		    start.h.time_ns >= c->stop_mono ||
+		    c->stop_mono - start.h.time_ns < c->opts.offcpu_min_ns)
 			continue;
+		/* The record as the program would have sent it, with all its room. */
+		start.h.nr_ips_room = PROFILE_MAX_IPS;
+		if (event__parse(&start, sizeof(start), &c->event)) {
+			c->malformed++;
+			continue;
+		}
 		e->type = EVENT_OFFCPU;
-		e->time_ns = start.time_ns;
-		e->weight_ns = c->stop_mono - start.time_ns;
-		e->pid = start.pid;
+		e->weight_ns = c->stop_mono - start.h.time_ns;
 		e->tid = tid;
-		e->stack = start.stack;
-		memcpy(e->user_regs, start.user_regs, sizeof(e->user_regs));
-		c->event.type = EVENT_OFFCPU;
-		c->event.user_stack = start.user_stack;
-		c->event.user_stack_size = start.user_stack_size < sizeof(start.user_stack) ?
-						   start.user_stack_size :
-						   sizeof(start.user_stack);
 		unwind_sample(c, &c->event);
 		err = handle_sample(c, e);
 	}
 	return err;
+}
+
+static uint64_t stat_sum(const struct collector *c, enum profile_stat stat);
+
+static const char *const stack_end_causes[NR_STACK_ENDS] = {
+	[STACK_END_NO_INFO] = "code without unwind information",
+	[STACK_END_UNSUPPORTED] = "unwind rules the BPF unwinder cannot follow",
+	[STACK_END_FP] = "code without unwind tables whose frame pointers lead nowhere (a JIT, or "
+			 "code built without frame pointers)",
+	[STACK_END_READ] = "stack memory that could not be read",
+	[STACK_END_MAX_FRAMES] = "stacks deeper than the frame limit",
+	[STACK_END_NEW_CODE] = "code mapped after its process's unwind tables were loaded",
+	[STACK_END_COPY] = "the end of the stack copy (a larger --call-graph dwarf=SIZE helps)",
+};
+
+/*
+ * Say how user stacks were unwound (-v), and warn when many of them are
+ * broken, with the likely cause and the file where most of them end.
+ */
+static void collector__report_unwinding(const struct collector *c)
+{
+	const struct broken_file *f, *top = NULL;
+	size_t i, cause = 0;
+
+	if (c->opts.call_graph == CALL_GRAPH_DWARF)
+		pr_info("unwind: %llu user stacks unwound from CFI in %.1f ms; truncated: %llu where "
+			"the stack copy ended (a larger --call-graph dwarf=SIZE helps), %llu where "
+			"neither CFI nor a frame pointer led on, %llu at %d frames",
+			(unsigned long long)c->nr_unwound, c->unwind_ns / 1e6,
+			(unsigned long long)c->nr_unwind_stops[UNWIND_STACK_ENDED],
+			(unsigned long long)c->nr_unwind_stops[UNWIND_NO_FRAME],
+			(unsigned long long)c->nr_unwind_stops[UNWIND_MAX_FRAMES],
+			PROFILE_MAX_STACK);
+	if (c->unwind_maps) {
+		struct unwind_maps_stats st;
+
+		unwind_maps__stats(c->unwind_maps, &st);
+		pr_info("unwind: tables of %llu files for %llu processes, built in %.1f ms; %llu rows "
+			"(%.1f MiB) loaded at the peak, of %.1f MiB (--unwind-memory); %llu evicted, "
+			"%llu did not fit; %llu rows the BPF unwinder cannot follow",
+			(unsigned long long)st.files, (unsigned long long)st.procs,
+			st.build_ns / 1e6, (unsigned long long)st.peak_rows,
+			st.peak_rows * sizeof(struct unwind_row) / 1048576.0,
+			st.max_rows * sizeof(struct unwind_row) / 1048576.0,
+			(unsigned long long)st.evicted, (unsigned long long)st.over_limit,
+			(unsigned long long)st.unsupported);
+		pr_info("unwind: %llu stacks copied for user space, before their process's tables "
+			"were loaded; %llu unwound there in %.1f ms",
+			(unsigned long long)stat_sum(c, STAT_NO_TABLES),
+			(unsigned long long)c->nr_unwound, c->unwind_ns / 1e6);
+	} else if (c->unwinder && c->opts.call_graph != CALL_GRAPH_DWARF) {
+		pr_debug("unwind: %llu leaf callers restored from CFI",
+			 (unsigned long long)c->nr_leaf_repaired);
+	}
+	if (c->nr_sample_records)
+		pr_info("ring buffer: %llu on-CPU records, %.0f bytes each on average",
+			(unsigned long long)c->nr_sample_records,
+			(double)c->sample_record_bytes / c->nr_sample_records);
+	if (!c->nr_judged)
+		return;
+	pr_info("unwind: %llu of %llu user stacks reach their process's first frame",
+		(unsigned long long)(c->nr_judged - c->nr_broken),
+		(unsigned long long)c->nr_judged);
+	if (c->nr_broken * 10 < c->nr_judged)
+		return;
+	for (i = 1; i < NR_STACK_ENDS; i++)
+		if (c->nr_broken_by[i] > c->nr_broken_by[cause])
+			cause = i;
+	hashtab__for_each_entry(&c->broken_files, i, f)
+		if (!top || f->count > top->count ||
+		    (f->count == top->count && strcmp(f->name, top->name) < 0))
+			top = f;
+	if (top)
+		pr_warn("warning: %.0f%% of user stacks end before their process's first frame, "
+			"most often (%.0f%%) in '%s'; the likely cause: %s",
+			100.0 * c->nr_broken / c->nr_judged, 100.0 * top->count / c->nr_broken,
+			top->name, stack_end_causes[cause]);
+	else
+		pr_warn("warning: %.0f%% of user stacks end before their process's first frame; "
+			"the likely cause: %s",
+			100.0 * c->nr_broken / c->nr_judged, stack_end_causes[cause]);
 }
 
 int collector__run(struct collector *c)
@@ -866,18 +1106,7 @@ int collector__run(struct collector *c)
 	if (c->nr_stale)
 		settle_stale_maps(c, true);
 	targets_alive(c);
-	if (c->opts.call_graph == CALL_GRAPH_DWARF)
-		pr_info("unwind: %llu user stacks unwound from CFI in %.1f ms; truncated: %llu where "
-			"the stack copy ended (a larger --call-graph dwarf=SIZE helps), %llu where "
-			"neither CFI nor a frame pointer led on, %llu at %d frames",
-			(unsigned long long)c->nr_unwound, c->unwind_ns / 1e6,
-			(unsigned long long)c->nr_unwind_stops[UNWIND_STACK_ENDED],
-			(unsigned long long)c->nr_unwind_stops[UNWIND_NO_FRAME],
-			(unsigned long long)c->nr_unwind_stops[UNWIND_MAX_FRAMES],
-			PROFILE_MAX_STACK);
-	else if (c->unwinder)
-		pr_debug("unwind: %llu leaf callers restored from CFI",
-			 (unsigned long long)c->nr_leaf_repaired);
+	collector__report_unwinding(c);
 	return err;
 }
 

@@ -29,14 +29,21 @@ struct stack_table;
 
 /* How user stacks are unwound. */
 enum call_graph {
-	/* Frame pointers, with a leaf's caller that they skip found from its CFI (the default). */
-	CALL_GRAPH_FP_LEAF,
+	/*
+	 * In the BPF program, from unwind tables built from each file's CFI
+	 * (the default): unwind_maps.h. Until a process's tables are loaded,
+	 * its samples copy the stack for CALL_GRAPH_DWARF's unwinder, and its
+	 * intervals off CPU get frame pointers with the leaf's caller repaired.
+	 */
+	CALL_GRAPH_CFI,
 	CALL_GRAPH_FP,	  /* frame pointers only, as the kernel walks them */
-	CALL_GRAPH_DWARF, /* CFI over a copy of the top of the stack */
+	CALL_GRAPH_DWARF, /* CFI over a copy of the top of the stack, in user space */
 };
 
 /* The user stack --call-graph dwarf copies by default, as perf does. */
 #define CALL_GRAPH_DWARF_DEFAULT_BYTES 8192
+/* The memory unwind tables may take in the kernel by default: 4M rows. */
+#define UNWIND_TABLE_DEFAULT_BYTES (32ULL << 20)
 
 struct collector_opts {
 	uint32_t freq_hz;	/* samples per second per CPU */
@@ -50,9 +57,10 @@ struct collector_opts {
 	bool offcpu_runnable;	/* ... also those spent waiting for a CPU (preempted) */
 	uint64_t offcpu_min_ns; /* shorter intervals are not recorded */
 	enum call_graph call_graph;
-	uint32_t stack_bytes; /* CALL_GRAPH_DWARF: bytes of stack to copy; 0: the default */
-	size_t max_stacks;    /* distinct stacks kept, then overflow buckets (stack_table.h) */
-	bool no_times;	      /* keep no timestamps: no output draws a timeline */
+	uint32_t stack_bytes;	     /* CALL_GRAPH_DWARF: bytes of stack to copy; 0: the default */
+	uint64_t unwind_table_bytes; /* CALL_GRAPH_CFI: the tables' memory; 0: the default */
+	size_t max_stacks; /* distinct stacks kept, then overflow buckets (stack_table.h) */
+	bool no_times;	   /* keep no timestamps: no output draws a timeline */
 };
 
 /* Returns NULL and sets errno; the reason has been logged with pr_warn(). */

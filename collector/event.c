@@ -9,6 +9,53 @@ bool event__stacks_valid(const struct thread_stacks *s)
 	return s->nr_kernel <= PROFILE_MAX_STACK && s->nr_user <= PROFILE_MAX_STACK;
 }
 
+/*
+ * A struct sample_head, its addresses, and with SAMPLE_USER_REGS the
+ * registers and stack bytes after them: every count checked against @size.
+ */
+static int parse_sample(const unsigned char *data, size_t size, struct event *ev)
+{
+	struct sample_event *e = &ev->sample;
+	struct sample_head h;
+	const unsigned char *ips;
+	size_t ips_bytes;
+
+	if (size < sizeof(h))
+		return -EINVAL;
+	memcpy(&h, data, sizeof(h));
+	if (h.nr_kernel > PROFILE_MAX_STACK || h.nr_user > PROFILE_MAX_STACK ||
+	    h.nr_ips_room > PROFILE_MAX_IPS || h.nr_kernel + h.nr_user > h.nr_ips_room)
+		return -EINVAL;
+	ips_bytes = (size_t)h.nr_ips_room * sizeof(__u64);
+	if (size - sizeof(h) < ips_bytes)
+		return -EINVAL;
+	ips = data + sizeof(h);
+	e->type = h.type;
+	e->cpu = h.cpu;
+	e->time_ns = h.time_ns;
+	e->weight_ns = h.weight_ns;
+	e->pid = h.pid;
+	e->tid = h.tid;
+	e->stack.flags = h.flags;
+	e->stack.nr_kernel = h.nr_kernel;
+	e->stack.nr_user = h.nr_user;
+	memcpy(e->stack.comm, h.comm, sizeof(h.comm));
+	memcpy(e->stack.pcomm, h.pcomm, sizeof(h.pcomm));
+	memcpy(e->stack.kernel, ips, h.nr_kernel * sizeof(__u64));
+	memcpy(e->stack.user, ips + h.nr_kernel * sizeof(__u64), h.nr_user * sizeof(__u64));
+	ev->user_stack = NULL;
+	ev->user_stack_size = 0;
+	if (!(h.flags & SAMPLE_USER_REGS))
+		return 0;
+	size -= sizeof(h) + ips_bytes;
+	if (size < sizeof(e->user_regs) || h.user_stack_size > size - sizeof(e->user_regs))
+		return -EINVAL;
+	memcpy(e->user_regs, ips + ips_bytes, sizeof(e->user_regs));
+	ev->user_stack = ips + ips_bytes + sizeof(e->user_regs);
+	ev->user_stack_size = h.user_stack_size;
+	return 0;
+}
+
 int event__parse(const void *data, size_t size, struct event *ev)
 {
 	__u32 type;
@@ -20,18 +67,7 @@ int event__parse(const void *data, size_t size, struct event *ev)
 	switch (type) {
 	case EVENT_SAMPLE:
 	case EVENT_OFFCPU:
-		if (size < sizeof(ev->sample))
-			return -EINVAL;
-		memcpy(&ev->sample, data, sizeof(ev->sample));
-		if (!event__stacks_valid(&ev->sample.stack) ||
-		    ev->sample.user_stack_size > size - sizeof(ev->sample))
-			return -EINVAL;
-		ev->user_stack = (const unsigned char *)data + sizeof(ev->sample);
-		ev->user_stack_size = ev->sample.user_stack_size;
-		/* A stack without the registers to start from cannot be unwound. */
-		if (!(ev->sample.stack.flags & SAMPLE_USER_REGS))
-			ev->user_stack_size = 0;
-		return 0;
+		return parse_sample(data, size, ev);
 	case EVENT_FORK:
 	case EVENT_EXEC:
 		if (size < sizeof(ev->process))

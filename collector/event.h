@@ -17,6 +17,33 @@
 
 #include "bpf/profile.h"
 
+/* Stacks and names of a thread, as one sample or one interval off CPU records them. */
+struct thread_stacks {
+	__u32 flags;		      /* SAMPLE_* */
+	__u16 nr_kernel;	      /* valid entries in kernel[], leaf first */
+	__u16 nr_user;		      /* valid entries in user[], leaf first */
+	char comm[PROFILE_COMM_LEN];  /* the thread's name */
+	char pcomm[PROFILE_COMM_LEN]; /* the thread group leader's name */
+	__u64 kernel[PROFILE_MAX_STACK];
+	__u64 user[PROFILE_MAX_STACK];
+};
+
+/*
+ * A sample or an interval off CPU, decoded: the record's head with its
+ * stacks unpacked into arrays of their own.
+ */
+struct sample_event {
+	__u32 type;
+	__u32 cpu;
+	__u64 time_ns;
+	__u64 weight_ns;
+	__u32 pid;
+	__u32 tid;
+	struct thread_stacks stack;
+	/* With SAMPLE_USER_REGS: the user registers at the sample, or when it left the CPU. */
+	__u64 user_regs[PROFILE_NR_REGS];
+};
+
 /*
  * A decoded record. The fixed part is copied out, so it is aligned however
  * the record was; variable-length data stays in the record and is pointed to.
@@ -27,7 +54,7 @@ struct event {
 		struct sample_event sample;   /* EVENT_SAMPLE, EVENT_OFFCPU */
 		struct process_event process; /* EVENT_FORK, EVENT_EXEC */
 	};
-	/* EVENT_SAMPLE: the user stack copied from the stack pointer up, in the record. */
+	/* The user stack copied from the stack pointer up, in the record. */
 	const unsigned char *user_stack;
 	size_t user_stack_size; /* 0: none */
 };

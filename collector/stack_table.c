@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpf/profile.h"
+#include "event.h"
 #include "stack_table.h"
 
 /* Overflow buckets allowed: a share of max_stacks, and enough for a few threads. */

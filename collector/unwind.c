@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "proc_maps.h"
 #include "unwind.h"
+#include "unwind_table.h"
 
 /* Load segments kept per file: executables and libraries have two to four. */
 #define MAX_SEGMENTS 16
@@ -271,29 +272,25 @@ static struct unwind_module *unwinder__vdso(struct unwinder *u, size_t size)
 	return m;
 }
 
-/*
- * The CFI row for the code at @addr in @maps, or NULL when no mapped file
- * has CFI for it. The caller frees it.
- */
-static Dwarf_Frame *unwinder__frame(struct unwinder *u, const struct proc_maps *maps, uint64_t addr)
+/* The module of the file (or vDSO) that @map maps, or NULL. */
+static struct unwind_module *unwinder__map_module(struct unwinder *u, const struct proc_map *map)
 {
-	const struct proc_map *map = proc_maps__find(maps, addr);
-	const struct segment *seg = NULL;
 	struct unwind_module *m;
-	Dwarf_Frame *frame;
-	uint64_t offset, vaddr;
 
-	if (!map)
-		return NULL;
 	if (map->file)
 		m = unwinder__module(u, map->file);
 	else if (!strcmp(map->name, "[vdso]"))
 		m = unwinder__vdso(u, map->end - map->start);
 	else
 		return NULL;
-	if (!m || !m->elf)
-		return NULL;
-	offset = addr - map->start + map->pgoff;
+	return m && m->elf ? m : NULL;
+}
+
+/* The load segment of @m that holds file offset @offset, preferring an executable one. */
+static const struct segment *module_segment(const struct unwind_module *m, uint64_t offset)
+{
+	const struct segment *seg = NULL;
+
 	for (size_t i = 0; i < m->nr_segs; i++) {
 		const struct segment *s = &m->segs[i];
 
@@ -301,6 +298,47 @@ static Dwarf_Frame *unwinder__frame(struct unwinder *u, const struct proc_maps *
 		    (!seg || (s->exec && !seg->exec)))
 			seg = s;
 	}
+	return seg;
+}
+
+const struct unwind_module *unwinder__table_module(struct unwinder *u, const struct proc_map *map,
+						   uint64_t *bias)
+{
+	struct unwind_module *m = unwinder__map_module(u, map);
+	const struct segment *seg;
+
+	if (!m || !(m->eh_cfi || m->debug_cfi) || !(seg = module_segment(m, map->pgoff)))
+		return NULL;
+	*bias = map->start - map->pgoff + seg->offset - seg->vaddr;
+	return m;
+}
+
+int unwind_module__build_table(const struct unwind_module *m, struct unwind_table *t)
+{
+	return unwind_table__build(t, m->elf, m->eh_cfi, m->debug_cfi);
+}
+
+const char *unwind_module__name(const struct unwind_module *m)
+{
+	return m->file ? m->file->path : "[vdso]";
+}
+
+/*
+ * The CFI row for the code at @addr in @maps, or NULL when no mapped file
+ * has CFI for it. The caller frees it.
+ */
+static Dwarf_Frame *unwinder__frame(struct unwinder *u, const struct proc_maps *maps, uint64_t addr)
+{
+	const struct proc_map *map = proc_maps__find(maps, addr);
+	const struct segment *seg;
+	struct unwind_module *m;
+	Dwarf_Frame *frame;
+	uint64_t offset, vaddr;
+
+	if (!map || !(m = unwinder__map_module(u, map)))
+		return NULL;
+	offset = addr - map->start + map->pgoff;
+	seg = module_segment(m, offset);
 	if (!seg)
 		return NULL;
 	vaddr = offset - seg->offset + seg->vaddr;

@@ -23,7 +23,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct proc_map;
 struct proc_maps;
+struct unwind_module;
+struct unwind_table;
 struct unwinder;
 
 /* One sample's user state, as the BPF program recorded it. */
@@ -70,5 +73,21 @@ int unwinder__leaf_caller(struct unwinder *u, const struct proc_maps *maps,
 size_t unwinder__unwind(struct unwinder *u, const struct proc_maps *maps,
 			const struct unwind_input *in, uint64_t *ips, size_t max,
 			enum unwind_stop *stop);
+
+/*
+ * The module (one per build-id: the same for every mapping of the same
+ * file, in any process) of the file or vDSO mapped at @map, when it has
+ * call frame information, with *@bias set so that an address of @map minus
+ * @bias is the file's address. NULL otherwise. The module lives as long as
+ * @u; its identity keys what is built from it.
+ */
+const struct unwind_module *unwinder__table_module(struct unwinder *u, const struct proc_map *map,
+						   uint64_t *bias);
+
+/* Build @m's unwind table into @t (zeroed): as unwind_table__build(). */
+int unwind_module__build_table(const struct unwind_module *m, struct unwind_table *t);
+
+/* The path of one file of @m, for messages. */
+const char *unwind_module__name(const struct unwind_module *m);
 
 #endif

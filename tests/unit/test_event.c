@@ -6,30 +6,61 @@
 #include "collector/event.h"
 #include "test.h"
 
+/* A record as the BPF program sends it: the head, then @room addresses. */
+static unsigned char *sample_record(const struct sample_head *h, const __u64 *ips, size_t room,
+				    size_t extra, size_t *size)
+{
+	unsigned char *buf;
+
+	*size = sizeof(*h) + room * sizeof(__u64) + extra;
+	/* One byte more than the record, so it can be handed over misaligned. */
+	buf = calloc(1, *size + 1);
+	if (!buf)
+		return NULL;
+	memcpy(buf + 1, h, sizeof(*h));
+	memcpy(buf + 1 + sizeof(*h), ips, (h->nr_kernel + h->nr_user) * sizeof(__u64));
+	return buf;
+}
+
 TEST(event_parse_sample)
 {
-	/* One byte more than the record, so it can be handed over misaligned. */
-	unsigned char *buf = calloc(1, sizeof(struct sample_event) + 1);
-	struct sample_event e = { .type = EVENT_SAMPLE, .pid = 7, .tid = 8 };
+	struct sample_head h = { .type = EVENT_SAMPLE,
+				 .pid = 7,
+				 .tid = 8,
+				 .nr_kernel = 1,
+				 .nr_user = 2,
+				 .nr_ips_room = 3 };
+	const __u64 ips[] = { 0xffffffff81000000, 0x401000, 0x402000 };
+	unsigned char *buf;
 	struct event ev;
+	size_t size;
 
+	buf = sample_record(&h, ips, 3, 0, &size);
 	CHECK(buf);
-	e.stack.nr_user = 2;
-	e.stack.user[1] = 0x401000;
-	memcpy(buf + 1, &e, sizeof(e));
-	CHECK(event__parse(buf + 1, sizeof(e), &ev) == 0);
+	CHECK(event__parse(buf + 1, size, &ev) == 0);
 	CHECK_U64(ev.type, EVENT_SAMPLE);
 	CHECK_U64(ev.sample.tid, 8);
-	CHECK_U64(ev.sample.stack.user[1], 0x401000);
+	CHECK_U64(ev.sample.stack.nr_kernel, 1);
+	CHECK_U64(ev.sample.stack.kernel[0], 0xffffffff81000000);
+	CHECK_U64(ev.sample.stack.nr_user, 2);
+	CHECK_U64(ev.sample.stack.user[0], 0x401000);
+	CHECK_U64(ev.sample.stack.user[1], 0x402000);
+	CHECK_U64(ev.user_stack_size, 0);
 
-	CHECK(event__parse(buf + 1, sizeof(e) - 1, &ev) == -EINVAL);
-	e.stack.nr_user = PROFILE_MAX_STACK + 1;
-	memcpy(buf + 1, &e, sizeof(e));
-	CHECK(event__parse(buf + 1, sizeof(e), &ev) == -EINVAL);
-	e.stack.nr_user = 0;
-	e.stack.nr_kernel = 0xffff;
-	memcpy(buf + 1, &e, sizeof(e));
-	CHECK(event__parse(buf + 1, sizeof(e), &ev) == -EINVAL);
+	/* Shorter than its room, or more addresses than its room or the arrays. */
+	CHECK(event__parse(buf + 1, size - 1, &ev) == -EINVAL);
+	h.nr_user = 3;
+	memcpy(buf + 1, &h, sizeof(h));
+	CHECK(event__parse(buf + 1, size, &ev) == -EINVAL);
+	h.nr_user = PROFILE_MAX_STACK + 1;
+	h.nr_kernel = 0;
+	h.nr_ips_room = PROFILE_MAX_IPS;
+	memcpy(buf + 1, &h, sizeof(h));
+	CHECK(event__parse(buf + 1, size, &ev) == -EINVAL);
+	h.nr_user = 0;
+	h.nr_ips_room = 0xffffffff;
+	memcpy(buf + 1, &h, sizeof(h));
+	CHECK(event__parse(buf + 1, size, &ev) == -EINVAL);
 	free(buf);
 }
 
@@ -47,29 +78,39 @@ TEST(event_parse_process_and_garbage)
 	CHECK(event__parse(&junk, 0, &ev) == -EINVAL);
 }
 
-/* The user stack after a sample: within the record, and only with the registers to start from. */
+/* The registers and user stack after the addresses: within the record, and only when flagged. */
 TEST(event_parse_user_stack)
 {
-	size_t size = sizeof(struct sample_event) + 64;
-	struct sample_event *e = calloc(1, size);
+	struct sample_head h = { .type = EVENT_SAMPLE,
+				 .flags = SAMPLE_USER_REGS,
+				 .nr_user = 1,
+				 .nr_ips_room = 4,
+				 .user_stack_size = 64 };
+	const __u64 ips[] = { 0x401000 };
+	__u64 regs[PROFILE_NR_REGS] = { [PROFILE_REG_IP] = 0x401000 };
+	unsigned char *buf;
 	struct event ev;
+	size_t size;
 
-	CHECK(e);
-	e->type = EVENT_SAMPLE;
-	e->stack.flags = SAMPLE_USER_REGS;
-	e->user_stack_size = 64;
-	CHECK(event__parse(e, size, &ev) == 0);
+	buf = sample_record(&h, ips, 4, sizeof(regs) + 64, &size);
+	CHECK(buf);
+	memcpy(buf + 1 + sizeof(h) + 4 * sizeof(__u64), regs, sizeof(regs));
+	CHECK(event__parse(buf + 1, size, &ev) == 0);
 	CHECK_U64(ev.user_stack_size, 64);
-	CHECK(ev.user_stack == (const unsigned char *)(e + 1));
+	CHECK_U64(ev.sample.user_regs[PROFILE_REG_IP], 0x401000);
+	CHECK(ev.user_stack == buf + 1 + sizeof(h) + 4 * sizeof(__u64) + sizeof(regs));
 
-	e->user_stack_size = 65;
-	CHECK(event__parse(e, size, &ev) == -EINVAL);
-	e->user_stack_size = UINT32_MAX;
-	CHECK(event__parse(e, size, &ev) == -EINVAL);
-
-	e->user_stack_size = 64;
-	e->stack.flags = 0;
-	CHECK(event__parse(e, size, &ev) == 0);
+	h.user_stack_size = 65;
+	memcpy(buf + 1, &h, sizeof(h));
+	CHECK(event__parse(buf + 1, size, &ev) == -EINVAL);
+	h.user_stack_size = UINT32_MAX;
+	memcpy(buf + 1, &h, sizeof(h));
+	CHECK(event__parse(buf + 1, size, &ev) == -EINVAL);
+	/* Without the flag the registers are not there: nothing to unwind from. */
+	h.user_stack_size = 64;
+	h.flags = 0;
+	memcpy(buf + 1, &h, sizeof(h));
+	CHECK(event__parse(buf + 1, size, &ev) == 0);
 	CHECK_U64(ev.user_stack_size, 0);
-	free(e);
+	free(buf);
 }

@@ -2,7 +2,7 @@
 /* Aggregation of samples into distinct stacks. */
 #include <stdlib.h>
 
-#include "bpf/profile.h"
+#include "collector/event.h"
 #include "collector/stack_table.h"
 #include "common/strset.h"
 #include "test.h"

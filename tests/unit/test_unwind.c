@@ -338,17 +338,21 @@ static int parse_options(struct options *o, char *err, size_t size, char **argv)
 #define PARSE(o, err, ...)                                                                         \
 	parse_options(o, err, sizeof(err), (char *[]){ "profiler", __VA_ARGS__, NULL })
 
-/* --call-graph fp | dwarf[=SIZE], as perf record spells it. */
+/* --call-graph cfi | fp | dwarf[=SIZE], the last two as perf record spells them. */
 TEST(unwind_call_graph_option)
 {
 	struct options o;
 	char err[256];
 
 	CHECK(PARSE(&o, err, "-p", "1") == 0);
-	CHECK_U64(o.call_graph, CALL_GRAPH_FP_LEAF);
+	CHECK_U64(o.call_graph, CALL_GRAPH_CFI);
 	options__release(&o);
 	CHECK(PARSE(&o, err, "--call-graph", "fp", "-p", "1") == 0);
 	CHECK_U64(o.call_graph, CALL_GRAPH_FP);
+	options__release(&o);
+	CHECK(PARSE(&o, err, "--call-graph", "cfi", "--unwind-memory", "8", "-p", "1") == 0);
+	CHECK_U64(o.call_graph, CALL_GRAPH_CFI);
+	CHECK_U64(o.unwind_table_bytes, 8 << 20);
 	options__release(&o);
 	CHECK(PARSE(&o, err, "--call-graph", "dwarf", "-p", "1") == 0);
 	CHECK_U64(o.call_graph, CALL_GRAPH_DWARF);
@@ -360,7 +364,15 @@ TEST(unwind_call_graph_option)
 	options__release(&o);
 
 	CHECK(PARSE(&o, err, "--call-graph", "lbr", "-p", "1") == -EINVAL);
-	CHECK_STR(err, "invalid --call-graph 'lbr': use fp or dwarf[=SIZE]");
+	CHECK_STR(err, "invalid --call-graph 'lbr': use cfi, fp or dwarf[=SIZE]");
+	options__release(&o);
+	CHECK(PARSE(&o, err, "--unwind-memory", "0", "-p", "1") == -EINVAL);
+	CHECK_STR(err, "invalid --unwind-memory '0': expected 1 to 4096 MB");
+	options__release(&o);
+	/* dwarf copies on-CPU stacks only: refused where off-CPU stacks are asked for. */
+	CHECK(PARSE(&o, err, "--call-graph", "dwarf", "--wall", "-p", "1") == -EINVAL);
+	CHECK_STR(err, "--call-graph dwarf copies the stacks of on-CPU samples only: use the "
+		       "default --call-graph cfi with --wall");
 	options__release(&o);
 	CHECK(PARSE(&o, err, "--call-graph", "dwarfy", "-p", "1") == -EINVAL);
 	options__release(&o);

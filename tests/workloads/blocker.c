@@ -4,19 +4,23 @@
  * over and over (default 7 3, 10 seconds; a negative SECONDS runs until
  * killed), both through the C library's poll(), which sets up no frame
  * pointer: a frame-pointer walk from inside it skips wait_a() and wait_b().
+ * Built with -fomit-frame-pointer (blocker-nofp), no function has a frame.
+ * The callers do work after the call, so gcc does not make it a tail call.
  */
 #include <poll.h>
 
 #include "work.h"
 
+static volatile int sink;
+
 __attribute__((noinline)) void wait_a(int ms)
 {
-	poll(NULL, 0, ms);
+	sink += poll(NULL, 0, ms);
 }
 
 __attribute__((noinline)) void wait_b(int ms)
 {
-	poll(NULL, 0, ms);
+	sink += poll(NULL, 0, ms);
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "bpf/profile.h"
+#include "common/array.h"
+#include "common/hashtab.h"
+#include "common/log.h"
+#include "proc_maps.h"
+#include "unwind.h"
+#include "unwind_maps.h"
+#include "unwind_table.h"
+
+/* Row 0 ends any stack: the one-row table of files whose own did not fit. */
+#define ROW_NONE 0
+
+enum slice_state {
+	SLICE_NEW,	 /* not built yet */
+	SLICE_LOADED,	 /* rows [first, first + nr) of the array */
+	SLICE_EVICTED,	 /* loaded once, its rows since given to others */
+	SLICE_FP,	 /* no CFI (or not x86-64): frame pointers */
+	SLICE_TRUNCATED, /* corrupt CFI, or no room: stacks end in it */
+};
+
+/* One module's table in the row array. */
+struct slice {
+	const struct unwind_module *mod;
+	enum slice_state state;
+	uint32_t first, nr;
+	uint32_t users;	   /* process entries that point at it */
+	uint64_t load_seq; /* when it was loaded: the oldest unused is evicted first */
+};
+
+/* What one process's entry points at. */
+struct proc_entry {
+	pid_t pid;
+	struct slice **slices;
+	size_t nr, alloc;
+};
+
+struct rule_entry {
+	struct unwind_rule rule;
+	uint32_t index;
+};
+
+struct free_range {
+	uint32_t start, len;
+};
+
+struct unwind_maps {
+	struct unwinder *u;
+	struct unwind_row *rows; /* the BPF array, mapped */
+	size_t max_rows, map_bytes;
+	int rules_fd, procs_fd;
+	struct hashtab slices; /* struct slice by module */
+	struct hashtab procs;  /* struct proc_entry by pid */
+	struct hashtab rules;  /* struct rule_entry by rule */
+	uint32_t nr_rules;
+	struct free_range *free; /* sorted, not touching */
+	size_t nr_free, alloc_free;
+	uint64_t seq;
+	struct unwind_maps_stats stats;
+	struct unwind_proc value; /* a process entry being built: 8 KiB */
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static uint64_t rule_hash(const struct unwind_rule *r)
+{
+	uint64_t w;
+
+	memcpy(&w, r, sizeof(w));
+	return hash_mix(0, w);
+}
+
+static bool rule_eq(const void *entry, const void *key)
+{
+	return !memcmp(&((const struct rule_entry *)entry)->rule, key, sizeof(struct unwind_rule));
+}
+
+/* The index of @rule in the rules map, added if new; the unsupported rule when it is full. */
+static uint32_t unwind_maps__rule(struct unwind_maps *um, const struct unwind_rule *rule)
+{
+	uint64_t hash = rule_hash(rule);
+	struct rule_entry *e = hashtab__find(&um->rules, hash, rule_eq, rule);
+
+	if (e)
+		return e->index;
+	if (um->nr_rules == PROFILE_MAX_UNWIND_RULES || !(e = calloc(1, sizeof(*e))))
+		return UNWIND_RULE_UNSUPPORTED;
+	e->rule = *rule;
+	e->index = um->nr_rules;
+	if (bpf_map_update_elem(um->rules_fd, &e->index, rule, BPF_ANY) ||
+	    hashtab__insert(&um->rules, hash, e)) {
+		free(e);
+		return UNWIND_RULE_UNSUPPORTED;
+	}
+	um->nr_rules++;
+	return e->index;
+}
+
+struct unwind_maps *unwind_maps__new(struct unwinder *u, int rows_fd, size_t max_rows, int rules_fd,
+				     int procs_fd)
+{
+	static const struct unwind_rule none = { .cfa = UNWIND_CFA_NONE };
+	static const struct unwind_rule unsupported = { .cfa = UNWIND_CFA_UNSUPPORTED };
+	struct unwind_maps *um;
+	long page = sysconf(_SC_PAGESIZE);
+	int err;
+
+	if (max_rows < 2 || max_rows > UINT32_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	um = calloc(1, sizeof(*um));
+	if (!um)
+		return NULL;
+	um->u = u;
+	um->max_rows = max_rows;
+	um->rules_fd = rules_fd;
+	um->procs_fd = procs_fd;
+	um->map_bytes = (max_rows * sizeof(struct unwind_row) + page - 1) / page * page;
+	um->rows = mmap(NULL, um->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, rows_fd, 0);
+	if (um->rows == MAP_FAILED) {
+		err = -errno;
+		um->rows = NULL;
+		goto out_free;
+	}
+	hashtab__init(&um->slices);
+	hashtab__init(&um->procs);
+	hashtab__init(&um->rules);
+	/* The two fixed rules, at the indexes the BPF program knows. */
+	if (unwind_maps__rule(um, &none) != UNWIND_RULE_NONE ||
+	    unwind_maps__rule(um, &unsupported) != UNWIND_RULE_UNSUPPORTED) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	um->rows[ROW_NONE] = (struct unwind_row){ 0, UNWIND_RULE_NONE };
+	err = array__reserve(&um->free, &um->alloc_free, 1, sizeof(*um->free));
+	if (err)
+		goto out_free;
+	um->free[um->nr_free++] = (struct free_range){ 1, max_rows - 1 };
+	um->stats.max_rows = max_rows;
+	return um;
+
+out_free:
+	unwind_maps__free(um);
+	errno = -err;
+	return NULL;
+}
+
+void unwind_maps__free(struct unwind_maps *um)
+{
+	struct proc_entry *p;
+	void *e;
+	size_t i;
+
+	if (!um)
+		return;
+	hashtab__for_each_entry(&um->slices, i, e)
+		free(e);
+	hashtab__release(&um->slices);
+	hashtab__for_each_entry(&um->procs, i, p) {
+		free(p->slices);
+		free(p);
+	}
+	hashtab__release(&um->procs);
+	hashtab__for_each_entry(&um->rules, i, e)
+		free(e);
+	hashtab__release(&um->rules);
+	free(um->free);
+	if (um->rows)
+		munmap(um->rows, um->map_bytes);
+	free(um);
+}
+
+/* Take @n rows from the free ranges, first fit: 0 with *@first set, or -ENOSPC. */
+static int rows_alloc(struct unwind_maps *um, uint32_t n, uint32_t *first)
+{
+	for (size_t i = 0; i < um->nr_free; i++) {
+		struct free_range *r = &um->free[i];
+
+		if (r->len < n)
+			continue;
+		*first = r->start;
+		r->start += n;
+		r->len -= n;
+		if (!r->len) {
+			memmove(r, r + 1, (um->nr_free - i - 1) * sizeof(*r));
+			um->nr_free--;
+		}
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+/* Give rows [first, first + n) back, merged with the free ranges they touch. 0 or -ENOMEM. */
+static int rows_free(struct unwind_maps *um, uint32_t first, uint32_t n)
+{
+	size_t i = 0;
+	struct free_range *r;
+
+	while (i < um->nr_free && um->free[i].start < first)
+		i++;
+	if (i && um->free[i - 1].start + um->free[i - 1].len == first) {
+		r = &um->free[i - 1];
+		r->len += n;
+		if (i < um->nr_free && r->start + r->len == um->free[i].start) {
+			r->len += um->free[i].len;
+			memmove(&um->free[i], &um->free[i + 1], (um->nr_free - i - 1) * sizeof(*r));
+			um->nr_free--;
+		}
+		return 0;
+	}
+	if (i < um->nr_free && first + n == um->free[i].start) {
+		um->free[i].start = first;
+		um->free[i].len += n;
+		return 0;
+	}
+	if (array__reserve(&um->free, &um->alloc_free, um->nr_free + 1, sizeof(*um->free)))
+		return -ENOMEM; /* those rows stay unused */
+	memmove(&um->free[i + 1], &um->free[i], (um->nr_free - i) * sizeof(*um->free));
+	um->free[i] = (struct free_range){ first, n };
+	um->nr_free++;
+	return 0;
+}
+
+static bool proc_eq(const void *entry, const void *key)
+{
+	return ((const struct proc_entry *)entry)->pid == *(const pid_t *)key;
+}
+
+static void proc_entry__release_slices(struct proc_entry *p)
+{
+	for (size_t i = 0; i < p->nr; i++)
+		p->slices[i]->users--;
+	p->nr = 0;
+}
+
+/*
+ * Forget the entries of processes that have exited (their pids may have
+ * been reused since, in which case the new process gets its entry again at
+ * its first sample): their tables can then be evicted.
+ */
+static void unwind_maps__purge_exited(struct unwind_maps *um)
+{
+	struct proc_entry *p;
+	size_t i;
+
+	hashtab__for_each_entry(&um->procs, i, p) {
+		__u32 key = p->pid;
+
+		if (!p->nr || !kill(p->pid, 0) || errno != ESRCH)
+			continue;
+		bpf_map_delete_elem(um->procs_fd, &key);
+		proc_entry__release_slices(p);
+	}
+}
+
+/* Evict the unused table loaded longest ago: true, or false when none is unused. */
+static bool unwind_maps__evict_one(struct unwind_maps *um)
+{
+	struct slice *s, *oldest = NULL;
+	size_t i;
+
+	hashtab__for_each_entry(&um->slices, i, s)
+		if (s->state == SLICE_LOADED && !s->users &&
+		    (!oldest || s->load_seq < oldest->load_seq))
+			oldest = s;
+	if (!oldest)
+		return false;
+	pr_debug("unwind: table of '%s' evicted (%u rows)", unwind_module__name(oldest->mod),
+		 oldest->nr);
+	rows_free(um, oldest->first, oldest->nr);
+	um->stats.rows -= oldest->nr;
+	um->stats.evicted++;
+	oldest->state = SLICE_EVICTED;
+	return true;
+}
+
+/* Room for @n rows, evicting what it takes. 0 or -ENOSPC. */
+static int unwind_maps__make_room(struct unwind_maps *um, uint32_t n, uint32_t *first)
+{
+	bool purged = false;
+
+	while (rows_alloc(um, n, first)) {
+		if (unwind_maps__evict_one(um))
+			continue;
+		if (purged)
+			return -ENOSPC;
+		unwind_maps__purge_exited(um);
+		purged = true;
+	}
+	return 0;
+}
+
+/* Build @s's table and copy it into the row array; sets @s->state. */
+static void slice__load(struct unwind_maps *um, struct slice *s)
+{
+	struct unwind_table t = { 0 };
+	uint64_t start = mono_ns();
+	int err;
+
+	err = unwind_module__build_table(s->mod, &t);
+	um->stats.build_ns += mono_ns() - start;
+	if (err == -ENOENT || err == -ENOTSUP) {
+		s->state = SLICE_FP;
+		return;
+	}
+	if (err || t.nr > UINT32_MAX) {
+		pr_debug("unwind: no table for '%s': %s", unwind_module__name(s->mod),
+			 strerror(err ? -err : E2BIG));
+		s->state = SLICE_TRUNCATED;
+		goto out_release;
+	}
+	if (unwind_maps__make_room(um, t.nr, &s->first)) {
+		pr_debug("unwind: no room for the %zu rows of '%s'", t.nr,
+			 unwind_module__name(s->mod));
+		um->stats.over_limit++;
+		s->state = SLICE_TRUNCATED;
+		goto out_release;
+	}
+	for (size_t i = 0; i < t.nr; i++)
+		um->rows[s->first + i] = (struct unwind_row){
+			.pc = t.rows[i].pc,
+			.rule = unwind_maps__rule(um, &t.rows[i].rule),
+		};
+	s->nr = t.nr;
+	s->state = SLICE_LOADED;
+	s->load_seq = ++um->seq;
+	um->stats.files++;
+	um->stats.rows += t.nr;
+	um->stats.unsupported += t.nr_unsupported;
+	if (um->stats.rows > um->stats.peak_rows)
+		um->stats.peak_rows = um->stats.rows;
+	pr_debug("unwind: table of '%s': %zu FDEs, %zu rows", unwind_module__name(s->mod),
+		 t.nr_fdes, t.nr);
+out_release:
+	unwind_table__release(&t);
+}
+
+static bool slice_eq(const void *entry, const void *key)
+{
+	return ((const struct slice *)entry)->mod == key;
+}
+
+/* The slice of @mod, loaded if it is not: NULL when memory runs out. */
+static struct slice *unwind_maps__slice(struct unwind_maps *um, const struct unwind_module *mod)
+{
+	uint64_t hash = hash_mix(0, (uintptr_t)mod);
+	struct slice *s = hashtab__find(&um->slices, hash, slice_eq, mod);
+
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return NULL;
+		s->mod = mod;
+		if (hashtab__insert(&um->slices, hash, s)) {
+			free(s);
+			return NULL;
+		}
+	}
+	if (s->state == SLICE_NEW || s->state == SLICE_EVICTED)
+		slice__load(um, s);
+	return s;
+}
+
+static struct proc_entry *unwind_maps__proc(struct unwind_maps *um, pid_t pid)
+{
+	uint64_t hash = hash_mix(0, pid);
+	struct proc_entry *p = hashtab__find(&um->procs, hash, proc_eq, &pid);
+
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	if (hashtab__insert(&um->procs, hash, p)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+int unwind_maps__load(struct unwind_maps *um, const struct proc_maps *maps)
+{
+	struct unwind_proc *v = &um->value;
+	struct proc_entry *p = unwind_maps__proc(um, maps->pid);
+	struct proc_entry old;
+	__u32 key = maps->pid;
+	int err = 0;
+
+	if (!p)
+		return -ENOMEM;
+	/* The slices of the entry being replaced stay in use until the new one is written. */
+	old = *p;
+	*p = (struct proc_entry){ .pid = maps->pid };
+	memset(v, 0, sizeof(*v));
+	for (size_t i = 0; i < maps->nr && v->nr < PROFILE_MAX_UNWIND_MAPPINGS; i++) {
+		const struct proc_map *map = &maps->maps[i];
+		struct unwind_mapping *m = &v->mappings[v->nr];
+		const struct unwind_module *mod;
+		struct slice *s;
+		uint64_t bias;
+
+		m->start = map->start;
+		m->end = map->end;
+		m->nr_rows = UNWIND_MAPPING_FP;
+		v->nr++;
+		mod = unwinder__table_module(um->u, map, &bias);
+		if (!mod)
+			continue; /* anonymous (a JIT), or a file without CFI */
+		s = unwind_maps__slice(um, mod);
+		if (!s || array__reserve(&p->slices, &p->alloc, p->nr + 1, sizeof(*p->slices))) {
+			err = -ENOMEM;
+			break;
+		}
+		switch (s->state) {
+		case SLICE_LOADED:
+			m->bias = bias;
+			m->first_row = s->first;
+			m->nr_rows = s->nr;
+			s->users++;
+			p->slices[p->nr++] = s;
+			break;
+		case SLICE_TRUNCATED:
+			m->first_row = ROW_NONE;
+			m->nr_rows = 1;
+			break;
+		default:
+			break;
+		}
+	}
+	if (!err) {
+		err = bpf_map_update_elem(um->procs_fd, &key, v, BPF_ANY);
+		if (err == -E2BIG || err == -ENOMEM) {
+			unwind_maps__purge_exited(um);
+			err = bpf_map_update_elem(um->procs_fd, &key, v, BPF_ANY);
+		}
+	}
+	proc_entry__release_slices(&old);
+	free(old.slices);
+	if (err) {
+		proc_entry__release_slices(p);
+		return err;
+	}
+	um->stats.procs++;
+	return 0;
+}
+
+void unwind_maps__stats(const struct unwind_maps *um, struct unwind_maps_stats *stats)
+{
+	*stats = um->stats;
+}

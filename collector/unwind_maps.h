@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * unwind_maps.h - the unwind tables the BPF program unwinds user stacks with.
+ *
+ * For each process it is given (a maps snapshot at a time), this builds
+ * the unwind table of every mapped file that has call frame information
+ * (one per build-id, shared by every process and container that maps it:
+ * unwind_table.h), copies it into the BPF program's row array, and writes
+ * the process's entry: its executable mappings, each with its file's slice
+ * of rows (bpf/profile.h). Code no file backs (a JIT) and files without CFI
+ * are walked by frame pointers. The rows are bounded by the array's size;
+ * when a table does not fit, the tables of files that no live process maps
+ * any more are evicted, least recently loaded first, and if it still does
+ * not fit its mappings get an empty table: their stacks end there, counted
+ * as truncated, never walked by frame pointers through code that has none.
+ *
+ * Not thread-safe. The unwinder must outlive this.
+ */
+#ifndef PROFILER_UNWIND_MAPS_H
+#define PROFILER_UNWIND_MAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct proc_maps;
+struct unwinder;
+struct unwind_maps;
+
+/* What was loaded, for -v. */
+struct unwind_maps_stats {
+	uint64_t procs;	      /* process entries written */
+	uint64_t files;	      /* tables built */
+	uint64_t rows;	      /* rows in the array now */
+	uint64_t max_rows;    /* its size */
+	uint64_t peak_rows;   /* the most it held */
+	uint64_t unsupported; /* rows with a rule the BPF program cannot follow */
+	uint64_t evicted;     /* tables evicted to make room */
+	uint64_t over_limit;  /* tables that did not fit */
+	uint64_t build_ns;    /* time spent building tables */
+};
+
+/*
+ * Take over the BPF program's maps: @rows_fd (an mmapable array of
+ * @max_rows struct unwind_row), @rules_fd and @procs_fd, by descriptor.
+ * Returns NULL and sets errno.
+ */
+struct unwind_maps *unwind_maps__new(struct unwinder *u, int rows_fd, size_t max_rows, int rules_fd,
+				     int procs_fd);
+void unwind_maps__free(struct unwind_maps *um);
+
+/* Load the tables of the mappings in @maps, for process @maps->pid. 0 or -errno. */
+int unwind_maps__load(struct unwind_maps *um, const struct proc_maps *maps);
+
+void unwind_maps__stats(const struct unwind_maps *um, struct unwind_maps_stats *stats);
+
+#endif
