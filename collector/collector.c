@@ -1045,6 +1045,10 @@ static void collector__report_unwinding(const struct collector *c)
 	pr_info("unwind: %llu of %llu user stacks reach their process's first frame",
 		(unsigned long long)(c->nr_judged - c->nr_broken),
 		(unsigned long long)c->nr_judged);
+	for (i = 0; i < NR_STACK_ENDS; i++)
+		if (c->nr_broken_by[i])
+			pr_info("unwind: %llu end at %s", (unsigned long long)c->nr_broken_by[i],
+				stack_end_causes[i]);
 	if (c->nr_broken * 10 < c->nr_judged)
 		return;
 	for (i = 1; i < NR_STACK_ENDS; i++)

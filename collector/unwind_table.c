@@ -356,13 +356,15 @@ static void table_compact(struct unwind_table *t)
 	size_t n = 0;
 
 	qsort(t->rows, t->nr, sizeof(*t->rows), row_cmp);
-	for (size_t i = 0; i < t->nr; i++) {
-		if (n && t->rows[n - 1].pc == t->rows[i].pc)
-			continue;
-		if (n && rule_eq(&t->rows[n - 1].rule, &t->rows[i].rule))
-			continue;
-		t->rows[n++] = t->rows[i];
-	}
+	/* One row per address first: the one that won, even if it changes nothing. */
+	for (size_t i = 0; i < t->nr; i++)
+		if (!n || t->rows[n - 1].pc != t->rows[i].pc)
+			t->rows[n++] = t->rows[i];
+	t->nr = n;
+	n = 0;
+	for (size_t i = 0; i < t->nr; i++)
+		if (!n || !rule_eq(&t->rows[n - 1].rule, &t->rows[i].rule))
+			t->rows[n++] = t->rows[i];
 	t->nr = n;
 }
 

@@ -6,6 +6,7 @@
  * loop or point outside the stack, a corrupt .eh_frame) it stops, says the
  * stack is truncated, and neither crashes nor hangs. And --call-graph's parsing.
  */
+#include <dwarf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -19,6 +20,7 @@
 #include "cli/options.h"
 #include "collector/proc_maps.h"
 #include "collector/unwind.h"
+#include "collector/unwind_table.h"
 #include "common/strset.h"
 #include "symbolize/elf_symtab.h"
 #include "test.h"
@@ -258,6 +260,104 @@ static int section_range(const char *path, const char *name, uint64_t *offset, u
 	return ret;
 }
 
+/* The unwind table of @f's file, if it has one, is sorted and refers to nothing outside it. */
+static void check_table_sorted(struct unwind_fixture *f, int round)
+{
+	const struct unwind_module *m;
+	struct unwind_table t = { 0 };
+	uint64_t bias;
+
+	m = unwinder__table_module(f->u, &f->maps->maps[0], &bias);
+	if (!m || unwind_module__build_table(m, &t))
+		return; /* corrupt beyond reading: no table, which is fine */
+	for (size_t i = 1; i < t.nr; i++)
+		if (t.rows[i].pc <= t.rows[i - 1].pc) {
+			test__fail(__FILE__, __LINE__, "round %d: row %zu at 0x%x after 0x%x",
+				   round, i, t.rows[i].pc, t.rows[i - 1].pc);
+			break;
+		}
+	for (size_t i = 0; i < t.nr; i++)
+		if (t.rows[i].rule.cfa > UNWIND_CFA_UNSUPPORTED) {
+			test__fail(__FILE__, __LINE__, "round %d: row %zu has rule %u", round, i,
+				   t.rows[i].rule.cfa);
+			break;
+		}
+	unwind_table__release(&t);
+}
+
+/*
+ * The unwind table of the C library against libdw's reading of the same
+ * CFI, at every 7th byte of its code: where the table says the CFA is the
+ * stack or frame pointer plus an offset, libdw says the same; the table
+ * covers what libdw covers; and what the BPF program cannot follow is rare.
+ */
+TEST(unwind_table_agrees_with_libdw)
+{
+	const char *path = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	size_t checked = 0, covered = 0, agree = 0;
+	struct unwind_table t = { 0 };
+	Dwarf_CFI *cfi;
+	GElf_Shdr shdr;
+	Elf_Scn *scn = NULL;
+	uint64_t lo = 0, hi = 0;
+	size_t shstrndx;
+	Elf *elf;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	CHECK(elf);
+	cfi = dwarf_getcfi_elf(elf);
+	CHECK(cfi);
+	CHECK(unwind_table__build(&t, elf, cfi, NULL) == 0);
+	CHECK(t.nr_fdes > 1000 && t.nr > 10000);
+	CHECK(!elf_getshdrstrndx(elf, &shstrndx));
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &shdr) &&
+		    !strcmp(elf_strptr(elf, shstrndx, shdr.sh_name), ".text")) {
+			lo = shdr.sh_addr;
+			hi = shdr.sh_addr + shdr.sh_size;
+		}
+	CHECK(hi > lo);
+	for (uint64_t pc = lo; pc < hi; pc += 7) {
+		const struct unwind_table_row *row = unwind_table__find(&t, pc);
+		Dwarf_Frame *frame;
+		Dwarf_Op *ops;
+		size_t nops;
+
+		if (dwarf_cfi_addrframe(cfi, pc, &frame))
+			continue;
+		checked++;
+		if (row && row->rule.cfa != UNWIND_CFA_NONE)
+			covered++;
+		if (row && (row->rule.cfa == UNWIND_CFA_SP || row->rule.cfa == UNWIND_CFA_BP) &&
+		    !dwarf_frame_cfa(frame, &ops, &nops) && nops == 1 &&
+		    ops[0].atom == DW_OP_bregx &&
+		    ops[0].number == (row->rule.cfa == UNWIND_CFA_SP ? 7 : 6) &&
+		    (int64_t)ops[0].number2 == row->rule.cfa_off)
+			agree++;
+		else if (row && (row->rule.cfa == UNWIND_CFA_SP || row->rule.cfa == UNWIND_CFA_BP))
+			test__fail(__FILE__, __LINE__,
+				   "0x%llx: the table's CFA differs from libdw's",
+				   (unsigned long long)pc);
+		free(frame);
+		if (test__failed())
+			break;
+	}
+	printf("# libc: %zu FDEs, %zu rows, %zu unsupported; %zu addresses with CFI, %zu "
+	       "covered, %zu with the same CFA register and offset\n",
+	       t.nr_fdes, t.nr, t.nr_unsupported, checked, covered, agree);
+	CHECK(checked > 100000);
+	CHECK(covered == checked);
+	CHECK(agree * 100 >= checked * 99);
+	CHECK(t.nr_unsupported * 100 < t.nr);
+	unwind_table__release(&t);
+	elf_end(elf);
+	close(fd);
+}
+
 /*
  * Corrupt .eh_frame (and .eh_frame_hdr, its search table) of a copy of the
  * fixture a hundred ways, and unwind from every fourth byte of its code over a
@@ -301,6 +401,7 @@ TEST(unwind_corrupt_eh_frame)
 		CHECK(pwrite(fd, image, st.st_size, 0) == st.st_size);
 		/* A new unwinder, which reads the file afresh. */
 		CHECK(fixture_setup(&f, path) == 0);
+		check_table_sorted(&f, round);
 		for (size_t i = 0; i < sizeof(stack) / sizeof(stack[0]); i++)
 			stack[i] = BASE + 0x1000 + rand_r(&seed) % 0x5d9;
 		for (uint64_t ip = BASE + 0x1000; ip < BASE + 0x15d9; ip += 4) {
