@@ -363,6 +363,8 @@ static long unwind_step(__u32 i, void *ctx)
 		return 1;
 	case UNWIND_CFA_NONE:
 		return stop_truncated(w, UNWIND_STOP_NO_INFO);
+	case UNWIND_CFA_NO_ROOM:
+		return stop_truncated(w, UNWIND_STOP_NO_ROOM);
 	default:
 		return stop_truncated(w, UNWIND_STOP_UNSUPPORTED);
 	}

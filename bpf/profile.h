@@ -68,6 +68,7 @@ enum unwind_stop_reason {
 	UNWIND_STOP_READ,	 /* stack memory that could not be read */
 	UNWIND_STOP_MAX_FRAMES,	 /* PROFILE_MAX_STACK frames and more */
 	UNWIND_STOP_NEW_CODE,	 /* code mapped since the process's tables were loaded */
+	UNWIND_STOP_NO_ROOM,	 /* code whose file's table did not fit */
 };
 
 /* Indexes of the per-CPU `stats` array. */
@@ -147,6 +148,7 @@ enum unwind_cfa {
 	UNWIND_CFA_SIGNAL,	/* a signal trampoline: the registers are in the ucontext at rsp */
 	UNWIND_CFA_END,		/* the outermost frame: the stack is whole */
 	UNWIND_CFA_UNSUPPORTED, /* a rule the BPF program cannot follow: truncated */
+	UNWIND_CFA_NO_ROOM,	/* the file's table did not fit in unwind_rows: truncated */
 };
 
 /* Where the caller's rbp is. */
@@ -165,9 +167,10 @@ struct unwind_rule {
 	__u8 bp;      /* UNWIND_BP_* */
 };
 
-/* Rule 0 is UNWIND_CFA_NONE and rule 1 UNWIND_CFA_UNSUPPORTED, whatever else is loaded. */
+/* Rules 0-2 are UNWIND_CFA_NONE, _UNSUPPORTED and _NO_ROOM, whatever else is loaded. */
 #define UNWIND_RULE_NONE 0
 #define UNWIND_RULE_UNSUPPORTED 1
+#define UNWIND_RULE_NO_ROOM 2
 #define PROFILE_MAX_UNWIND_RULES 65536
 /* Executable mappings of one process that the unwinder knows. */
 #define PROFILE_MAX_UNWIND_MAPPINGS 256

@@ -55,6 +55,7 @@ enum stack_end {
 	STACK_END_MAX_FRAMES,  /* the frame limit */
 	STACK_END_NEW_CODE,    /* code mapped after the tables were loaded */
 	STACK_END_COPY,	       /* the end of a stack copy (--call-graph dwarf) */
+	STACK_END_NO_ROOM,     /* a file whose table did not fit --unwind-memory */
 	NR_STACK_ENDS,
 };
 
@@ -691,6 +692,8 @@ static enum stack_end bpf_stack_end(__u32 flags)
 		return STACK_END_MAX_FRAMES;
 	case UNWIND_STOP_NEW_CODE:
 		return STACK_END_NEW_CODE;
+	case UNWIND_STOP_NO_ROOM:
+		return STACK_END_NO_ROOM;
 	default:
 		return STACK_END_NO_INFO;
 	}
@@ -995,6 +998,7 @@ static const char *const stack_end_causes[NR_STACK_ENDS] = {
 	[STACK_END_MAX_FRAMES] = "stacks deeper than the frame limit",
 	[STACK_END_NEW_CODE] = "code mapped after its process's unwind tables were loaded",
 	[STACK_END_COPY] = "the end of the stack copy (a larger --call-graph dwarf=SIZE helps)",
+	[STACK_END_NO_ROOM] = "unwind tables that did not fit (a larger --unwind-memory helps)",
 };
 
 /*
@@ -1005,6 +1009,7 @@ static void collector__report_unwinding(const struct collector *c)
 {
 	const struct broken_file *f, *top = NULL;
 	size_t i, cause = 0;
+	const char *why;
 
 	if (c->opts.call_graph == CALL_GRAPH_DWARF)
 		pr_info("unwind: %llu user stacks unwound from CFI in %.1f ms; truncated: %llu where "
@@ -1058,15 +1063,20 @@ static void collector__report_unwinding(const struct collector *c)
 		if (!top || f->count > top->count ||
 		    (f->count == top->count && strcmp(f->name, top->name) < 0))
 			top = f;
+	/* With tables, copies are only of samples taken before their process's were loaded. */
+	why = cause == STACK_END_COPY && c->unwind_maps ?
+		      "samples taken while their process's unwind tables were being built, whose "
+		      "stack copy was too short" :
+		      stack_end_causes[cause];
 	if (top)
 		pr_warn("warning: %.0f%% of user stacks end before their process's first frame, "
 			"most often (%.0f%%) in '%s'; the likely cause: %s",
 			100.0 * c->nr_broken / c->nr_judged, 100.0 * top->count / c->nr_broken,
-			top->name, stack_end_causes[cause]);
+			top->name, why);
 	else
 		pr_warn("warning: %.0f%% of user stacks end before their process's first frame; "
 			"the likely cause: %s",
-			100.0 * c->nr_broken / c->nr_judged, stack_end_causes[cause]);
+			100.0 * c->nr_broken / c->nr_judged, why);
 }
 
 int collector__run(struct collector *c)

@@ -20,14 +20,17 @@
 #include "unwind_table.h"
 
 /* Row 0 ends any stack: the one-row table of files whose own did not fit. */
-#define ROW_NONE 0
+#define ROW_NO_ROOM 0
+/* Row 1 too: the table of files whose CFI is corrupt. */
+#define ROW_NONE 1
 
 enum slice_state {
-	SLICE_NEW,	 /* not built yet */
-	SLICE_LOADED,	 /* rows [first, first + nr) of the array */
-	SLICE_EVICTED,	 /* loaded once, its rows since given to others */
-	SLICE_FP,	 /* no CFI (or not x86-64): frame pointers */
-	SLICE_TRUNCATED, /* corrupt CFI, or no room: stacks end in it */
+	SLICE_NEW,     /* not built yet */
+	SLICE_LOADED,  /* rows [first, first + nr) of the array */
+	SLICE_EVICTED, /* loaded once, its rows since given to others */
+	SLICE_FP,      /* no CFI (or not x86-64): frame pointers */
+	SLICE_CORRUPT, /* corrupt CFI: stacks end in it */
+	SLICE_NO_ROOM, /* its table did not fit: stacks end in it */
 };
 
 /* One module's table in the row array. */
@@ -118,11 +121,12 @@ struct unwind_maps *unwind_maps__new(struct unwinder *u, int rows_fd, size_t max
 {
 	static const struct unwind_rule none = { .cfa = UNWIND_CFA_NONE };
 	static const struct unwind_rule unsupported = { .cfa = UNWIND_CFA_UNSUPPORTED };
+	static const struct unwind_rule no_room = { .cfa = UNWIND_CFA_NO_ROOM };
 	struct unwind_maps *um;
 	long page = sysconf(_SC_PAGESIZE);
 	int err;
 
-	if (max_rows < 2 || max_rows > UINT32_MAX) {
+	if (max_rows < 3 || max_rows > UINT32_MAX) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -145,15 +149,17 @@ struct unwind_maps *unwind_maps__new(struct unwinder *u, int rows_fd, size_t max
 	hashtab__init(&um->rules);
 	/* The two fixed rules, at the indexes the BPF program knows. */
 	if (unwind_maps__rule(um, &none) != UNWIND_RULE_NONE ||
-	    unwind_maps__rule(um, &unsupported) != UNWIND_RULE_UNSUPPORTED) {
+	    unwind_maps__rule(um, &unsupported) != UNWIND_RULE_UNSUPPORTED ||
+	    unwind_maps__rule(um, &no_room) != UNWIND_RULE_NO_ROOM) {
 		err = -ENOMEM;
 		goto out_free;
 	}
+	um->rows[ROW_NO_ROOM] = (struct unwind_row){ 0, UNWIND_RULE_NO_ROOM };
 	um->rows[ROW_NONE] = (struct unwind_row){ 0, UNWIND_RULE_NONE };
 	err = array__reserve(&um->free, &um->alloc_free, 1, sizeof(*um->free));
 	if (err)
 		goto out_free;
-	um->free[um->nr_free++] = (struct free_range){ 1, max_rows - 1 };
+	um->free[um->nr_free++] = (struct free_range){ 2, max_rows - 2 };
 	um->stats.max_rows = max_rows;
 	return um;
 
@@ -324,14 +330,14 @@ static void slice__load(struct unwind_maps *um, struct slice *s)
 	if (err || t.nr > UINT32_MAX) {
 		pr_debug("unwind: no table for '%s': %s", unwind_module__name(s->mod),
 			 strerror(err ? -err : E2BIG));
-		s->state = SLICE_TRUNCATED;
+		s->state = SLICE_CORRUPT;
 		goto out_release;
 	}
 	if (unwind_maps__make_room(um, t.nr, &s->first)) {
 		pr_debug("unwind: no room for the %zu rows of '%s'", t.nr,
 			 unwind_module__name(s->mod));
 		um->stats.over_limit++;
-		s->state = SLICE_TRUNCATED;
+		s->state = SLICE_NO_ROOM;
 		goto out_release;
 	}
 	for (size_t i = 0; i < t.nr; i++)
@@ -430,16 +436,20 @@ int unwind_maps__load(struct unwind_maps *um, const struct proc_maps *maps)
 			err = -ENOMEM;
 			break;
 		}
+		m->bias = bias;
 		switch (s->state) {
 		case SLICE_LOADED:
-			m->bias = bias;
 			m->first_row = s->first;
 			m->nr_rows = s->nr;
 			s->users++;
 			p->slices[p->nr++] = s;
 			break;
-		case SLICE_TRUNCATED:
+		case SLICE_CORRUPT:
 			m->first_row = ROW_NONE;
+			m->nr_rows = 1;
+			break;
+		case SLICE_NO_ROOM:
+			m->first_row = ROW_NO_ROOM;
 			m->nr_rows = 1;
 			break;
 		default:
