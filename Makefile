@@ -237,7 +237,7 @@ $(OUTPUT)/workloads/%: tests/workloads/%.c
 # -fno-omit-frame-pointer, and again with no frame pointers at all: what
 # frame-pointer unwinding gets wrong, for tests/e2e/unwind.sh.
 GCC_WORKLOAD_CFLAGS := -O2 -g -Wall -Werror
-WORKLOADS += $(OUTPUT)/workloads/frameless-nofp
+WORKLOADS += $(OUTPUT)/workloads/frameless-nofp $(OUTPUT)/workloads/blocker-nofp
 
 $(OUTPUT)/workloads/frameless: tests/workloads/frameless.c tests/workloads/work.h
 	$(call msg,WORKLOAD,$@)
@@ -245,6 +245,11 @@ $(OUTPUT)/workloads/frameless: tests/workloads/frameless.c tests/workloads/work.
 	$(Q)gcc $(GCC_WORKLOAD_CFLAGS) -fno-omit-frame-pointer $< -o $@
 
 $(OUTPUT)/workloads/frameless-nofp: tests/workloads/frameless.c tests/workloads/work.h
+	$(call msg,WORKLOAD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)gcc $(GCC_WORKLOAD_CFLAGS) -fomit-frame-pointer $< -o $@
+
+$(OUTPUT)/workloads/blocker-nofp: tests/workloads/blocker.c tests/workloads/work.h
 	$(call msg,WORKLOAD,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)gcc $(GCC_WORKLOAD_CFLAGS) -fomit-frame-pointer $< -o $@

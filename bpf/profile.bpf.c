@@ -710,11 +710,14 @@ int BPF_PROG(profile_switch, bool preempt, struct task_struct *prev, struct task
 			r->h.pid = tgid;
 			r->h.tid = tid;
 			/*
-			 * Without tables, frame pointers, and enough of the
-			 * stack for the leaf's caller: a full copy per blocked
-			 * thread would be a lot.
+			 * Without tables: with them expected, the top of the
+			 * stack, which user space unwinds as far as it goes
+			 * and counts as truncated (a frame-pointer walk through
+			 * code without them would make callers up; a full
+			 * copy per blocked thread would be a lot); else frame
+			 * pointers.
 			 */
-			record_stacks(ctx, r, proc, true,
+			record_stacks(ctx, r, proc, !unwind_tables,
 				      stack_copy_bytes ? PROFILE_LEAF_STACK_BYTES : 0);
 			if (bpf_map_update_elem(&offcpu, &tid, r, BPF_ANY))
 				stat_inc(STAT_OFFCPU_DROPPED);

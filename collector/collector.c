@@ -716,8 +716,9 @@ static enum stack_end user_stack_end(enum unwind_stop stop)
  * program unwound from tables is done; one through code mapped since its
  * process's tables were loaded has them loaded again (at most every
  * MAPS_REFRESH_NS). One that carries registers and stack bytes instead is
- * unwound here: a sample without a user stack from its copy, with CFI, as
- * perf's --call-graph dwarf does; a stack from frame pointers gets the
+ * unwound here: without a user stack, from its copy, with CFI, as perf's
+ * --call-graph dwarf does, as far as the copy goes; a stack from frame
+ * pointers (off CPU, in a process without tables) gets the
  * caller they skip put back: a leaf sampled before it set up its frame
  * pointer, or in a function built without one (a C library system call
  * wrapper, where every thread off CPU is), has its caller's frame pointer
@@ -755,8 +756,8 @@ static void unwind_sample(struct collector *c, struct event *ev)
 	if (!p->snapshot_time)
 		proc_state__snapshot(c, p);
 	maps = p->maps;
-	/* Off CPU, only the leaf's caller: the copy holds no more. */
-	if (ev->type == EVENT_SAMPLE && !s->nr_user) {
+	/* No user stack yet: unwind it from the copy, as far as the copy goes. */
+	if (!s->nr_user) {
 		uint64_t start = now_ns(CLOCK_MONOTONIC);
 
 		n = unwinder__unwind(c->unwinder, maps, &in, (uint64_t *)s->user, PROFILE_MAX_STACK,

@@ -33,7 +33,7 @@ enum call_graph {
 	 * In the BPF program, from unwind tables built from each file's CFI
 	 * (the default): unwind_maps.h. Until a process's tables are loaded,
 	 * its samples copy the stack for CALL_GRAPH_DWARF's unwinder, and its
-	 * intervals off CPU get frame pointers with the leaf's caller repaired.
+	 * intervals off CPU the top of the stack, unwound as far as it goes.
 	 */
 	CALL_GRAPH_CFI,
 	CALL_GRAPH_FP,	  /* frame pointers only, as the kernel walks them */
