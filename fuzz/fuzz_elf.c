@@ -4,10 +4,10 @@
  * memfd, opened as the profiler opens a mapped file (elf_symtab__open_fd(),
  * its symbols, build-id and segments), made a module, and looked up at the
  * addresses its symbols and executable sections name. That reads the DWARF
- * (dwarf_index, die_reader, line_table) and MiniDebugInfo (debuginfo) of the
- * file as a profile would, and the names found are demangled. Separate debug
- * files are looked for in directories that do not exist, and debuginfod is
- * off.
+ * (dwarf_index, die_reader, line_table), MiniDebugInfo (debuginfo) and CFI
+ * (fde_table) of the file as a profile would, and the names found are
+ * demangled. Separate debug files are looked for in directories that do
+ * not exist, and debuginfod is off.
  *
  * Checks: every lookup returns 1 to MODULE_MAX_LOCS frames whose strings can
  * be read, and asking again gives the same answer.
@@ -29,7 +29,12 @@
 static void elf_fuzz_lookup(struct module *mod, uint64_t vaddr)
 {
 	struct module_loc locs[MODULE_MAX_LOCS], again[MODULE_MAX_LOCS];
+	uint64_t start;
 	int nr, nr_again;
+
+	/* As the symbolizer names code that nothing names: through the FDE table. */
+	if (!module__function_start(mod, vaddr, &start))
+		FUZZ_CHECK(start <= vaddr);
 
 	nr = module__lookup(mod, vaddr, locs);
 	FUZZ_CHECK(nr >= 1 && nr <= MODULE_MAX_LOCS);

@@ -692,6 +692,27 @@ int elf_symtab__offset_to_vaddr(const struct elf_symtab *tab, uint64_t file_offs
 	return 0;
 }
 
+static bool version_char(char c, bool first)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '.' ||
+	       c == '$' || (!first && c >= '0' && c <= '9');
+}
+
+size_t elf_sym__unversioned_len(const char *name)
+{
+	const char *at = strchr(name, '@'), *v;
+
+	if (!at || at == name)
+		return strlen(name);
+	v = at[1] == '@' ? at + 2 : at + 1;
+	if (!version_char(*v, true))
+		return strlen(name);
+	while (*++v)
+		if (!version_char(*v, false))
+			return strlen(name);
+	return at - name;
+}
+
 int elf_symtab__read_build_id(int fd, char *buf, size_t size)
 {
 	Elf *elf;

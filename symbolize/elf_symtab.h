@@ -76,6 +76,17 @@ Elf *elf_symtab__elf(const struct elf_symtab *tab);
 /* Were the symbols taken from .dynsym (the file has no .symtab)? */
 bool elf_symtab__from_dynsym(const struct elf_symtab *tab);
 
+/*
+ * The length of symbol name @name without the version GNU ld appends in
+ * .symtab to the names of versioned symbols ("memcpy@@GLIBC_2.14" for the
+ * default version, "memcpy@GLIBC_2.2.5" for another): the length up to the
+ * first '@' when one or two '@' and a version node name (letters, digits,
+ * '_', '.', '$'; not a digit first) end @name, else strlen(@name). .dynsym
+ * names carry no version (it is in .gnu.version); C++ and Rust mangled
+ * names never contain '@'.
+ */
+size_t elf_sym__unversioned_len(const char *name);
+
 /* The GNU build-id in lowercase hex, or NULL if the file has none. Owned by @tab. */
 const char *elf_symtab__build_id(const struct elf_symtab *tab);
 

@@ -8,6 +8,7 @@
 #include "debuginfo.h"
 #include "dwarf_index.h"
 #include "elf_symtab.h"
+#include "fde_table.h"
 #include "module.h"
 
 struct module {
@@ -15,8 +16,9 @@ struct module {
 	/* The debug file's (or MiniDebugInfo's) symbols, where its DWARF is too. */
 	struct elf_symtab *debug_tab;
 	struct dwarf_index *dwarf;
+	struct fde_table *fdes; /* NULL until code no symbol names needs it, or unreadable */
 	char *path, *root, *debug_dir;
-	bool debug_loaded;
+	bool debug_loaded, fdes_loaded;
 };
 
 struct module *module__new(struct elf_symtab *tab, const char *path, const struct module_opts *opts)
@@ -48,6 +50,7 @@ void module__free(struct module *mod)
 		return;
 	/* The index reads the debug file's sections: it goes first. */
 	dwarf_index__free(mod->dwarf);
+	fde_table__free(mod->fdes);
 	elf_symtab__free(mod->debug_tab);
 	elf_symtab__free(mod->tab);
 	free(mod->path);
@@ -162,4 +165,25 @@ int module__lookup(struct module *mod, uint64_t vaddr, struct module_loc *locs)
 	if (sym)
 		locs[nr - 1].name = sym->name;
 	return nr;
+}
+
+int module__function_start(struct module *mod, uint64_t vaddr, uint64_t *start)
+{
+	/*
+	 * Built the first time an address needs it: most modules have every
+	 * sampled address named by a symbol and never pay for it.
+	 */
+	if (!mod->fdes_loaded) {
+		mod->fdes_loaded = true;
+		mod->fdes = fde_table__new(elf_symtab__elf(mod->tab));
+		if (!mod->fdes)
+			pr_warn("symbolize: cannot read the call frame information of '%s': %s",
+				module_name(mod), strerror(errno));
+		else
+			pr_debug("symbolize: %zu FDEs in '%s'", fde_table__nr(mod->fdes),
+				 module_name(mod));
+	}
+	if (!mod->fdes)
+		return -ENOENT;
+	return fde_table__lookup(mod->fdes, vaddr, start);
 }

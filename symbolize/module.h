@@ -62,4 +62,12 @@ const struct elf_symtab *module__symtab(const struct module *mod);
  */
 int module__lookup(struct module *mod, uint64_t vaddr, struct module_loc *locs);
 
+/*
+ * For code that nothing names: the start of the function holding ELF
+ * virtual address @vaddr, as the file's own CFI (.eh_frame and
+ * .debug_frame) tells, into @start. The table of FDEs is read the first
+ * time. Returns 0, or -ENOENT when no FDE covers @vaddr.
+ */
+int module__function_start(struct module *mod, uint64_t vaddr, uint64_t *start);
+
 #endif

@@ -549,8 +549,14 @@ static struct mapping_entry *symbolizer__mapping(struct symbolizer *sym, pid_t p
  * addresses of one function (it points into the module's string tables):
  * one function has many addresses, and demangling costs microseconds,
  * hashing a long C++ name a good part of one. NULL on ENOMEM.
+ *
+ * A name from an ELF file (@elf) loses its symbol version first, in both:
+ * "__libc_start_main@@GLIBC_2.34" is __libc_start_main to whoever reads a
+ * profile, to llvm-addr2line, and to the demangler, which refuses a C++
+ * name with a version appended. JIT compilers' names are theirs to keep.
  */
-static const char *symbolizer__name(struct symbolizer *sym, const char *raw, const char **mangled)
+static const char *symbolizer__name(struct symbolizer *sym, const char *raw, bool elf,
+				    const char **mangled)
 {
 	uint64_t hash = hash_mix(0, (uintptr_t)raw);
 	struct demangled *d;
@@ -565,8 +571,9 @@ static const char *symbolizer__name(struct symbolizer *sym, const char *raw, con
 	if (!d)
 		return NULL;
 	d->raw = raw;
-	d->mangled = strset__add(sym->strings, raw);
-	name = d->mangled ? demangle(raw) : NULL;
+	d->mangled = strset__add_len(sym->strings, raw,
+				     elf ? elf_sym__unversioned_len(raw) : strlen(raw));
+	name = d->mangled ? demangle(d->mangled) : NULL;
 	d->name = name ? strset__add(sym->strings, name) : d->mangled;
 	free(name);
 	if (!d->name || hashtab__insert(&sym->demangled, hash, d)) {
@@ -683,6 +690,24 @@ static const struct profile_frame *symbolizer__add_named(struct symbolizer *sym,
 	return symbolizer__add_frame(sym, key, hash, &line, 1, source);
 }
 
+/*
+ * The name of the code at ELF address @vaddr of @m when nothing names it:
+ * "BASENAME+0xSTART", with the start of the function that the file's CFI
+ * says holds @vaddr, so that the addresses sampled in one function of a
+ * stripped library are one function in every format, not one each; else
+ * "BASENAME+0xVADDR". Either is an ELF address, which addr2line takes.
+ * NULL on ENOMEM.
+ */
+static const char *symbolizer__unnamed(struct symbolizer *sym, struct mapping_entry *m,
+				       uint64_t vaddr)
+{
+	uint64_t start;
+
+	if (m->mod && !module__function_start(m->mod, vaddr, &start))
+		vaddr = start;
+	return strset__addf(sym->strings, "%s+0x%llx", m->basename, (unsigned long long)vaddr);
+}
+
 /* The frame for ELF address @vaddr of mapping @m, from its module. */
 static const struct profile_frame *symbolizer__module_frame(struct symbolizer *sym,
 							    struct mapping_entry *m,
@@ -708,10 +733,9 @@ static const struct profile_frame *symbolizer__module_frame(struct symbolizer *s
 			.discriminator = locs[i].discriminator,
 		};
 		if (locs[i].name)
-			l->name = symbolizer__name(sym, locs[i].name, &l->system_name);
-		else if (i == nr - 1) /* nothing names the function: "MODULE+0xADDR" */
-			l->name = strset__addf(sym->strings, "%s+0x%llx", m->basename,
-					       (unsigned long long)vaddr);
+			l->name = symbolizer__name(sym, locs[i].name, true, &l->system_name);
+		else if (i == nr - 1)
+			l->name = symbolizer__unnamed(sym, m, vaddr);
 		else
 			l->name = strset__add(sym->strings, "??");
 		if (locs[i].file) {
@@ -815,7 +839,7 @@ const struct profile_frame *symbolizer__user_frame(struct symbolizer *sym,
 		jit = perf_map__lookup(pmap, addr);
 	if (jit) {
 		const char *system_name;
-		const char *name = symbolizer__name(sym, jit->name, &system_name);
+		const char *name = symbolizer__name(sym, jit->name, false, &system_name);
 
 		if (m)
 			m->m.has_functions = true;

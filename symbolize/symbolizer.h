@@ -20,8 +20,14 @@
  * symbolizer__new(), which must outlive it.
  *
  * Unresolvable addresses are never dropped: they become frames named
- * "MODULE+0xADDR" (the ELF address, so `addr2line -e MODULE 0xADDR` agrees)
- * or "[unknown]" when no mapping covers them.
+ * "MODULE+0xADDR" or "[unknown]" when no mapping covers them. ADDR is an
+ * ELF address, so `addr2line -e MODULE 0xADDR` agrees: the start of the
+ * function holding the address when the file's CFI (.eh_frame or
+ * .debug_frame) has an FDE covering it, so that one unnamed function is one
+ * name, else the address itself.
+ *
+ * Function names lose the symbol version GNU ld appends in .symtab
+ * ("memcpy@@GLIBC_2.14" is memcpy), the system names too.
  *
  * Not thread-safe.
  */

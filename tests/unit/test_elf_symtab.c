@@ -358,6 +358,35 @@ TEST(elf_symtab_dynsym_fallback)
 	rmdir(dir);
 }
 
+/* --- symbol versions ---------------------------------------------------- */
+
+TEST(elf_symtab_unversioned_len)
+{
+	static const struct {
+		const char *name;
+		size_t len;
+	} cases[] = {
+		{ "__libc_start_main@@GLIBC_2.34", 17 },
+		{ "__libc_start_main@GLIBC_2.2.5", 17 },
+		{ "_ZNSt6chrono3_V212system_clock3nowEv@@GLIBCXX_3.4.19", 36 },
+		{ "memcpy@GLIBC_PRIVATE", 6 },
+		{ "fixture_ver@VER_1", 11 },
+		{ "memcpy", 6 },
+		/* No version after the '@', or something else: kept whole. */
+		{ "f@", 2 },
+		{ "f@@", 3 },
+		{ "f@@@V", 5 },
+		{ "f@1.0", 5 },
+		{ "f@V 1", 5 },
+		{ "f@V@W", 5 },
+		{ "@@V", 3 },
+		{ "", 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CHECK_U64(elf_sym__unversioned_len(cases[i].name), cases[i].len);
+}
+
 /* --- opening ------------------------------------------------------------ */
 
 TEST(elf_symtab_open_fd_does_not_keep_fd)

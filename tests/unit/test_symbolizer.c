@@ -314,6 +314,61 @@ TEST(symbolizer_vdso)
 	env_release(&e);
 }
 
+/* --- symbol versions ---------------------------------------------------- */
+
+/*
+ * libversioned.so's .symtab names its functions "fixture_ver@VER_1",
+ * "fixture_ver@@VER_2" and "_ZN7fixture3cxxEi@@VER_2": frames are named
+ * without the versions, demangled, in profiles (user frames) and in
+ * `profiler symbolize` (ELF frames) alike.
+ */
+static void check_versions(struct env *e, void *h, uintptr_t bias, const char *path)
+{
+	uintptr_t v1 = (uintptr_t)dlvsym(h, "fixture_ver", "VER_1");
+	uintptr_t v2 = (uintptr_t)dlvsym(h, "fixture_ver", "VER_2");
+	uintptr_t cxx = (uintptr_t)dlsym(h, "_ZN7fixture3cxxEi");
+	const struct profile_mapping *elf;
+	const struct profile_frame *f, *g;
+
+	CHECK(v1 && v2 && cxx && v1 != v2);
+	CHECK((uintptr_t)dlsym(h, "fixture_ver") == v2);
+	f = symbolizer__user_frame(e->sym, e->maps, v1 + 1);
+	check_resolved(f, v1 + 1, "fixture_ver");
+	g = symbolizer__user_frame(e->sym, e->maps, v2 + 1);
+	check_resolved(g, v2 + 1, "fixture_ver");
+	/* Two functions, one name. */
+	CHECK(profile_frame__func(f)->name == profile_frame__func(g)->name);
+	f = symbolizer__user_frame(e->sym, e->maps, cxx + 1);
+	CHECK_STR(profile_frame__func(f)->name, "fixture::cxx(int)");
+	CHECK_STR(profile_frame__func(f)->system_name, "_ZN7fixture3cxxEi");
+
+	CHECK(symbolizer__open_elf(e->sym, path, &elf) == 0);
+	f = symbolizer__elf_frame(e->sym, elf, v1 - bias);
+	CHECK_STR(profile_frame__func(f)->name, "fixture_ver");
+	CHECK_STR(profile_frame__func(f)->system_name, "fixture_ver");
+	f = symbolizer__elf_frame(e->sym, elf, cxx - bias);
+	CHECK_STR(profile_frame__func(f)->name, "fixture::cxx(int)");
+	CHECK_STR(profile_frame__func(f)->system_name, "_ZN7fixture3cxxEi");
+}
+
+TEST(symbolizer_symbol_versions)
+{
+	char path[PATH_MAX];
+	struct link_map *lm;
+	struct env e = { 0 };
+	void *h;
+
+	CHECK(realpath(test__fixture("libversioned.so"), path));
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	CHECK(h);
+	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && env_init(&e, getpid(), NULL) == 0)
+		check_versions(&e, h, lm->l_addr, path);
+	else
+		test__fail(__FILE__, __LINE__, "cannot set up: %s", strerror(errno));
+	env_release(&e);
+	dlclose(h);
+}
+
 /* --- fixture programs, running ------------------------------------------ */
 
 struct fixture_sym {
@@ -399,18 +454,22 @@ static const struct fixture_sym *child_sym(const struct child *c, const char *na
 
 /*
  * Symbolize the child's functions. @stripped: they have no symbols, so
- * the names are BASENAME+0xVADDR.
+ * the names are BASENAME+0xVADDR, where VADDR is the function's start for
+ * those the compiler wrote (their .eh_frame FDE's start), so that two
+ * addresses in one function share a name, and the address itself in the
+ * asm that has no CFI (fixture_after).
  */
 static void check_child(struct env *e, const struct child *c, const char *path, bool stripped)
 {
 	static const char *const names[] = { "fixture_alpha", "fixture_beta", "fixture_local",
 					     "fixture_after", "main" };
-	const struct profile_frame *f;
+	const struct profile_frame *f, *g;
 	const char *base = strrchr(path, '/') + 1;
 	char name[PATH_MAX + 32];
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		const struct fixture_sym *s = child_sym(c, names[i]);
+		bool cfi = strcmp(names[i], "fixture_after"), same;
 
 		CHECK(s);
 		f = symbolizer__user_frame(e->sym, e->maps, s->addr + 1);
@@ -420,10 +479,15 @@ static void check_child(struct env *e, const struct child *c, const char *path, 
 		CHECK_STR(f->mapping->build_id, c->build_id);
 		if (stripped) {
 			snprintf(name, sizeof(name), "%s+0x%llx", base,
-				 (unsigned long long)s->vaddr + 1);
+				 (unsigned long long)s->vaddr + !cfi);
 			CHECK_STR(profile_frame__func(f)->name, name);
 			CHECK(!profile_frame__func(f)->system_name);
 			CHECK(!f->mapping->has_functions);
+			g = symbolizer__user_frame(e->sym, e->maps, s->addr + 4);
+			CHECK(g != f);
+			CHECK_U64(g->address, s->addr + 4);
+			same = profile_frame__func(g)->name == profile_frame__func(f)->name;
+			CHECK(same == cfi);
 		} else {
 			check_resolved(f, s->addr + 1, names[i]);
 		}

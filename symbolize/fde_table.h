@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * fde_table.h - where the functions of one ELF file start and end, as its
+ * call frame information says: one [start, end) range per FDE of its
+ * .eh_frame and of its .debug_frame (one range where both describe a
+ * function).
+ *
+ * The symbolizer uses it to name code that no symbol names (static
+ * functions of a stripped library) after the start of its function rather
+ * than after the address, so that a function is one frame name, not one
+ * per address sampled in it. Compilers emit one FDE per function (and one
+ * per split-off cold part), and stripping keeps .eh_frame.
+ *
+ * libdw's dwarf_next_cfi() walks the entries; the initial location and
+ * range of each FDE are decoded here with its CIE's pointer encoding
+ * (absolute or, as gcc and clang emit them, PC-relative). An FDE that
+ * starts outside the file's executable segments (one left behind for code
+ * the linker discarded), or whose encoding is another, is left out. The
+ * ranges are kept in one array sorted by start, for a binary search.
+ *
+ * Corrupt or truncated CFI yields the FDEs read before it: never an error.
+ *
+ * Immutable once built, so lookups may run concurrently.
+ */
+#ifndef PROFILER_FDE_TABLE_H
+#define PROFILER_FDE_TABLE_H
+
+#include <libelf.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct fde_table;
+
+/*
+ * Read the FDEs of @elf, which is not kept. A file without CFI gives an
+ * empty table. Returns NULL and sets errno on failure (ENOMEM).
+ */
+struct fde_table *fde_table__new(Elf *elf);
+void fde_table__free(struct fde_table *tab);
+
+/*
+ * The start of the FDE whose range covers ELF virtual address @vaddr into
+ * @start. Returns 0, or -ENOENT when none does. Binary search.
+ */
+int fde_table__lookup(const struct fde_table *tab, uint64_t vaddr, uint64_t *start);
+
+/* How many ranges the table holds. */
+size_t fde_table__nr(const struct fde_table *tab);
+
+#endif
