@@ -124,8 +124,17 @@ $(OUTPUT)/tests/unit-tests: $(UNIT_OBJS) $(OUTPUT)/obj/cli/options.o $(OUTPUT)/l
 # ELF fixtures for the symbolizer's unit tests: the same code as a PIE, a
 # non-PIE executable and a shared library.
 FIXTURES := $(OUTPUT)/fixtures/symbols-pie $(OUTPUT)/fixtures/symbols-nopie \
-	$(OUTPUT)/fixtures/libsymbols.so $(OUTPUT)/fixtures/symbols-stripped
+	$(OUTPUT)/fixtures/libsymbols.so $(OUTPUT)/fixtures/symbols-stripped \
+	$(OUTPUT)/fixtures/libversioned.so
 FIXTURE_CFLAGS := -O1 -g -fno-inline
+
+# A shared library with versioned symbols, linked with a version script as
+# glibc is: GNU ld names them "fixture_ver@VER_1", "fixture_ver@@VER_2" in .symtab.
+$(OUTPUT)/fixtures/libversioned.so: tests/fixtures/libversioned.c tests/fixtures/libversioned.map
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FIXTURE_CFLAGS) -fPIC -shared -Wl,--build-id \
+		-Wl,--version-script=tests/fixtures/libversioned.map $< -o $@
 
 $(OUTPUT)/fixtures/symbols-pie: tests/fixtures/symbols.c tests/loaded_object.h
 	$(call msg,FIXTURE,$@)

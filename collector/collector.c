@@ -993,8 +993,8 @@ static uint64_t stat_sum(const struct collector *c, enum profile_stat stat);
 static const char *const stack_end_causes[NR_STACK_ENDS] = {
 	[STACK_END_NO_INFO] = "code without unwind information",
 	[STACK_END_UNSUPPORTED] = "unwind rules the BPF unwinder cannot follow",
-	[STACK_END_FP] = "code without unwind tables whose frame pointers lead nowhere (a JIT, or "
-			 "code built without frame pointers)",
+	[STACK_END_FP] = ("code without unwind tables whose frame pointers lead nowhere (a JIT, "
+			  "or code built without frame pointers)"),
 	[STACK_END_READ] = "stack memory that could not be read",
 	[STACK_END_MAX_FRAMES] = "stacks deeper than the frame limit",
 	[STACK_END_NEW_CODE] = "code mapped after its process's unwind tables were loaded",
