@@ -5,12 +5,13 @@
 
 require_bpf "a full ring buffer loses samples" "the profile records the loss"
 
-# One page holds a single record: two busy processes at 4999 Hz overrun it.
+# One page holds a single record of 1 KiB of stack: two busy processes at
+# 4999 Hz overrun it.
 start_bg "$WORKLOADS/split" 50 50 5
 first=$BG_PID
 start_bg "$WORKLOADS/split" 50 50 5
 sleep 0.3
-if "$PROFILER" -p "$first,$BG_PID" -F 4999 -d 2 --ringbuf-size 4096 -o "$TMP/loss.pb.gz" \
+if "$PROFILER" -p "$first,$BG_PID" -F 4999 -d 2 --ringbuf-size 4096 --call-graph dwarf=1024 -o "$TMP/loss.pb.gz" \
 	2>"$TMP/err"; then
 	summary=$(grep -E '^profiler: [0-9]+ samples in ' "$TMP/err")
 	lost=$(sed -nE 's/^profiler: [0-9]+ samples in [0-9.]+ s, ([0-9]+) lost(,.*)?$/\1/p' \

@@ -144,10 +144,11 @@ if profile "$name" --off-cpu -o "$TMP/off-nofp.folded" -o "$TMP/off-nofp.pb.gz" 
 		test "$blocked" -ge 2000000
 	check "$name: wait_a has $a% of the time blocked in poll (expected 70±5)" within "$a" 70 5
 	check "$name: wait_b has $b% (expected 30±5)" within "$b" 30 5
-	if awk -v m="$m" 'BEGIN { exit !(m >= 99) }'; then
-		ok "$name: main calls them on $m% of the time blocked in poll (expected >= 99)"
+	# The first intervals, before the tables load, may stop short: counted (below).
+	if awk -v m="$m" 'BEGIN { exit !(m >= 97) }'; then
+		ok "$name: main calls them on $m% of the time blocked in poll (expected >= 97)"
 	else
-		fail "$name: main calls them on $m% of the time blocked in poll (expected >= 99)"
+		fail "$name: main calls them on $m% of the time blocked in poll (expected >= 97)"
 		grep -vE ';main;wait_[ab];(__)?poll;' "$TMP/off-nofp.folded" | sort -t' ' -k2 -nr |
 			head -5 | sed 's/^/#   /'
 	fi
