@@ -2,7 +2,8 @@
 /*
  * Ring-buffer records through event__parse(), the one check between the
  * BPF program's bytes and the collector. A record it accepts must be as
- * long as its type's struct, and its stack lengths within their arrays:
+ * long as its head and the addresses it counts, and its stack lengths
+ * within their arrays:
  * the collector then reads every address they count, as this does. The
  * record is copied to a buffer of its exact size, at an odd address (the
  * ring buffer promises 8-byte alignment; the parser promises any).
@@ -36,7 +37,10 @@ static int fuzz_event(const uint8_t *data, size_t size)
 		switch (ev.type) {
 		case EVENT_SAMPLE:
 		case EVENT_OFFCPU:
-			FUZZ_CHECK(size >= sizeof(ev.sample));
+			/* The head and every address it counts, at least. */
+			FUZZ_CHECK(size >= sizeof(struct sample_head) + (ev.sample.stack.nr_kernel +
+									 ev.sample.stack.nr_user) *
+										sizeof(__u64));
 			FUZZ_CHECK(event__stacks_valid(&ev.sample.stack));
 			event_fuzz_sink = event_fuzz_sum(&ev.sample.stack);
 			break;
