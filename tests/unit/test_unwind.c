@@ -354,6 +354,7 @@ TEST(unwind_table_agrees_with_libdw)
 	CHECK(agree * 100 >= checked * 99);
 	CHECK(t.nr_unsupported * 100 < t.nr);
 	unwind_table__release(&t);
+	dwarf_cfi_end(cfi); /* dwarf_getcfi_elf()'s is ours to end */
 	elf_end(elf);
 	close(fd);
 }
