@@ -355,6 +355,8 @@ static void table_compact(struct unwind_table *t)
 {
 	size_t n = 0;
 
+	if (!t->nr)
+		return; /* no rows, and no array to sort */
 	qsort(t->rows, t->nr, sizeof(*t->rows), row_cmp);
 	/* One row per address first: the one that won, even if it changes nothing. */
 	for (size_t i = 0; i < t->nr; i++)
