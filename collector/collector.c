@@ -46,18 +46,12 @@ struct target {
 	bool child; /* the command we started: reap it */
 };
 
-/* Why a user stack ends before its process's first frame, for the warning. */
-enum stack_end {
-	STACK_END_NO_INFO,     /* code without unwind information */
-	STACK_END_UNSUPPORTED, /* a rule the BPF unwinder cannot follow */
-	STACK_END_FP,	       /* code without a table, whose frame pointer led nowhere */
-	STACK_END_READ,	       /* stack memory that could not be read */
-	STACK_END_MAX_FRAMES,  /* the frame limit */
-	STACK_END_NEW_CODE,    /* code mapped after the tables were loaded */
-	STACK_END_COPY,	       /* the end of a stack copy (--call-graph dwarf) */
-	STACK_END_NO_ROOM,     /* a file whose table did not fit --unwind-memory */
-	NR_STACK_ENDS,
-};
+/*
+ * Why a user stack ends before its process's first frame: the BPF
+ * unwinder's reasons (enum unwind_stop_reason), and one of user space's.
+ */
+#define UNWIND_STOP_COPY (UNWIND_STOP_NO_ROOM + 1) /* the end of a stack copy */
+#define NR_STACK_ENDS (UNWIND_STOP_COPY + 1)
 
 /* A file in which broken stacks end, and how many. */
 struct broken_file {
@@ -97,16 +91,15 @@ struct collector {
 	struct event event;	      /* the record being handled: too big for the stack */
 	struct unwinder *unwinder;    /* NULL with CALL_GRAPH_FP */
 	uint64_t nr_leaf_repaired;    /* samples given the caller that frame pointers skipped */
-	uint64_t nr_unwound;	      /* samples unwound from CFI (CALL_GRAPH_DWARF) */
+	uint64_t nr_unwound;	      /* samples unwound from a copy of the stack, here */
 	uint64_t nr_unwind_truncated; /* ... whose unwinding stopped short of the outermost frame */
-	uint64_t nr_unwind_stops[NR_UNWIND_STOPS]; /* ... by where it stopped */
-	uint64_t unwind_ns;			   /* CLOCK_MONOTONIC time spent unwinding them */
-	uint64_t nr_offcpu;			   /* intervals off CPU received */
-	struct unwind_maps *unwind_maps;	   /* CALL_GRAPH_CFI's tables */
+	uint64_t unwind_ns;	      /* CLOCK_MONOTONIC time spent unwinding them */
+	uint64_t nr_offcpu;	      /* intervals off CPU received */
+	struct unwind_maps *unwind_maps;		 /* CALL_GRAPH_CFI's tables */
 	uint64_t nr_sample_records, sample_record_bytes; /* on-CPU records drained */
 	/* User stacks whose unwinding says whether they are whole, and those that are not. */
 	uint64_t nr_judged, nr_broken;
-	uint64_t nr_broken_by[NR_STACK_ENDS];
+	uint64_t nr_broken_by[NR_STACK_ENDS]; /* by UNWIND_STOP_* */
 	struct hashtab broken_files; /* struct broken_file by name: where broken stacks end */
 	int err;		     /* first error in the ring-buffer callback */
 	volatile sig_atomic_t stopping;
@@ -649,7 +642,7 @@ static bool broken_file_eq(const void *entry, const void *key)
  * and, if not, the file its last frame is in, from @maps.
  */
 static void count_stack_end(struct collector *c, const struct thread_stacks *s, bool whole,
-			    enum stack_end end, const struct proc_maps *maps)
+			    unsigned int end, const struct proc_maps *maps)
 {
 	const struct proc_map *map;
 	struct broken_file *f;
@@ -678,36 +671,16 @@ static void count_stack_end(struct collector *c, const struct thread_stacks *s, 
 	f->count++;
 }
 
-/* Where a stack unwound in the BPF program ended, from its flags. */
-static enum stack_end bpf_stack_end(__u32 flags)
-{
-	switch ((flags & SAMPLE_STOP_MASK) >> SAMPLE_STOP_SHIFT) {
-	case UNWIND_STOP_UNSUPPORTED:
-		return STACK_END_UNSUPPORTED;
-	case UNWIND_STOP_FP:
-		return STACK_END_FP;
-	case UNWIND_STOP_READ:
-		return STACK_END_READ;
-	case UNWIND_STOP_MAX_FRAMES:
-		return STACK_END_MAX_FRAMES;
-	case UNWIND_STOP_NEW_CODE:
-		return STACK_END_NEW_CODE;
-	case UNWIND_STOP_NO_ROOM:
-		return STACK_END_NO_ROOM;
-	default:
-		return STACK_END_NO_INFO;
-	}
-}
-
-static enum stack_end user_stack_end(enum unwind_stop stop)
+/* Why the user-space unwinder stopped, as the BPF unwinder would say it. */
+static unsigned int user_stack_end(enum unwind_stop stop)
 {
 	switch (stop) {
 	case UNWIND_STACK_ENDED:
-		return STACK_END_COPY;
+		return UNWIND_STOP_COPY;
 	case UNWIND_MAX_FRAMES:
-		return STACK_END_MAX_FRAMES;
+		return UNWIND_STOP_MAX_FRAMES;
 	default:
-		return STACK_END_NO_INFO;
+		return UNWIND_STOP_NO_INFO;
 	}
 }
 
@@ -740,12 +713,16 @@ static void unwind_sample(struct collector *c, struct event *ev)
 	int err;
 
 	if (s->flags & SAMPLE_USER_UNWOUND) {
-		p = proc_state__get(c, e->pid);
+		bool whole = s->flags & SAMPLE_USER_COMPLETE;
+
+		/* Most stacks are whole and through known code: no process to look up. */
+		p = whole && !(s->flags & SAMPLE_USER_STALE) ? NULL : proc_state__get(c, e->pid);
 		if (p && (s->flags & SAMPLE_USER_STALE))
 			newer_maps(c, p, p->maps);
 		if (s->nr_user)
-			count_stack_end(c, s, s->flags & SAMPLE_USER_COMPLETE,
-					bpf_stack_end(s->flags), p ? p->maps : NULL);
+			count_stack_end(c, s, whole,
+					(s->flags & SAMPLE_STOP_MASK) >> SAMPLE_STOP_SHIFT,
+					p ? p->maps : NULL);
 		return;
 	}
 	if (!c->unwinder || !(s->flags & SAMPLE_USER_REGS))
@@ -774,7 +751,6 @@ static void unwind_sample(struct collector *c, struct event *ev)
 		}
 		s->nr_user = n;
 		c->nr_unwound++;
-		c->nr_unwind_stops[stop]++;
 		c->unwind_ns += now_ns(CLOCK_MONOTONIC) - start;
 		if (stop != UNWIND_COMPLETE) {
 			s->flags |= SAMPLE_USER_TRUNCATED;
@@ -991,16 +967,28 @@ static int flush_offcpu(struct collector *c)
 static uint64_t stat_sum(const struct collector *c, enum profile_stat stat);
 
 static const char *const stack_end_causes[NR_STACK_ENDS] = {
-	[STACK_END_NO_INFO] = "code without unwind information",
-	[STACK_END_UNSUPPORTED] = "unwind rules the BPF unwinder cannot follow",
-	[STACK_END_FP] = ("code without unwind tables whose frame pointers lead nowhere (a JIT, "
-			  "or code built without frame pointers)"),
-	[STACK_END_READ] = "stack memory that could not be read",
-	[STACK_END_MAX_FRAMES] = "stacks deeper than the frame limit",
-	[STACK_END_NEW_CODE] = "code mapped after its process's unwind tables were loaded",
-	[STACK_END_COPY] = "the end of the stack copy (a larger --call-graph dwarf=SIZE helps)",
-	[STACK_END_NO_ROOM] = "unwind tables that did not fit (a larger --unwind-memory helps)",
+	/* A stack marked truncated for no reason given: as if it had no information. */
+	[UNWIND_STOP_NONE] = "code without unwind information",
+	[UNWIND_STOP_NO_INFO] = "code without unwind information",
+	[UNWIND_STOP_UNSUPPORTED] = "unwind rules the BPF unwinder cannot follow",
+	[UNWIND_STOP_FP] = ("code without unwind tables whose frame pointers lead nowhere (a JIT, "
+			    "or code built without frame pointers)"),
+	[UNWIND_STOP_READ] = "stack memory that could not be read",
+	[UNWIND_STOP_MAX_FRAMES] = "stacks deeper than the frame limit",
+	[UNWIND_STOP_NEW_CODE] = "code mapped after its process's unwind tables were loaded",
+	[UNWIND_STOP_NO_ROOM] = "unwind tables that did not fit (a larger --unwind-memory helps)",
+	[UNWIND_STOP_COPY] = "the end of the stack copy (a larger --call-graph dwarf=SIZE helps)",
 };
+
+/* What ended stacks for reason @end, in this recording's terms. */
+static const char *stack_end_cause(const struct collector *c, unsigned int end)
+{
+	/* With tables, copies are only of samples taken before their process's were loaded. */
+	if (end == UNWIND_STOP_COPY && c->unwind_maps)
+		return "samples taken while their process's unwind tables were being built, whose "
+		       "stack copy was too short";
+	return stack_end_causes[end];
+}
 
 /*
  * Say how user stacks were unwound (-v), and warn when many of them are
@@ -1012,15 +1000,10 @@ static void collector__report_unwinding(const struct collector *c)
 	size_t i, cause = 0;
 	const char *why;
 
-	if (c->opts.call_graph == CALL_GRAPH_DWARF)
-		pr_info("unwind: %llu user stacks unwound from CFI in %.1f ms; truncated: %llu where "
-			"the stack copy ended (a larger --call-graph dwarf=SIZE helps), %llu where "
-			"neither CFI nor a frame pointer led on, %llu at %d frames",
-			(unsigned long long)c->nr_unwound, c->unwind_ns / 1e6,
-			(unsigned long long)c->nr_unwind_stops[UNWIND_STACK_ENDED],
-			(unsigned long long)c->nr_unwind_stops[UNWIND_NO_FRAME],
-			(unsigned long long)c->nr_unwind_stops[UNWIND_MAX_FRAMES],
-			PROFILE_MAX_STACK);
+	/* Where the stacks that are not whole ended comes after, for every mode. */
+	if (c->nr_unwound)
+		pr_info("unwind: %llu user stacks unwound from a copy of the stack in %.1f ms",
+			(unsigned long long)c->nr_unwound, c->unwind_ns / 1e6);
 	if (c->unwind_maps) {
 		struct unwind_maps_stats st;
 
@@ -1034,10 +1017,8 @@ static void collector__report_unwinding(const struct collector *c)
 			st.max_rows * sizeof(struct unwind_row) / 1048576.0,
 			(unsigned long long)st.evicted, (unsigned long long)st.over_limit,
 			(unsigned long long)st.unsupported);
-		pr_info("unwind: %llu stacks copied for user space, before their process's tables "
-			"were loaded; %llu unwound there in %.1f ms",
-			(unsigned long long)stat_sum(c, STAT_NO_TABLES),
-			(unsigned long long)c->nr_unwound, c->unwind_ns / 1e6);
+		pr_info("unwind: %llu stacks taken before their process's tables were loaded",
+			(unsigned long long)stat_sum(c, STAT_NO_TABLES));
 	} else if (c->unwinder && c->opts.call_graph != CALL_GRAPH_DWARF) {
 		pr_debug("unwind: %llu leaf callers restored from CFI",
 			 (unsigned long long)c->nr_leaf_repaired);
@@ -1054,7 +1035,7 @@ static void collector__report_unwinding(const struct collector *c)
 	for (i = 0; i < NR_STACK_ENDS; i++)
 		if (c->nr_broken_by[i])
 			pr_info("unwind: %llu end at %s", (unsigned long long)c->nr_broken_by[i],
-				stack_end_causes[i]);
+				stack_end_cause(c, i));
 	if (c->nr_broken * 10 < c->nr_judged)
 		return;
 	for (i = 1; i < NR_STACK_ENDS; i++)
@@ -1064,11 +1045,7 @@ static void collector__report_unwinding(const struct collector *c)
 		if (!top || f->count > top->count ||
 		    (f->count == top->count && strcmp(f->name, top->name) < 0))
 			top = f;
-	/* With tables, copies are only of samples taken before their process's were loaded. */
-	why = cause == STACK_END_COPY && c->unwind_maps ?
-		      "samples taken while their process's unwind tables were being built, whose "
-		      "stack copy was too short" :
-		      stack_end_causes[cause];
+	why = stack_end_cause(c, cause);
 	if (top)
 		pr_warn("warning: %.0f%% of user stacks end before their process's first frame, "
 			"most often (%.0f%%) in '%s'; the likely cause: %s",

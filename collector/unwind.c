@@ -358,20 +358,6 @@ static bool stack_read(const struct stack_copy *mem, uint64_t addr, uint64_t *va
 	return true;
 }
 
-/* The register a DW_OP_breg* operation reads, or -1 for any other operation. */
-static int op_breg(const Dwarf_Op *op, int64_t *offset)
-{
-	if (op->atom >= DW_OP_breg0 && op->atom <= DW_OP_breg31) {
-		*offset = (int64_t)op->number;
-		return op->atom - DW_OP_breg0;
-	}
-	if (op->atom == DW_OP_bregx) {
-		*offset = (int64_t)op->number2;
-		return op->number < 32 ? (int)op->number : 32;
-	}
-	return -1;
-}
-
 /*
  * Evaluate the DWARF expression of a CFI rule, with @cfa for
  * DW_OP_call_frame_cfa. *@is_value tells whether the result is the value
@@ -392,7 +378,7 @@ static int eval_ops(const Dwarf_Op *ops, size_t nops, const struct regs *r, uint
 	for (size_t i = 0; i < nops; i++) {
 		const Dwarf_Op *op = &ops[i];
 		int64_t offset;
-		int reg = op_breg(op, &offset);
+		int reg = unwind_op_breg(op, &offset);
 
 		if (n == EXPR_STACK)
 			return -EINVAL;
@@ -542,7 +528,7 @@ static bool uses_frame_pointer(Dwarf_Frame *frame)
 	if (dwarf_frame_cfa(frame, &ops, &nops))
 		return true;
 	for (size_t i = 0; i < nops; i++)
-		if (op_breg(&ops[i], &offset) == PROFILE_REG_BP)
+		if (unwind_op_breg(&ops[i], &offset) == PROFILE_REG_BP)
 			return true;
 	return false;
 }

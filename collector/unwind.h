@@ -42,7 +42,6 @@ enum unwind_stop {
 	UNWIND_STACK_ENDED, /* at a frame above the copied stack */
 	UNWIND_NO_FRAME,    /* where neither CFI nor a frame pointer led on */
 	UNWIND_MAX_FRAMES,  /* after as many frames as asked for */
-	NR_UNWIND_STOPS,
 };
 
 /* Returns NULL and sets errno. */

@@ -34,14 +34,18 @@ struct unwind_table {
 };
 
 /*
- * Build @t (zeroed by the caller) from @elf's .eh_frame, read through
- * @eh_cfi, or, when it has none, its .debug_frame, read through @debug_cfi
- * (either may be NULL). 0, -ENOENT when the file has no CFI, -ENOTSUP for a
- * file that is not x86-64, -ENOMEM, or -EINVAL when the CFI is corrupt
- * before any row could be read (what was read before a corruption is kept).
+ * Build @t (zeroed by the caller) for the FDEs of @elf (fde_table.h lists
+ * them), each read through @eh_cfi (its .eh_frame) or, where that has no
+ * such FDE, @debug_cfi (its .debug_frame); either may be NULL. 0, -ENOENT
+ * when the file has no CFI, -ENOTSUP for a file that is not x86-64,
+ * -ENOMEM, or -EINVAL when no FDE could be read (corrupt CFI; what was
+ * read before a corruption is kept).
  */
 int unwind_table__build(struct unwind_table *t, Elf *elf, Dwarf_CFI *eh_cfi, Dwarf_CFI *debug_cfi);
 void unwind_table__release(struct unwind_table *t);
+
+/* The register a DW_OP_breg* or DW_OP_bregx operation reads (its offset in *@off), or -1. */
+int unwind_op_breg(const Dwarf_Op *op, int64_t *off);
 
 /* The row covering file address @pc, or NULL. */
 const struct unwind_table_row *unwind_table__find(const struct unwind_table *t, uint64_t pc);

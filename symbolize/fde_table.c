@@ -361,3 +361,9 @@ size_t fde_table__nr(const struct fde_table *tab)
 {
 	return tab->nr;
 }
+
+void fde_table__range(const struct fde_table *tab, size_t i, uint64_t *start, uint64_t *end)
+{
+	*start = tab->starts[i];
+	*end = tab->ends[i];
+}

@@ -8,7 +8,8 @@
  * The symbolizer uses it to name code that no symbol names (static
  * functions of a stripped library) after the start of its function rather
  * than after the address, so that a function is one frame name, not one
- * per address sampled in it. Compilers emit one FDE per function (and one
+ * per address sampled in it; the unwinder builds its tables one FDE at a
+ * time from it (collector/unwind_table.h). Compilers emit one FDE per function (and one
  * per split-off cold part), and stripping keeps .eh_frame.
  *
  * libdw's dwarf_next_cfi() walks the entries; the initial location and
@@ -46,5 +47,8 @@ int fde_table__lookup(const struct fde_table *tab, uint64_t vaddr, uint64_t *sta
 
 /* How many ranges the table holds. */
 size_t fde_table__nr(const struct fde_table *tab);
+
+/* Range @i (below fde_table__nr()), in address order: [*@start, *@end). */
+void fde_table__range(const struct fde_table *tab, size_t i, uint64_t *start, uint64_t *end);
 
 #endif

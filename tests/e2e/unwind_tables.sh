@@ -18,14 +18,24 @@ summary_field() {
 	fi
 }
 
-# A 30-frame stack on each CPU, taken with -p: the tables are loaded before
-# sampling starts, so every record is one the BPF program unwound.
+# start_deep SECONDS: a 30-frame stack spinning on each CPU; pids in $pids.
+start_deep() {
+	pids=()
+	for _ in $(seq "$(nproc)"); do
+		"$WORKLOADS/deep" 26 "$1" &
+		pids+=($!)
+	done
+}
+
+stop_deep() {
+	kill "${pids[@]}" 2>/dev/null
+	wait "${pids[@]}" 2>/dev/null
+}
+
+# Taken with -p: the tables are loaded before sampling starts, so every
+# record is one the BPF program unwound.
 name="unwind tables: records carry addresses only"
-pids=()
-for _ in $(seq "$(nproc)"); do
-	"$WORKLOADS/deep" 26 5 &
-	pids+=($!)
-done
+start_deep 5
 sleep 0.2
 if "$PROFILER" -v -F 999 -d 2 -p "$(IFS=,; echo "${pids[*]}")" -o "$TMP/deep.pb.gz" \
 	2>"$TMP/deep.err"; then
@@ -42,18 +52,13 @@ else
 	fail "$name: profiler failed"
 	sed 's/^/#   /' "$TMP/deep.err"
 fi
-kill "${pids[@]}" 2>/dev/null
-wait "${pids[@]}" 2>/dev/null
+stop_deep
 
 # The whole machine at 999 Hz with both CPUs busy: each process's first
 # samples copy 8 KiB of stack until its tables are loaded, and still the
 # ring buffer keeps up.
 name="unwind tables: -a -F 999 loses nothing"
-pids=()
-for _ in $(seq "$(nproc)"); do
-	"$WORKLOADS/deep" 26 6 &
-	pids+=($!)
-done
+start_deep 6
 if "$PROFILER" -v -a -F 999 -d 3 -o "$TMP/all.pb.gz" 2>"$TMP/all.err"; then
 	lost=$(summary_field "$TMP/all.err" lost)
 	samples=$(summary_field "$TMP/all.err" samples)
@@ -67,8 +72,7 @@ else
 	fail "$name: profiler failed"
 	sed 's/^/#   /' "$TMP/all.err"
 fi
-kill "${pids[@]}" 2>/dev/null
-wait "${pids[@]}" 2>/dev/null
+stop_deep
 
 # clang++ maps libLLVM, whose table (about 950,000 rows) cannot fit in 1 MB.
 name="unwind tables: a table over --unwind-memory is counted and said"

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "test.h"
 
@@ -51,6 +54,24 @@ const char *test__fixture(const char *name)
 
 	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "build/fixtures", name);
 	return path;
+}
+
+void *test__read_file(const char *path, size_t *size)
+{
+	struct stat st;
+	void *buf = NULL;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return NULL;
+	if (!fstat(fd, &st) && (buf = malloc(st.st_size)) &&
+	    read(fd, buf, st.st_size) != st.st_size) {
+		free(buf);
+		buf = NULL;
+	}
+	*size = st.st_size;
+	close(fd);
+	return buf;
 }
 
 static int cmp_test(const void *a, const void *b)

@@ -23,6 +23,8 @@ void test__fail(const char *file, int line, const char *fmt, ...)
 bool test__failed(void);
 /* Path of fixture @name under $FIXTURES, in a static buffer. */
 const char *test__fixture(const char *name);
+/* The whole of file @path, its length in *@size; the caller frees it. NULL on failure. */
+void *test__read_file(const char *path, size_t *size);
 
 #define TEST(name)                                                                                 \
 	static void name(void);                                                                    \

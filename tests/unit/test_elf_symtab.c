@@ -414,24 +414,6 @@ TEST(elf_symtab_open_fd_does_not_keep_fd)
 	elf_symtab__free(tab);
 }
 
-static void *read_file(const char *path, size_t *size)
-{
-	struct stat st;
-	void *buf = NULL;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0)
-		return NULL;
-	if (!fstat(fd, &st) && (buf = malloc(st.st_size)) &&
-	    read(fd, buf, st.st_size) != st.st_size) {
-		free(buf);
-		buf = NULL;
-	}
-	*size = st.st_size;
-	close(fd);
-	return buf;
-}
-
 TEST(elf_symtab_open_mem)
 {
 	struct fixture_out out;
@@ -441,7 +423,7 @@ TEST(elf_symtab_open_mem)
 	void *image;
 
 	CHECK(fixture_run("symbols-nopie", &out) == 0);
-	image = read_file(test__fixture("symbols-nopie"), &size);
+	image = test__read_file(test__fixture("symbols-nopie"), &size);
 	CHECK(image);
 	tab = elf_symtab__open_mem(image, size, "symbols-nopie");
 	/* The image is copied. */

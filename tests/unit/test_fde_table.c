@@ -118,24 +118,6 @@ TEST(fde_table_functions)
 	fde_table__free(NULL);
 }
 
-static void *read_file(const char *path, size_t *size)
-{
-	struct stat st;
-	void *buf = NULL;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0)
-		return NULL;
-	if (!fstat(fd, &st) && (buf = malloc(st.st_size)) &&
-	    read(fd, buf, st.st_size) != st.st_size) {
-		free(buf);
-		buf = NULL;
-	}
-	*size = st.st_size;
-	close(fd);
-	return buf;
-}
-
 /* The section header of .eh_frame in @image (a file of this machine's class); NULL if none. */
 static shdr_t *eh_frame_shdr(void *image, size_t size)
 {
@@ -234,7 +216,7 @@ TEST(fde_table_bad_cfi)
 	fde_table__free(tab);
 
 	CHECK(fixture_addrs(&a) == 0);
-	image = read_file(test__fixture("symbols-stripped"), &size);
+	image = test__read_file(test__fixture("symbols-stripped"), &size);
 	CHECK(image);
 	check_cut_short(image, size, &a);
 	if (!test__failed())
