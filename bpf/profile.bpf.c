@@ -268,15 +268,17 @@ static __always_inline long stop_truncated(struct unwind_walk *w, __u32 reason)
 	return 1;
 }
 
-/* One frame up through the frame-pointer chain, for code without a table: 0, or 1 to stop. */
+/*
+ * One frame up through the frame-pointer chain, for code without a table:
+ * 0, or 1 to stop. A zero rbp does not end the stack as whole: code
+ * without a table (a JIT's) need not keep a frame pointer at all, and a
+ * HotSpot JVM's compiled code often runs with rbp 0. Outermost frames
+ * that the psABI marks so (_start, a thread's start) have tables.
+ */
 static __always_inline long step_frame_pointer(struct unwind_walk *w)
 {
 	__u64 next_bp, ra;
 
-	if (w->bp_known && !w->bp) {
-		w->flags |= SAMPLE_USER_COMPLETE; /* the psABI's mark of the outermost frame */
-		return 1;
-	}
 	if (!w->bp_known || w->bp < w->sp || !read_word(w->bp, &next_bp) ||
 	    !read_word(w->bp + 8, &ra))
 		return stop_truncated(w, UNWIND_STOP_FP);
