@@ -85,7 +85,7 @@ GENERATED := $(OUTPUT)/profile.skel.h $(OUTPUT)/proto/profile.pb-c.h
 
 # --- the profiler ------------------------------------------------------------
 
-LIB_SRCS := $(wildcard common/*.c collector/*.c symbolize/*.c export/*.c)
+LIB_SRCS := $(wildcard common/*.c elf/*.c collector/*.c symbolize/*.c export/*.c)
 LIB_OBJS := $(patsubst %.c,$(OUTPUT)/obj/%.o,$(LIB_SRCS)) $(OUTPUT)/obj/proto/profile.pb-c.o
 CLI_OBJS := $(patsubst %.c,$(OUTPUT)/obj/%.o,$(wildcard cli/*.c))
 
@@ -384,7 +384,7 @@ install: $(OUTPUT)/profiler
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/profiler $(DESTDIR)$(PREFIX)/share/man/man1/profiler.1
 
-FORMATTED := $(wildcard $(addsuffix /*.[ch],bpf cli collector common export symbolize bench fuzz) \
+FORMATTED := $(wildcard $(addsuffix /*.[ch],bpf cli collector common elf export symbolize bench fuzz) \
 	tests/*.h tests/*/*.[ch])
 
 format-check:

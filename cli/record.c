@@ -721,7 +721,8 @@ int record(const struct options *o)
 	p->duration = collector__duration(c);
 	pr_info("symbolizing %zu stacks", stacks->entries.nr);
 	overflow_frame__init(&overflow, p->strings);
-	sym = symbolizer__new(p->strings, NULL);
+	sym = symbolizer__new(p->strings,
+			      &(struct symbolizer_opts){ .elf_cache = collector__elf_cache(c) });
 	err = sym && overflow.line.name ?
 		      symbolize_stacks(p, sym, stacks, collector__start_mono(c), &overflow) :
 		      -ENOMEM;

@@ -19,11 +19,12 @@
 #include "bpf/profile.h"
 #include "common/hashtab.h"
 #include "common/log.h"
+#include "common/proc_maps.h"
 #include "common/procfs.h"
 #include "common/strset.h"
 #include "collector.h"
+#include "elf/elf_cache.h"
 #include "event.h"
-#include "proc_maps.h"
 #include "profile.skel.h"
 #include "stack_table.h"
 #include "unwind.h"
@@ -81,6 +82,7 @@ struct collector {
 
 	struct stack_table stacks;
 	struct file_table *files;
+	struct elf_cache *elves;      /* the files' ELF images, shared with the symbolizer */
 	struct hashtab procs;	      /* struct proc_state by pid */
 	struct proc_maps **snapshots; /* every snapshot taken, owned */
 	size_t nr_stale;	      /* stacks whose snapshot misses their leaf */
@@ -227,9 +229,10 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	c->stacks.max_stacks = opts->max_stacks;
 	c->stacks.no_times = opts->no_times;
 	c->files = file_table__new(strings);
+	c->elves = elf_cache__new();
 	c->perf_fds = malloc(nr_cpus * sizeof(*c->perf_fds));
 	c->links = calloc(nr_cpus, sizeof(*c->links));
-	if (!c->files || !c->perf_fds || !c->links) {
+	if (!c->files || !c->elves || !c->perf_fds || !c->links) {
 		err = -ENOMEM;
 		pr_warn("cannot start the collector: %s", strerror(-err));
 		goto out_free;
@@ -290,7 +293,7 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 		}
 	}
 	if (opts->call_graph != CALL_GRAPH_FP) {
-		c->unwinder = unwinder__new();
+		c->unwinder = unwinder__new(c->elves);
 		if (!c->unwinder) {
 			err = -errno;
 			pr_warn("cannot start the unwinder: %s", strerror(-err));
@@ -360,8 +363,8 @@ void collector__free(struct collector *c)
 			close(c->perf_fds[cpu]);
 	profile_bpf__destroy(c->skel);
 	unwind_maps__free(c->unwind_maps);
-	/* Before the file table, whose descriptors its ELF handles read. */
 	unwinder__free(c->unwinder);
+	elf_cache__free(c->elves);
 	for (i = 0; i < c->nr_targets; i++)
 		if (c->targets[i].pidfd >= 0)
 			close(c->targets[i].pidfd);
@@ -380,6 +383,11 @@ void collector__free(struct collector *c)
 	free(c->links);
 	free(c->perf_fds);
 	free(c);
+}
+
+struct elf_cache *collector__elf_cache(struct collector *c)
+{
+	return c->elves;
 }
 
 static bool same_pid(const void *entry, const void *key)

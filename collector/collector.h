@@ -24,6 +24,7 @@
 
 #include "common/profile.h"
 
+struct elf_cache;
 struct strset;
 struct stack_table;
 
@@ -66,6 +67,12 @@ struct collector_opts {
 /* Returns NULL and sets errno; the reason has been logged with pr_warn(). */
 struct collector *collector__new(const struct collector_opts *opts, struct strset *strings);
 void collector__free(struct collector *c);
+
+/*
+ * The ELF files of the targets' mappings, each read once: the unwinder's,
+ * for the symbolizer to share (symbolizer_opts.elf_cache). Freed with @c.
+ */
+struct elf_cache *collector__elf_cache(struct collector *c);
 
 /*
  * Profile process @pid. @child marks a process the caller forked: it is

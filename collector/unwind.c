@@ -1,64 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <dwarf.h>
 #include <elfutils/libdw.h>
-#include <elfutils/libdwelf.h>
 #include <errno.h>
-#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
-#include <sys/auxv.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "bpf/profile.h"
-#include "common/hashtab.h"
 #include "common/log.h"
-#include "proc_maps.h"
+#include "common/proc_maps.h"
+#include "elf/elf_cache.h"
+#include "elf/elf_file.h"
 #include "unwind.h"
 #include "unwind_table.h"
 
-/* Load segments kept per file: executables and libraries have two to four. */
-#define MAX_SEGMENTS 16
 /* Entries of a DWARF expression's stack: CFI expressions use two or three. */
 #define EXPR_STACK 16
-/* The vDSO is two to four pages; refuse to read anything much larger. */
-#define VDSO_MAX_SIZE (1 << 20)
-/* The longest GNU build-id we key by, in bytes; longer ones are not keys. */
-#define BUILD_ID_BYTES 64
-
-struct segment {
-	uint64_t offset, filesz, vaddr;
-	bool exec;
-};
-
-/*
- * What unwinding needs of one ELF file, read the first time a frame is in
- * it: one per build-id, however many paths, inodes and containers map it.
- */
-struct unwind_module {
-	char build_id[2 * BUILD_ID_BYTES + 1]; /* the key, in hex; "" when the file has none */
-	const struct mapped_file *file;	       /* the key when it has no build-id */
-	void *image;			       /* the vDSO's copy, which @elf reads */
-	Elf *elf;			       /* NULL: not an ELF file we can read */
-	Dwarf *dwarf;			       /* for .debug_frame; NULL when there is none */
-	Dwarf_CFI *eh_cfi;		       /* .eh_frame: ours to dwarf_cfi_end() */
-	Dwarf_CFI *debug_cfi;		       /* .debug_frame: @dwarf's */
-	size_t nr_segs;
-	struct segment segs[MAX_SEGMENTS];
-};
-
-/* A mapped file and its module. */
-struct unwind_file {
-	const struct mapped_file *file;
-	struct unwind_module *mod; /* NULL: memory ran out */
-};
 
 struct unwinder {
-	struct hashtab files;	    /* of struct unwind_file, by mapped file */
-	struct hashtab modules;	    /* of struct unwind_module, by build-id, else by file */
-	struct unwind_module *vdso; /* read the first time a frame is in a vDSO */
-	bool vdso_loaded;
+	struct elf_cache *elves; /* the mapped files (ours to free if @own_elves) */
+	bool own_elves;
 };
 
 /* The registers of one frame; a bit of @known per register whose value is known. */
@@ -78,249 +40,57 @@ struct stack_copy {
 #define REG_BIT(r) (1U << (r))
 #define ALL_REGS (REG_BIT(PROFILE_NR_REGS) - 1)
 
-struct unwinder *unwinder__new(void)
+struct unwinder *unwinder__new(struct elf_cache *elves)
 {
-	struct unwinder *u;
+	struct unwinder *u = calloc(1, sizeof(*u));
 
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		errno = EINVAL;
-		return NULL;
-	}
-	u = calloc(1, sizeof(*u));
 	if (!u)
 		return NULL;
-	hashtab__init(&u->files);
-	hashtab__init(&u->modules);
+	u->elves = elves;
+	if (!elves) {
+		u->elves = elf_cache__new();
+		u->own_elves = true;
+		if (!u->elves) {
+			free(u);
+			return NULL;
+		}
+	}
 	return u;
-}
-
-static void unwind_module__free(struct unwind_module *m)
-{
-	if (m->eh_cfi)
-		dwarf_cfi_end(m->eh_cfi);
-	dwarf_end(m->dwarf);
-	elf_end(m->elf);
-	free(m->image);
-	free(m);
 }
 
 void unwinder__free(struct unwinder *u)
 {
-	struct unwind_module *m;
-	struct unwind_file *f;
-	size_t i;
-
 	if (!u)
 		return;
-	hashtab__for_each_entry(&u->files, i, f)
-		free(f);
-	hashtab__release(&u->files);
-	hashtab__for_each_entry(&u->modules, i, m)
-		unwind_module__free(m);
-	hashtab__release(&u->modules);
-	if (u->vdso)
-		unwind_module__free(u->vdso);
+	if (u->own_elves)
+		elf_cache__free(u->elves);
 	free(u);
 }
 
-static bool file_eq(const void *entry, const void *key)
-{
-	return ((const struct unwind_file *)entry)->file == key;
-}
-
-/* A module's key: its build-id, or its file when it has none. */
-struct module_key {
-	const char *build_id;
-	const struct mapped_file *file;
-};
-
-static bool module_eq(const void *entry, const void *key)
-{
-	const struct unwind_module *m = entry;
-	const struct module_key *k = key;
-
-	if (*k->build_id)
-		return !strcmp(m->build_id, k->build_id);
-	return !*m->build_id && m->file == k->file;
-}
-
-static uint64_t module_hash(const struct module_key *k)
-{
-	if (*k->build_id)
-		return hash_bytes(k->build_id, strlen(k->build_id));
-	return hash_mix(0, (uintptr_t)k->file);
-}
-
-/* Read the ELF image @m->elf, file or memory: its load segments and CFI. */
-static void unwind_module__load(struct unwind_module *m)
-{
-	size_t nr_phdrs;
-
-	if (!m->elf)
-		return;
-	if (elf_kind(m->elf) != ELF_K_ELF || elf_getphdrnum(m->elf, &nr_phdrs)) {
-		elf_end(m->elf);
-		m->elf = NULL;
-		return;
-	}
-	for (size_t i = 0; i < nr_phdrs && m->nr_segs < MAX_SEGMENTS; i++) {
-		GElf_Phdr phdr;
-
-		if (!gelf_getphdr(m->elf, i, &phdr) || phdr.p_type != PT_LOAD)
-			continue;
-		m->segs[m->nr_segs++] = (struct segment){
-			.offset = phdr.p_offset,
-			.filesz = phdr.p_filesz,
-			.vaddr = phdr.p_vaddr,
-			.exec = phdr.p_flags & PF_X,
-		};
-	}
-	m->eh_cfi = dwarf_getcfi_elf(m->elf);
-	m->dwarf = dwarf_begin_elf(m->elf, DWARF_C_READ, NULL);
-	if (m->dwarf)
-		m->debug_cfi = dwarf_getcfi(m->dwarf);
-}
-
 /*
- * The module of @file's build-id, read the first time the build-id is seen
- * (any file with that build-id will do: the contents are the same). NULL
- * when memory runs out.
+ * The ELF file (or vDSO) that @map maps, or NULL. Every 64-bit process of
+ * this kernel maps the same vDSO as we do: ours is read.
  */
-static struct unwind_module *unwinder__find_module(struct unwinder *u,
-						   const struct mapped_file *file)
+static struct elf_file *unwinder__map_file(struct unwinder *u, const struct proc_map *map)
 {
-	char build_id[2 * BUILD_ID_BYTES + 1] = "";
-	struct module_key key = { build_id, file };
-	Elf *elf = file->fd >= 0 ? elf_begin(file->fd, ELF_C_READ_MMAP, NULL) : NULL;
-	const unsigned char *id;
-	struct unwind_module *m;
-	ssize_t len;
-	uint64_t hash;
-
-	len = elf ? dwelf_elf_gnu_build_id(elf, (const void **)&id) : -1;
-	for (ssize_t i = 0; len > 0 && len <= BUILD_ID_BYTES && i < len; i++)
-		sprintf(build_id + 2 * i, "%02x", id[i]);
-	hash = module_hash(&key);
-	m = hashtab__find(&u->modules, hash, module_eq, &key);
-	if (m) {
-		elf_end(elf);
-		return m;
-	}
-	m = calloc(1, sizeof(*m));
-	if (!m) {
-		elf_end(elf);
-		return NULL;
-	}
-	memcpy(m->build_id, build_id, sizeof(build_id));
-	m->file = file;
-	m->elf = elf;
-	unwind_module__load(m);
-	pr_debug("unwind: '%s' (build-id %s): %s%s", file->path, *build_id ? build_id : "none",
-		 m->eh_cfi ? ".eh_frame " : "", m->debug_cfi ? ".debug_frame" : "");
-	if (hashtab__insert(&u->modules, hash, m)) {
-		unwind_module__free(m);
-		return NULL;
-	}
-	return m;
-}
-
-/* The module of @file, found once per file. NULL when memory runs out. */
-static struct unwind_module *unwinder__module(struct unwinder *u, const struct mapped_file *file)
-{
-	uint64_t hash = hash_mix(0, (uintptr_t)file);
-	struct unwind_file *f = hashtab__find(&u->files, hash, file_eq, file);
-
-	if (f)
-		return f->mod;
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		return NULL;
-	f->file = file;
-	f->mod = unwinder__find_module(u, file);
-	if (!f->mod || hashtab__insert(&u->files, hash, f)) {
-		free(f);
-		return NULL;
-	}
-	return f->mod;
-}
-
-/*
- * The vDSO, which no file backs: every 64-bit process of this kernel maps
- * the same one as we do, so read ours, @size bytes as the target maps it.
- * NULL when it cannot be read.
- */
-static struct unwind_module *unwinder__vdso(struct unwinder *u, size_t size)
-{
-	struct unwind_module *m;
-	struct iovec local, remote;
-	uint64_t own = getauxval(AT_SYSINFO_EHDR);
-
-	if (u->vdso_loaded)
-		return u->vdso;
-	u->vdso_loaded = true;
-	if (!own || size > VDSO_MAX_SIZE || !(m = calloc(1, sizeof(*m))))
-		return NULL;
-	m->image = malloc(size);
-	local = (struct iovec){ m->image, size };
-	remote = (struct iovec){ (void *)(uintptr_t)own, size };
-	/* Not memcpy(): a read past the end of our own vDSO must fail, not fault. */
-	if (m->image && process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)size) {
-		m->elf = elf_memory(m->image, size);
-		unwind_module__load(m);
-	}
-	u->vdso = m;
-	return m;
-}
-
-/* The module of the file (or vDSO) that @map maps, or NULL. */
-static struct unwind_module *unwinder__map_module(struct unwinder *u, const struct proc_map *map)
-{
-	struct unwind_module *m;
-
 	if (map->file)
-		m = unwinder__module(u, map->file);
-	else if (!strcmp(map->name, "[vdso]"))
-		m = unwinder__vdso(u, map->end - map->start);
-	else
-		return NULL;
-	return m && m->elf ? m : NULL;
+		return elf_cache__file(u->elves, map->file);
+	if (!strcmp(map->name, "[vdso]"))
+		return elf_cache__vdso(u->elves, 0, map->start, map->end - map->start);
+	return NULL;
 }
 
-/* The load segment of @m that holds file offset @offset, preferring an executable one. */
-static const struct segment *module_segment(const struct unwind_module *m, uint64_t offset)
+struct elf_file *unwinder__table_file(struct unwinder *u, const struct proc_map *map,
+				      uint64_t *bias)
 {
-	const struct segment *seg = NULL;
+	struct elf_file *f = unwinder__map_file(u, map);
+	const struct elf_segment *seg;
 
-	for (size_t i = 0; i < m->nr_segs; i++) {
-		const struct segment *s = &m->segs[i];
-
-		if (offset >= s->offset && offset - s->offset < s->filesz &&
-		    (!seg || (s->exec && !seg->exec)))
-			seg = s;
-	}
-	return seg;
-}
-
-const struct unwind_module *unwinder__table_module(struct unwinder *u, const struct proc_map *map,
-						   uint64_t *bias)
-{
-	struct unwind_module *m = unwinder__map_module(u, map);
-	const struct segment *seg;
-
-	if (!m || !(m->eh_cfi || m->debug_cfi) || !(seg = module_segment(m, map->pgoff)))
+	if (!f || !(elf_file__eh_cfi(f) || elf_file__debug_cfi(f)) ||
+	    !(seg = elf_file__segment(f, map->pgoff)))
 		return NULL;
 	*bias = map->start - map->pgoff + seg->offset - seg->vaddr;
-	return m;
-}
-
-int unwind_module__build_table(const struct unwind_module *m, struct unwind_table *t)
-{
-	return unwind_table__build(t, m->elf, m->eh_cfi, m->debug_cfi);
-}
-
-const char *unwind_module__name(const struct unwind_module *m)
-{
-	return m->file ? m->file->path : "[vdso]";
+	return f;
 }
 
 /*
@@ -330,21 +100,19 @@ const char *unwind_module__name(const struct unwind_module *m)
 static Dwarf_Frame *unwinder__frame(struct unwinder *u, const struct proc_maps *maps, uint64_t addr)
 {
 	const struct proc_map *map = proc_maps__find(maps, addr);
-	const struct segment *seg;
-	struct unwind_module *m;
+	Dwarf_CFI *eh_cfi, *debug_cfi;
 	Dwarf_Frame *frame;
-	uint64_t offset, vaddr;
+	struct elf_file *f;
+	uint64_t vaddr;
 
-	if (!map || !(m = unwinder__map_module(u, map)))
+	if (!map || !(f = unwinder__map_file(u, map)) ||
+	    elf_file__offset_to_vaddr(f, addr - map->start + map->pgoff, &vaddr))
 		return NULL;
-	offset = addr - map->start + map->pgoff;
-	seg = module_segment(m, offset);
-	if (!seg)
-		return NULL;
-	vaddr = offset - seg->offset + seg->vaddr;
-	if (m->eh_cfi && !dwarf_cfi_addrframe(m->eh_cfi, vaddr, &frame))
+	eh_cfi = elf_file__eh_cfi(f);
+	if (eh_cfi && !dwarf_cfi_addrframe(eh_cfi, vaddr, &frame))
 		return frame;
-	if (m->debug_cfi && !dwarf_cfi_addrframe(m->debug_cfi, vaddr, &frame))
+	debug_cfi = elf_file__debug_cfi(f);
+	if (debug_cfi && !dwarf_cfi_addrframe(debug_cfi, vaddr, &frame))
 		return frame;
 	return NULL;
 }

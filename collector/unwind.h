@@ -23,10 +23,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct elf_cache;
+struct elf_file;
 struct proc_map;
 struct proc_maps;
-struct unwind_module;
-struct unwind_table;
 struct unwinder;
 
 /* One sample's user state, as the BPF program recorded it. */
@@ -44,8 +44,11 @@ enum unwind_stop {
 	UNWIND_MAX_FRAMES,  /* after as many frames as asked for */
 };
 
-/* Returns NULL and sets errno. */
-struct unwinder *unwinder__new(void);
+/*
+ * An unwinder reading the mapped files through @elves, which must outlive
+ * it (NULL: a cache of its own). Returns NULL and sets errno.
+ */
+struct unwinder *unwinder__new(struct elf_cache *elves);
 void unwinder__free(struct unwinder *u);
 
 /*
@@ -74,19 +77,13 @@ size_t unwinder__unwind(struct unwinder *u, const struct proc_maps *maps,
 			enum unwind_stop *stop);
 
 /*
- * The module (one per build-id: the same for every mapping of the same
- * file, in any process) of the file or vDSO mapped at @map, when it has
- * call frame information, with *@bias set so that an address of @map minus
- * @bias is the file's address. NULL otherwise. The module lives as long as
- * @u; its identity keys what is built from it.
+ * The ELF file (one per build-id: the same for every mapping of the same
+ * file, in any process) or vDSO mapped at @map, when it has call frame
+ * information, with *@bias set so that an address of @map minus @bias is
+ * the file's address. NULL otherwise. The file lives as long as the
+ * unwinder's ELF cache; its identity keys what is built from it.
  */
-const struct unwind_module *unwinder__table_module(struct unwinder *u, const struct proc_map *map,
-						   uint64_t *bias);
-
-/* Build @m's unwind table into @t (zeroed): as unwind_table__build(). */
-int unwind_module__build_table(const struct unwind_module *m, struct unwind_table *t);
-
-/* The path of one file of @m, for messages. */
-const char *unwind_module__name(const struct unwind_module *m);
+struct elf_file *unwinder__table_file(struct unwinder *u, const struct proc_map *map,
+				      uint64_t *bias);
 
 #endif

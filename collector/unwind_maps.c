@@ -14,7 +14,8 @@
 #include "common/array.h"
 #include "common/hashtab.h"
 #include "common/log.h"
-#include "proc_maps.h"
+#include "common/proc_maps.h"
+#include "elf/elf_file.h"
 #include "unwind.h"
 #include "unwind_maps.h"
 #include "unwind_table.h"
@@ -35,7 +36,7 @@ enum slice_state {
 
 /* One module's table in the row array. */
 struct slice {
-	const struct unwind_module *mod;
+	struct elf_file *file;
 	enum slice_state state;
 	uint32_t first, nr;
 	uint32_t users;	   /* process entries that point at it */
@@ -289,7 +290,7 @@ static bool unwind_maps__evict_one(struct unwind_maps *um)
 			oldest = s;
 	if (!oldest)
 		return false;
-	pr_debug("unwind: table of '%s' evicted (%u rows)", unwind_module__name(oldest->mod),
+	pr_debug("unwind: table of '%s' evicted (%u rows)", elf_file__name(oldest->file),
 		 oldest->nr);
 	rows_free(um, oldest->first, oldest->nr);
 	um->stats.rows -= oldest->nr;
@@ -321,21 +322,20 @@ static void slice__load(struct unwind_maps *um, struct slice *s)
 	uint64_t start = mono_ns();
 	int err;
 
-	err = unwind_module__build_table(s->mod, &t);
+	err = unwind_table__build(&t, s->file);
 	um->stats.build_ns += mono_ns() - start;
 	if (err == -ENOENT || err == -ENOTSUP) {
 		s->state = SLICE_FP;
 		return;
 	}
 	if (err || t.nr > UINT32_MAX) {
-		pr_debug("unwind: no table for '%s': %s", unwind_module__name(s->mod),
+		pr_debug("unwind: no table for '%s': %s", elf_file__name(s->file),
 			 strerror(err ? -err : E2BIG));
 		s->state = SLICE_CORRUPT;
 		goto out_release;
 	}
 	if (unwind_maps__make_room(um, t.nr, &s->first)) {
-		pr_debug("unwind: no room for the %zu rows of '%s'", t.nr,
-			 unwind_module__name(s->mod));
+		pr_debug("unwind: no room for the %zu rows of '%s'", t.nr, elf_file__name(s->file));
 		um->stats.over_limit++;
 		s->state = SLICE_NO_ROOM;
 		goto out_release;
@@ -353,28 +353,28 @@ static void slice__load(struct unwind_maps *um, struct slice *s)
 	um->stats.unsupported += t.nr_unsupported;
 	if (um->stats.rows > um->stats.peak_rows)
 		um->stats.peak_rows = um->stats.rows;
-	pr_debug("unwind: table of '%s': %zu FDEs, %zu rows", unwind_module__name(s->mod),
-		 t.nr_fdes, t.nr);
+	pr_debug("unwind: table of '%s': %zu FDEs, %zu rows", elf_file__name(s->file), t.nr_fdes,
+		 t.nr);
 out_release:
 	unwind_table__release(&t);
 }
 
 static bool slice_eq(const void *entry, const void *key)
 {
-	return ((const struct slice *)entry)->mod == key;
+	return ((const struct slice *)entry)->file == key;
 }
 
-/* The slice of @mod, loaded if it is not: NULL when memory runs out. */
-static struct slice *unwind_maps__slice(struct unwind_maps *um, const struct unwind_module *mod)
+/* The slice of @file, loaded if it is not: NULL when memory runs out. */
+static struct slice *unwind_maps__slice(struct unwind_maps *um, struct elf_file *file)
 {
-	uint64_t hash = hash_mix(0, (uintptr_t)mod);
-	struct slice *s = hashtab__find(&um->slices, hash, slice_eq, mod);
+	uint64_t hash = hash_mix(0, (uintptr_t)file);
+	struct slice *s = hashtab__find(&um->slices, hash, slice_eq, file);
 
 	if (!s) {
 		s = calloc(1, sizeof(*s));
 		if (!s)
 			return NULL;
-		s->mod = mod;
+		s->file = file;
 		if (hashtab__insert(&um->slices, hash, s)) {
 			free(s);
 			return NULL;
@@ -420,7 +420,7 @@ int unwind_maps__load(struct unwind_maps *um, const struct proc_maps *maps)
 	for (size_t i = 0; i < maps->nr && v->nr < PROFILE_MAX_UNWIND_MAPPINGS; i++) {
 		const struct proc_map *map = &maps->maps[i];
 		struct unwind_mapping *m = &v->mappings[v->nr];
-		const struct unwind_module *mod;
+		struct elf_file *file;
 		struct slice *s;
 		uint64_t bias;
 
@@ -428,10 +428,10 @@ int unwind_maps__load(struct unwind_maps *um, const struct proc_maps *maps)
 		m->end = map->end;
 		m->nr_rows = UNWIND_MAPPING_FP;
 		v->nr++;
-		mod = unwinder__table_module(um->u, map, &bias);
-		if (!mod)
+		file = unwinder__table_file(um->u, map, &bias);
+		if (!file)
 			continue; /* anonymous (a JIT), or a file without CFI */
-		s = unwind_maps__slice(um, mod);
+		s = unwind_maps__slice(um, file);
 		if (!s || array__reserve(&p->slices, &p->alloc, p->nr + 1, sizeof(*p->slices))) {
 			err = -ENOMEM;
 			break;

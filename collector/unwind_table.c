@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbolize/fde_table.h"
+#include "elf/elf_file.h"
+#include "elf/fde_table.h"
 #include "unwind_table.h"
 
 /* DWARF register numbers of x86-64. */
@@ -226,9 +227,11 @@ static void table_compact(struct unwind_table *t)
 	t->nr = n;
 }
 
-int unwind_table__build(struct unwind_table *t, Elf *elf, Dwarf_CFI *eh_cfi, Dwarf_CFI *debug_cfi)
+int unwind_table__build(struct unwind_table *t, struct elf_file *f)
 {
-	struct fde_table *fdes;
+	Dwarf_CFI *eh_cfi = elf_file__eh_cfi(f), *debug_cfi = elf_file__debug_cfi(f);
+	const struct fde_table *fdes;
+	Elf *elf = elf_file__elf(f);
 	GElf_Ehdr ehdr;
 	int err = 0;
 
@@ -237,9 +240,9 @@ int unwind_table__build(struct unwind_table *t, Elf *elf, Dwarf_CFI *eh_cfi, Dwa
 		return -ENOTSUP;
 	if (!eh_cfi && !debug_cfi)
 		return -ENOENT;
-	fdes = fde_table__new(elf);
+	fdes = elf_file__fdes(f);
 	if (!fdes)
-		return -errno;
+		return -ENOMEM;
 	t->nr_fdes = fde_table__nr(fdes);
 	for (size_t i = 0; i < t->nr_fdes && !err; i++) {
 		uint64_t lo, hi;
@@ -247,7 +250,6 @@ int unwind_table__build(struct unwind_table *t, Elf *elf, Dwarf_CFI *eh_cfi, Dwa
 		fde_table__range(fdes, i, &lo, &hi);
 		err = add_fde(t, eh_cfi, debug_cfi, lo, hi);
 	}
-	fde_table__free(fdes);
 	if (err)
 		return err;
 	table_compact(t);

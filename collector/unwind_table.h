@@ -33,15 +33,17 @@ struct unwind_table {
 	size_t nr_unsupported; /* rows whose rule the BPF program cannot follow */
 };
 
+struct elf_file;
+
 /*
- * Build @t (zeroed by the caller) for the FDEs of @elf (fde_table.h lists
- * them), each read through @eh_cfi (its .eh_frame) or, where that has no
- * such FDE, @debug_cfi (its .debug_frame); either may be NULL. 0, -ENOENT
+ * Build @t (zeroed by the caller) for the FDEs of @f (elf_file__fdes()),
+ * each read through its .eh_frame or, where that has no such FDE, its
+ * .debug_frame. 0, -ENOENT
  * when the file has no CFI, -ENOTSUP for a file that is not x86-64,
  * -ENOMEM, or -EINVAL when no FDE could be read (corrupt CFI; what was
  * read before a corruption is kept).
  */
-int unwind_table__build(struct unwind_table *t, Elf *elf, Dwarf_CFI *eh_cfi, Dwarf_CFI *debug_cfi);
+int unwind_table__build(struct unwind_table *t, struct elf_file *f);
 void unwind_table__release(struct unwind_table *t);
 
 /* The register a DW_OP_breg* or DW_OP_bregx operation reads (its offset in *@off), or -1. */

@@ -111,8 +111,10 @@ static int fuzz_elf(const uint8_t *data, size_t size)
 	}
 
 	mod = module__new(tab, NULL, &opts);
-	if (!mod)
+	if (!mod) {
+		elf_symtab__free(tab);
 		return 0;
+	}
 	/* module__lookup() reads no symbol past its module: the table stays valid. */
 	for (size_t i = 0; i < nr_syms && i < ELF_FUZZ_MAX_SYMS; i++) {
 		elf_fuzz_lookup(mod, syms[i].addr);

@@ -7,7 +7,7 @@
  */
 #include <stdbool.h>
 
-#include "collector/proc_maps.h"
+#include "common/proc_maps.h"
 #include "common/strset.h"
 #include "fuzz.h"
 

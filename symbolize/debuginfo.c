@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <dlfcn.h>
-#include <endian.h>
+#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -19,12 +19,12 @@
 
 #include "common/log.h"
 #include "debuginfo.h"
-#include "elf_symtab.h"
+#include "elf/elf_file.h"
 
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
 
-/* The longest build-id elf_symtab accepts is 64 bytes: 128 hex digits. */
-#define BUILD_ID_HEX_MAX 128
+/* The longest build-id elf_file accepts (ELF_BUILD_ID_MAX bytes), in hex. */
+#define BUILD_ID_HEX_MAX (2 * ELF_BUILD_ID_MAX)
 
 /* Bytes read per pread() for the CRC of a candidate debug file. */
 #define CRC_CHUNK (1 << 20)
@@ -181,7 +181,7 @@ static int open_regular(const struct lookup *in, const char *path, const struct 
 static bool build_id_matches(int fd, const char *path, const char *build_id)
 {
 	char id[BUILD_ID_HEX_MAX + 1];
-	int err = elf_symtab__read_build_id(fd, id, sizeof(id));
+	int err = elf_file__read_build_id(fd, id, sizeof(id));
 
 	if (err == -ENOENT || (!err && (!build_id || !strcmp(id, build_id))))
 		return true;
@@ -241,35 +241,22 @@ static int find_by_build_id(const struct lookup *in, const char *root, const cha
 }
 
 /*
- * The .gnu_debuglink section: a file name, NUL-padded to 4 bytes, then the
- * file's CRC32 in the ELF file's byte order. The name must be a plain file
- * name: one with a '/' could lead out of the target's root. 0 or -ENOENT.
+ * The .gnu_debuglink section's file name and CRC32, as libdw's dwelf reads
+ * them. The name must be a plain file name: one with a '/' could lead out
+ * of the target's root. 0 or -ENOENT.
  */
 static int read_debuglink(Elf *elf, const char **name, uint32_t *crc)
 {
-	GElf_Ehdr ehdr;
-	GElf_Shdr shdr;
-	Elf_Data *data;
-	Elf_Scn *scn;
-	size_t len, crc_off;
-	uint32_t raw;
+	GElf_Word word;
 
-	scn = find_section(elf, ".gnu_debuglink", &shdr);
-	if (!scn || shdr.sh_type == SHT_NOBITS || !gelf_getehdr(elf, &ehdr))
+	*name = dwelf_elf_gnu_debuglink(elf, &word);
+	if (!*name)
 		return -ENOENT;
-	data = elf_rawdata(scn, NULL);
-	if (!data || !data->d_buf)
-		return -ENOENT;
-	len = strnlen(data->d_buf, data->d_size);
-	crc_off = (len + 4) & ~(size_t)3;
-	*name = data->d_buf;
-	if (!len || len == data->d_size || crc_off + 4 > data->d_size || strchr(*name, '/') ||
-	    !strcmp(*name, ".") || !strcmp(*name, "..")) {
+	if (!**name || strchr(*name, '/') || !strcmp(*name, ".") || !strcmp(*name, "..")) {
 		pr_debug("debuginfo: ignoring a malformed .gnu_debuglink");
 		return -ENOENT;
 	}
-	memcpy(&raw, (const char *)data->d_buf + crc_off, sizeof(raw));
-	*crc = ehdr.e_ident[EI_DATA] == ELFDATA2MSB ? be32toh(raw) : le32toh(raw);
+	*crc = word;
 	return 0;
 }
 

@@ -6,7 +6,7 @@
 
 #include "common/array.h"
 #include "die_reader.h"
-#include "dwarf_cursor.h"
+#include "elf/dwarf_cursor.h"
 
 /* GNU forms of split DWARF and dwz, as libdw knows them. */
 #ifndef DW_FORM_GNU_addr_index

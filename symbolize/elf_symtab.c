@@ -9,11 +9,8 @@
 
 #include "common/log.h"
 #include "common/search.h"
+#include "elf/elf_file.h"
 #include "elf_symtab.h"
-
-#ifndef NT_GNU_BUILD_ID
-#define NT_GNU_BUILD_ID 3
-#endif
 
 /*
  * Lookups search a sparse index of every 64th address first, then one block
@@ -23,17 +20,9 @@
  */
 #define BLOCK_SHIFT 6
 
-/* The longest build-id we accept (SHA-1 is 20 bytes, some linkers use up to 64). */
-#define BUILD_ID_MAX 64
-
-struct load_seg {
-	uint64_t offset, filesz, vaddr;
-	bool exec;
-};
-
 struct elf_symtab {
-	Elf *elf;
-	void *image; /* our copy of an in-memory image, or NULL */
+	struct elf_file *file; /* our reference */
+	Elf *elf;	       /* @file's */
 	/*
 	 * The search keys apart from the symbols, so that the last steps of a
 	 * binary search touch one cache line instead of several.
@@ -42,9 +31,6 @@ struct elf_symtab {
 	uint64_t *index; /* addrs[i << BLOCK_SHIFT] */
 	struct elf_sym *syms;
 	size_t nr, nr_index;
-	struct load_seg *segs;
-	size_t nr_segs;
-	char *build_id;
 	bool dynsym;
 };
 
@@ -59,106 +45,6 @@ struct cand {
 static const char *elf_msg(void)
 {
 	return elf_errmsg(-1);
-}
-
-static void hex_encode(char *out, const unsigned char *in, size_t len)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < len; i++) {
-		out[2 * i] = digits[in[i] >> 4];
-		out[2 * i + 1] = digits[in[i] & 0xf];
-	}
-	out[2 * len] = '\0';
-}
-
-/* Look for an NT_GNU_BUILD_ID note in @data (of type ELF_T_NHDR or ELF_T_NHDR8). */
-static int notes_build_id(Elf_Data *data, char *buf, size_t size)
-{
-	size_t off = 0, next, name_off, desc_off;
-	GElf_Nhdr nhdr;
-
-	while (off < data->d_size &&
-	       (next = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
-		const char *name = (const char *)data->d_buf + name_off;
-
-		off = next;
-		if (nhdr.n_type != NT_GNU_BUILD_ID || nhdr.n_namesz != sizeof("GNU") ||
-		    memcmp(name, "GNU", sizeof("GNU")) || !nhdr.n_descsz ||
-		    nhdr.n_descsz > BUILD_ID_MAX)
-			continue;
-		if (size < 2 * nhdr.n_descsz + 1)
-			return -ENOSPC;
-		hex_encode(buf, (const unsigned char *)data->d_buf + desc_off, nhdr.n_descsz);
-		return 0;
-	}
-	return -ENOENT;
-}
-
-/*
- * The build-id from the PT_NOTE segments, which a loaded file always has;
- * else from SHT_NOTE sections (files without program headers).
- */
-static int find_build_id(Elf *elf, char *buf, size_t size)
-{
-	Elf_Scn *scn = NULL;
-	size_t nr_phdrs;
-	int err;
-
-	if (elf_getphdrnum(elf, &nr_phdrs))
-		nr_phdrs = 0;
-	for (size_t i = 0; i < nr_phdrs; i++) {
-		GElf_Phdr phdr;
-		Elf_Data *data;
-
-		if (!gelf_getphdr(elf, i, &phdr) || phdr.p_type != PT_NOTE)
-			continue;
-		data = elf_getdata_rawchunk(elf, phdr.p_offset, phdr.p_filesz,
-					    phdr.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
-		if (!data)
-			continue;
-		err = notes_build_id(data, buf, size);
-		if (err != -ENOENT)
-			return err;
-	}
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		GElf_Shdr shdr;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		err = notes_build_id(data, buf, size);
-		if (err != -ENOENT)
-			return err;
-	}
-	return -ENOENT;
-}
-
-static int read_segments(struct elf_symtab *tab)
-{
-	size_t nr_phdrs;
-
-	if (elf_getphdrnum(tab->elf, &nr_phdrs))
-		return 0; /* no program headers: no offsets to translate */
-	tab->segs = calloc(nr_phdrs ? nr_phdrs : 1, sizeof(*tab->segs));
-	if (!tab->segs)
-		return -ENOMEM;
-	for (size_t i = 0; i < nr_phdrs; i++) {
-		GElf_Phdr phdr;
-
-		if (!gelf_getphdr(tab->elf, i, &phdr) || phdr.p_type != PT_LOAD)
-			continue;
-		tab->segs[tab->nr_segs++] = (struct load_seg){
-			.offset = phdr.p_offset,
-			.filesz = phdr.p_filesz,
-			.vaddr = phdr.p_vaddr,
-			.exec = phdr.p_flags & PF_X,
-		};
-	}
-	return 0;
 }
 
 static uint32_t bind_rank(unsigned char bind)
@@ -205,8 +91,11 @@ static uint64_t section_end(const struct elf_symtab *tab, const uint64_t *sec_en
 {
 	if (shndx < nr_secs && sec_end[shndx] > addr)
 		return sec_end[shndx];
-	for (size_t i = 0; i < tab->nr_segs; i++) {
-		const struct load_seg *s = &tab->segs[i];
+	size_t nr_segs;
+	const struct elf_segment *segs = elf_file__segments(tab->file, &nr_segs);
+
+	for (size_t i = 0; i < nr_segs; i++) {
+		const struct elf_segment *s = &segs[i];
 
 		if (addr >= s->vaddr && addr - s->vaddr < s->filesz)
 			return s->vaddr + s->filesz;
@@ -474,155 +363,58 @@ static int read_symbols(struct elf_symtab *tab, const char *path)
 	return err;
 }
 
-/*
- * Do the program and section header tables lie inside the file? libelf
- * opens a file cut short after its ELF header, and finds nothing in it.
- */
-static bool headers_fit(Elf *elf)
+struct elf_symtab *elf_symtab__new(struct elf_file *file)
 {
-	GElf_Ehdr ehdr;
-	size_t size;
-
-	if (!gelf_getehdr(elf, &ehdr) || !elf_rawfile(elf, &size))
-		return false;
-	if (ehdr.e_phoff && (ehdr.e_phoff > size ||
-			     (uint64_t)ehdr.e_phnum * ehdr.e_phentsize > size - ehdr.e_phoff))
-		return false;
-	/* e_shnum 0 with e_shoff set: the count is in section 0, which must fit too. */
-	if (ehdr.e_shoff &&
-	    (ehdr.e_shoff > size ||
-	     (uint64_t)(ehdr.e_shnum ? ehdr.e_shnum : 1) * ehdr.e_shentsize > size - ehdr.e_shoff))
-		return false;
-	return true;
-}
-
-/* Take ownership of @elf (and of @image, if not NULL) and index it. */
-static struct elf_symtab *elf_symtab__from_elf(Elf *elf, void *image, const char *path)
-{
-	char build_id[2 * BUILD_ID_MAX + 1];
 	struct elf_symtab *tab;
 	int err;
 
-	if (elf_kind(elf) != ELF_K_ELF || !headers_fit(elf)) {
-		pr_debug("elf_symtab: '%s' is not an ELF file, or a truncated one", path);
-		err = -ENOEXEC;
-		goto out_end;
-	}
 	tab = calloc(1, sizeof(*tab));
-	if (!tab) {
-		err = -ENOMEM;
-		goto out_end;
+	if (!tab)
+		return NULL;
+	tab->file = elf_file__get(file);
+	tab->elf = elf_file__elf(file);
+	err = read_symbols(tab, elf_file__name(file));
+	if (err) {
+		elf_symtab__free(tab);
+		errno = -err;
+		return NULL;
 	}
-	tab->elf = elf;
-	tab->image = image;
-	err = read_segments(tab);
-	if (err)
-		goto out_free_tab;
-	if (!find_build_id(elf, build_id, sizeof(build_id))) {
-		tab->build_id = strdup(build_id);
-		if (!tab->build_id) {
-			err = -ENOMEM;
-			goto out_free_tab;
-		}
-	}
-	err = read_symbols(tab, path);
-	if (err)
-		goto out_free_tab;
 	return tab;
-
-out_free_tab:
-	/* @elf and @image are released below. */
-	tab->elf = NULL;
-	tab->image = NULL;
-	elf_symtab__free(tab);
-out_end:
-	elf_end(elf);
-	free(image);
-	errno = -err;
-	return NULL;
 }
 
-/*
- * Map the file and make sure libelf will not read @fd again: the caller
- * may close it as soon as we return.
- */
-static Elf *elf_open_fd(int fd, const char *path)
-{
-	Elf *elf;
-
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		pr_debug("elf_symtab: cannot initialize libelf: %s", elf_msg());
-		errno = EINVAL;
-		return NULL;
-	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf) {
-		pr_debug("elf_symtab: cannot read '%s': %s", path, elf_msg());
-		errno = ENOEXEC;
-		return NULL;
-	}
-	/* Reads what is not mapped yet, then lets go of @fd (ELF_C_FDDONE). */
-	if (elf_cntl(elf, ELF_C_FDREAD)) {
-		pr_debug("elf_symtab: cannot read '%s': %s", path, elf_msg());
-		elf_end(elf);
-		errno = EIO;
-		return NULL;
-	}
-	return elf;
-}
-
-struct elf_symtab *elf_symtab__open_fd(int fd, const char *path)
-{
-	Elf *elf;
-
-	if (!path)
-		path = "(fd)";
-	elf = elf_open_fd(fd, path);
-	if (!elf)
-		return NULL;
-	return elf_symtab__from_elf(elf, NULL, path);
-}
-
-struct elf_symtab *elf_symtab__open(const char *path)
+/* A symbol table of @file, which is dropped: NULL (with errno) when @file is. */
+static struct elf_symtab *elf_symtab__from_file(struct elf_file *file)
 {
 	struct elf_symtab *tab;
-	int fd, err;
+	int err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		pr_debug("elf_symtab: cannot open '%s': %s", path, strerror(errno));
+	if (!file)
 		return NULL;
-	}
-	tab = elf_symtab__open_fd(fd, path);
+	tab = elf_symtab__new(file);
 	err = errno;
-	close(fd);
+	elf_file__put(file);
 	errno = err;
 	return tab;
 }
 
+struct elf_symtab *elf_symtab__open_fd(int fd, const char *path)
+{
+	return elf_symtab__from_file(elf_file__open_fd(fd, path));
+}
+
+struct elf_symtab *elf_symtab__open(const char *path)
+{
+	return elf_symtab__from_file(elf_file__open(path));
+}
+
 struct elf_symtab *elf_symtab__open_mem(const void *image, size_t size, const char *name)
 {
-	void *copy;
-	Elf *elf;
+	void *copy = malloc(size ? size : 1);
 
-	if (!name)
-		name = "(memory)";
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		errno = EINVAL;
-		return NULL;
-	}
-	copy = malloc(size ? size : 1);
 	if (!copy)
 		return NULL;
 	memcpy(copy, image, size);
-	elf = elf_memory(copy, size);
-	if (!elf) {
-		pr_debug("elf_symtab: cannot read '%s': %s", name, elf_msg());
-		free(copy);
-		errno = ENOEXEC;
-		return NULL;
-	}
-	return elf_symtab__from_elf(elf, copy, name);
+	return elf_symtab__from_file(elf_file__from_image(copy, size, name));
 }
 
 void elf_symtab__free(struct elf_symtab *tab)
@@ -632,10 +424,7 @@ void elf_symtab__free(struct elf_symtab *tab)
 	free(tab->addrs);
 	free(tab->index);
 	free(tab->syms);
-	free(tab->segs);
-	free(tab->build_id);
-	elf_end(tab->elf);
-	free(tab->image);
+	elf_file__put(tab->file);
 	free(tab);
 }
 
@@ -664,6 +453,11 @@ Elf *elf_symtab__elf(const struct elf_symtab *tab)
 	return tab->elf;
 }
 
+struct elf_file *elf_symtab__file(const struct elf_symtab *tab)
+{
+	return tab->file;
+}
+
 bool elf_symtab__from_dynsym(const struct elf_symtab *tab)
 {
 	return tab->dynsym;
@@ -671,25 +465,12 @@ bool elf_symtab__from_dynsym(const struct elf_symtab *tab)
 
 const char *elf_symtab__build_id(const struct elf_symtab *tab)
 {
-	return tab->build_id;
+	return elf_file__build_id(tab->file);
 }
 
 int elf_symtab__offset_to_vaddr(const struct elf_symtab *tab, uint64_t file_offset, uint64_t *vaddr)
 {
-	const struct load_seg *found = NULL;
-
-	for (size_t i = 0; i < tab->nr_segs; i++) {
-		const struct load_seg *s = &tab->segs[i];
-
-		if (file_offset < s->offset || file_offset - s->offset >= s->filesz)
-			continue;
-		if (!found || (s->exec && !found->exec))
-			found = s;
-	}
-	if (!found)
-		return -ENOENT;
-	*vaddr = file_offset - found->offset + found->vaddr;
-	return 0;
+	return elf_file__offset_to_vaddr(tab->file, file_offset, vaddr);
 }
 
 static bool version_char(char c, bool first)
@@ -711,24 +492,4 @@ size_t elf_sym__unversioned_len(const char *name)
 		if (!version_char(*v, false))
 			return strlen(name);
 	return at - name;
-}
-
-int elf_symtab__read_build_id(int fd, char *buf, size_t size)
-{
-	Elf *elf;
-	int err;
-
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf)
-		return -ENOEXEC;
-	if (elf_kind(elf) != ELF_K_ELF) {
-		err = -ENOEXEC;
-		goto out_end;
-	}
-	err = find_build_id(elf, buf, size);
-out_end:
-	elf_end(elf);
-	return err;
 }

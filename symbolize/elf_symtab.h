@@ -3,10 +3,10 @@
  * elf_symtab.h - the function symbols of one ELF file, sorted for lookup.
  *
  * An elf_symtab holds the STT_FUNC and STT_GNU_IFUNC symbols with a nonzero
- * value of one ELF file, taken from .symtab, or from .dynsym only when there
- * is no .symtab, in one array sorted by address, plus what the symbolizer
- * needs to turn a file offset into an ELF address (the PT_LOAD segments) and
- * the file's GNU build-id. libdwfl's symbol lookup is a linear scan; this is
+ * value of one ELF file (an elf_file, elf/elf_file.h), taken from .symtab, or
+ * from .dynsym only when there is no .symtab, in one array sorted by
+ * address. The file's load segments and build-id are its elf_file's.
+ * libdwfl's symbol lookup is a linear scan; this is
  * a binary search over a compact array (43 ns per lookup on libLLVM-14's
  * 33,850 symbols, measured with bench/symbolize-bench).
  *
@@ -15,8 +15,8 @@
  * then the smallest by strcmp(); it takes the largest size among them.
  *
  * Symbol names point into the file's string table, which stays mapped (the
- * ELF handle is kept open, read through mmap) until elf_symtab__free(): no
- * name is copied. The caller's descriptor is not kept.
+ * table holds a reference to its elf_file) until elf_symtab__free(): no
+ * name is copied.
  *
  * A file without any function symbol (a stripped executable) is not an error:
  * it opens with no symbols, and offset translation and the build-id still work.
@@ -42,6 +42,14 @@ struct elf_sym {
 	uint64_t size;
 	const char *name; /* linker name, not demangled; owned by the elf_symtab */
 };
+
+struct elf_file;
+
+/*
+ * Read the symbols of @file, of which the table takes a reference of its
+ * own (the caller keeps its). Returns NULL and sets errno on failure.
+ */
+struct elf_symtab *elf_symtab__new(struct elf_file *file);
 
 /*
  * Read the symbols of the ELF file open as @fd; @path is only used in
@@ -73,6 +81,9 @@ const struct elf_sym *elf_symtab__syms(const struct elf_symtab *tab, size_t *nr)
 /* The file's ELF handle, for reading its DWARF; valid until elf_symtab__free(). */
 Elf *elf_symtab__elf(const struct elf_symtab *tab);
 
+/* The file itself; the table's reference, valid until elf_symtab__free(). */
+struct elf_file *elf_symtab__file(const struct elf_symtab *tab);
+
 /* Were the symbols taken from .dynsym (the file has no .symtab)? */
 bool elf_symtab__from_dynsym(const struct elf_symtab *tab);
 
@@ -97,13 +108,5 @@ const char *elf_symtab__build_id(const struct elf_symtab *tab);
  */
 int elf_symtab__offset_to_vaddr(const struct elf_symtab *tab, uint64_t file_offset,
 				uint64_t *vaddr);
-
-/*
- * Read only the build-id of the ELF file open as @fd into @buf (lowercase hex,
- * NUL-terminated), far cheaper than opening its symbols: lets a cache find a
- * file it already holds under another name. Returns 0, -ENOENT if the file has
- * no build-id, -ENOEXEC if it is not ELF, -ENOSPC if @size is too small.
- */
-int elf_symtab__read_build_id(int fd, char *buf, size_t size);
 
 #endif

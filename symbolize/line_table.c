@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "common/array.h"
-#include "dwarf_cursor.h"
+#include "elf/dwarf_cursor.h"
 #include "line_table.h"
 
 /* What a row says when its file number names no file, as addr2line does. */

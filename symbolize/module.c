@@ -8,7 +8,8 @@
 #include "debuginfo.h"
 #include "dwarf_index.h"
 #include "elf_symtab.h"
-#include "fde_table.h"
+#include "elf/elf_file.h"
+#include "elf/fde_table.h"
 #include "module.h"
 
 struct module {
@@ -16,9 +17,8 @@ struct module {
 	/* The debug file's (or MiniDebugInfo's) symbols, where its DWARF is too. */
 	struct elf_symtab *debug_tab;
 	struct dwarf_index *dwarf;
-	struct fde_table *fdes; /* NULL until code no symbol names needs it, or unreadable */
 	char *path, *root, *debug_dir;
-	bool debug_loaded, fdes_loaded;
+	bool debug_loaded;
 };
 
 struct module *module__new(struct elf_symtab *tab, const char *path, const struct module_opts *opts)
@@ -37,9 +37,8 @@ struct module *module__new(struct elf_symtab *tab, const char *path, const struc
 
 out_free:
 	if (mod)
-		mod->tab = NULL;
+		mod->tab = NULL; /* the caller's still */
 	module__free(mod);
-	elf_symtab__free(tab);
 	errno = ENOMEM;
 	return NULL;
 }
@@ -50,7 +49,6 @@ void module__free(struct module *mod)
 		return;
 	/* The index reads the debug file's sections: it goes first. */
 	dwarf_index__free(mod->dwarf);
-	fde_table__free(mod->fdes);
 	elf_symtab__free(mod->debug_tab);
 	elf_symtab__free(mod->tab);
 	free(mod->path);
@@ -93,6 +91,7 @@ static void module__open_debug_file(struct module *mod)
 /* MiniDebugInfo: the static functions a stripped file's .dynsym lacks. */
 static void module__open_minidebuginfo(struct module *mod)
 {
+	struct elf_file *elf;
 	size_t size;
 	void *image;
 
@@ -103,8 +102,11 @@ static void module__open_minidebuginfo(struct module *mod)
 				module_name(mod), strerror(errno));
 		return;
 	}
-	mod->debug_tab = elf_symtab__open_mem(image, size, module_name(mod));
-	free(image);
+	elf = elf_file__from_image(image, size, module_name(mod));
+	if (!elf)
+		return;
+	mod->debug_tab = elf_symtab__new(elf);
+	elf_file__put(elf);
 }
 
 static void module__load_debug(struct module *mod)
@@ -170,20 +172,13 @@ int module__lookup(struct module *mod, uint64_t vaddr, struct module_loc *locs)
 int module__function_start(struct module *mod, uint64_t vaddr, uint64_t *start)
 {
 	/*
-	 * Built the first time an address needs it: most modules have every
-	 * sampled address named by a symbol and never pay for it.
+	 * The elf_file reads its FDEs the first time an address needs them
+	 * (here or in the unwinder): most modules have every sampled address
+	 * named by a symbol and never pay for it.
 	 */
-	if (!mod->fdes_loaded) {
-		mod->fdes_loaded = true;
-		mod->fdes = fde_table__new(elf_symtab__elf(mod->tab));
-		if (!mod->fdes)
-			pr_warn("symbolize: cannot read the call frame information of '%s': %s",
-				module_name(mod), strerror(errno));
-		else
-			pr_debug("symbolize: %zu FDEs in '%s'", fde_table__nr(mod->fdes),
-				 module_name(mod));
-	}
-	if (!mod->fdes)
+	const struct fde_table *fdes = elf_file__fdes(elf_symtab__file(mod->tab));
+
+	if (!fdes)
 		return -ENOENT;
-	return fde_table__lookup(mod->fdes, vaddr, start);
+	return fde_table__lookup(fdes, vaddr, start);
 }

@@ -47,7 +47,7 @@ struct module_loc {
  * A module for @tab (taken over, freed with the module), the symbols of the
  * file mapped at @path in the target's root (@path may be NULL when
  * unknown, which only disables debuglink lookups next to it). @opts is
- * copied. Returns NULL and sets errno on failure; @tab is freed then too.
+ * copied. Returns NULL and sets errno on failure; @tab is the caller's then.
  */
 struct module *module__new(struct elf_symtab *tab, const char *path,
 			   const struct module_opts *opts);

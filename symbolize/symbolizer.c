@@ -8,11 +8,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "collector/proc_maps.h"
+#include "common/proc_maps.h"
+#include "common/array.h"
 #include "common/hashtab.h"
 #include "common/log.h"
+#include "common/proc_maps.h"
 #include "common/strset.h"
 #include "demangle.h"
+#include "elf/elf_cache.h"
+#include "elf/elf_file.h"
 #include "elf_symtab.h"
 #include "kallsyms.h"
 #include "module.h"
@@ -22,8 +26,6 @@
 #define KERNEL_NAME "[kernel.kallsyms]"
 #define UNKNOWN_NAME "[unknown]"
 #define VDSO_NAME "[vdso]"
-/* The vDSO is two to four pages; refuse to read anything much larger. */
-#define VDSO_MAX_SIZE (1 << 20)
 /* Frames and their lines come from blocks of this many, not one malloc() each. */
 #define FRAMES_PER_BLOCK 1024
 #define LINES_PER_BLOCK 2048
@@ -34,6 +36,12 @@ struct file_entry {
 	uint64_t dev, ino;
 	const char *path;   /* file->path interned in symbolizer->strings */
 	struct module *mod; /* NULL: unreadable; owned by symbolizer->mods */
+};
+
+/* The module of an ELF file that has no build-id, by the file. */
+struct elf_module {
+	const struct elf_file *elf;
+	struct module *mod;
 };
 
 /*
@@ -87,12 +95,15 @@ struct symbolizer {
 	char *debug_dir;	    /* NULL: /usr/lib/debug */
 	struct hashtab files;	    /* of struct file_entry */
 	struct hashtab by_build_id; /* of struct module, by build-id */
-	struct hashtab mappings;    /* of struct mapping_entry */
-	struct hashtab frames;	    /* of struct profile_frame, by (mapping, address, kernel) */
-	struct hashtab demangled;   /* of struct demangled, by the module's pointer */
-	struct hashtab file_names;  /* of struct demangled (not demangled), likewise */
-	struct hashtab perf_maps;   /* of struct perf_map_entry, by pid */
-	struct module **mods;	    /* every module we opened */
+	struct hashtab by_elf;	    /* of struct elf_module: files without a build-id */
+	struct elf_cache *elves;    /* the files, read once (ours to free if @own_elves) */
+	bool own_elves;
+	struct hashtab mappings;   /* of struct mapping_entry */
+	struct hashtab frames;	   /* of struct profile_frame, by (mapping, address, kernel) */
+	struct hashtab demangled;  /* of struct demangled, by the module's pointer */
+	struct hashtab file_names; /* of struct demangled (not demangled), likewise */
+	struct hashtab perf_maps;  /* of struct perf_map_entry, by pid */
+	struct module **mods;	   /* every module we opened */
 	size_t nr_mods, alloc_mods;
 	struct frame_block *blocks;
 	struct line_block *line_blocks;
@@ -196,6 +207,14 @@ struct symbolizer *symbolizer__new(struct strset *strings, const struct symboliz
 		if (!sym->debug_dir)
 			goto out_free;
 	}
+	if (opts && opts->elf_cache) {
+		sym->elves = opts->elf_cache;
+	} else {
+		sym->elves = elf_cache__new();
+		sym->own_elves = true;
+		if (!sym->elves)
+			goto out_free;
+	}
 	sym->unknown = strset__add(strings, UNKNOWN_NAME);
 	if (!sym->unknown)
 		goto out_free;
@@ -217,6 +236,7 @@ void symbolizer__free(struct symbolizer *sym)
 	struct line_block *lb, *lnext;
 	struct perf_map_entry *pm;
 	struct mapping_entry *m;
+	struct elf_module *em;
 	struct demangled *d;
 	struct file_entry *f;
 	size_t i;
@@ -225,6 +245,8 @@ void symbolizer__free(struct symbolizer *sym)
 		return;
 	hashtab__for_each_entry(&sym->files, i, f)
 		free(f);
+	hashtab__for_each_entry(&sym->by_elf, i, em)
+		free(em);
 	hashtab__for_each_entry(&sym->mappings, i, m)
 		free(m);
 	hashtab__for_each_entry(&sym->demangled, i, d)
@@ -237,6 +259,7 @@ void symbolizer__free(struct symbolizer *sym)
 	}
 	hashtab__release(&sym->files);
 	hashtab__release(&sym->by_build_id);
+	hashtab__release(&sym->by_elf);
 	hashtab__release(&sym->mappings);
 	hashtab__release(&sym->frames);
 	hashtab__release(&sym->demangled);
@@ -253,6 +276,8 @@ void symbolizer__free(struct symbolizer *sym)
 		lnext = lb->next;
 		free(lb);
 	}
+	if (sym->own_elves)
+		elf_cache__free(sym->elves);
 	kallsyms__free(sym->kallsyms);
 	free(sym->kallsyms_path);
 	free(sym->debug_dir);
@@ -266,28 +291,45 @@ void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *st
 
 /* --- modules ------------------------------------------------------------ */
 
-/*
- * Keep a module for @tab (taking it over) and share it under its build-id.
- * If another file with the same build-id came first, @tab is freed and that
- * file's module is returned instead. @pid is the process whose root the
- * module's debug files are looked for in (0: ours).
- */
-static struct module *symbolizer__add_module(struct symbolizer *sym, struct elf_symtab *tab,
-					     const char *path, pid_t pid)
+static bool elf_module_eq(const void *entry, const void *key)
 {
-	const char *build_id = elf_symtab__build_id(tab);
+	return ((const struct elf_module *)entry)->elf == key;
+}
+
+/*
+ * The module of @elf: one per build-id (the elf_cache shares one elf_file
+ * among the paths and inodes of a build-id, but a file opened by path for
+ * `profiler symbolize` is not in it), else one per elf_file. Opened the
+ * first time: reading the symbols of a large library takes 10 to 100 ms.
+ * @pid is the process whose root the module's debug files are looked for
+ * in (0: ours). NULL when the symbols cannot be read or memory runs out.
+ */
+static struct module *symbolizer__module(struct symbolizer *sym, struct elf_file *elf,
+					 const char *path, pid_t pid)
+{
+	const char *build_id = elf_file__build_id(elf);
 	struct module_opts opts = { .debug_dir = sym->debug_dir };
-	struct module *known, *mod, **tmp;
+	struct elf_module *em = NULL;
+	struct elf_symtab *tab;
+	struct module *mod;
 	char root[64];
-	uint64_t hash = 0;
+	uint64_t hash;
 
 	if (build_id) {
 		hash = hash_bytes(build_id, strlen(build_id));
-		known = hashtab__find(&sym->by_build_id, hash, build_id_eq, build_id);
-		if (known) {
-			elf_symtab__free(tab);
-			return known;
-		}
+		mod = hashtab__find(&sym->by_build_id, hash, build_id_eq, build_id);
+	} else {
+		hash = hash_mix(0, (uintptr_t)elf);
+		em = hashtab__find(&sym->by_elf, hash, elf_module_eq, elf);
+		mod = em ? em->mod : NULL;
+	}
+	if (mod || em)
+		return mod;
+	tab = elf_symtab__new(elf);
+	if (!tab) {
+		pr_warn("symbolize: cannot read symbols of '%s': %s", elf_file__name(elf),
+			strerror(errno));
+		return NULL;
 	}
 	/*
 	 * Debug files are looked for in the process's root, where its own
@@ -297,28 +339,32 @@ static struct module *symbolizer__add_module(struct symbolizer *sym, struct elf_
 	snprintf(root, sizeof(root), "/proc/%d/root", pid);
 	if (pid > 0 && pid != getpid() && !access(root, X_OK))
 		opts.root = root;
-	if (sym->nr_mods == sym->alloc_mods) {
-		size_t alloc = sym->alloc_mods ? 2 * sym->alloc_mods : 16;
-
-		if (alloc > SIZE_MAX / sizeof(*tmp))
-			goto out_free;
-		tmp = realloc(sym->mods, alloc * sizeof(*tmp));
-		if (!tmp)
-			goto out_free;
-		sym->mods = tmp;
-		sym->alloc_mods = alloc;
-	}
+	if (array__reserve(&sym->mods, &sym->alloc_mods, sym->nr_mods + 1, sizeof(*sym->mods)))
+		goto out_free_tab;
 	mod = module__new(tab, path, &opts);
 	if (!mod)
-		goto out_warn;
-	if (build_id && hashtab__insert(&sym->by_build_id, hash, mod)) {
-		module__free(mod);
-		goto out_warn;
+		goto out_free_tab;
+	if (build_id) {
+		if (hashtab__insert(&sym->by_build_id, hash, mod))
+			goto out_free_mod;
+	} else {
+		em = calloc(1, sizeof(*em));
+		if (!em)
+			goto out_free_mod;
+		em->elf = elf;
+		em->mod = mod;
+		if (hashtab__insert(&sym->by_elf, hash, em)) {
+			free(em);
+			goto out_free_mod;
+		}
 	}
 	sym->mods[sym->nr_mods++] = mod;
 	return mod;
 
-out_free:
+out_free_mod:
+	module__free(mod);
+	goto out_warn;
+out_free_tab:
 	elf_symtab__free(tab);
 out_warn:
 	/* Unshared symbols would be lost at the end: do without them. */
@@ -326,40 +372,13 @@ out_warn:
 	return NULL;
 }
 
-/*
- * Open the module of @fd, unless a file with the same build-id is open
- * already: reading the build-id alone costs about 20 us, parsing the
- * symbols of a large library 10 to 100 ms.
- */
-static struct module *symbolizer__open_fd(struct symbolizer *sym, int fd, const char *path,
-					  pid_t pid)
-{
-	struct elf_symtab *tab;
-	char build_id[160];
-	struct module *mod;
-
-	if (!elf_symtab__read_build_id(fd, build_id, sizeof(build_id))) {
-		mod = hashtab__find(&sym->by_build_id, hash_bytes(build_id, strlen(build_id)),
-				    build_id_eq, build_id);
-		if (mod)
-			return mod;
-	}
-	tab = elf_symtab__open_fd(fd, path);
-	if (!tab) {
-		pr_warn("symbolize: cannot read symbols of '%s': %s", path, strerror(errno));
-		return NULL;
-	}
-	return symbolizer__add_module(sym, tab, path, pid);
-}
-
-/* The module of @file, opened through its descriptor else its path; cached per file. */
+/* The module of @file, read through the ELF cache; cached per file. */
 static struct file_entry *symbolizer__file(struct symbolizer *sym, const struct mapped_file *file,
 					   pid_t pid)
 {
 	uint64_t hash = file_hash(file);
 	struct file_entry *e;
-	struct stat st;
-	int fd;
+	struct elf_file *elf;
 
 	e = hashtab__find(&sym->files, hash, file_eq, file);
 	if (e)
@@ -375,85 +394,23 @@ static struct file_entry *symbolizer__file(struct symbolizer *sym, const struct 
 		free(e);
 		return NULL;
 	}
-	if (file->fd >= 0) {
-		e->mod = symbolizer__open_fd(sym, file->fd, file->path, pid);
-		return e;
-	}
-	/*
-	 * The snapshot could not open the file. Its path may name another
-	 * file by now: reading that would give wrong names, none is better.
-	 */
-	if (file->deleted) {
-		pr_warn("symbolize: cannot read symbols of '%s': file deleted", file->path);
-		return e;
-	}
-	fd = open(file->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		pr_warn("symbolize: cannot open '%s': %s", file->path, strerror(errno));
-		return e;
-	}
-	if (fstat(fd, &st) || st.st_ino != file->ino) {
-		pr_warn("symbolize: cannot read symbols of '%s': file replaced since it was mapped",
-			file->path);
-		close(fd);
-		return e;
-	}
-	e->mod = symbolizer__open_fd(sym, fd, file->path, pid);
-	close(fd);
+	elf = elf_cache__file(sym->elves, file);
+	if (elf)
+		e->mod = symbolizer__module(sym, elf, file->path, pid);
 	return e;
 }
 
-/* Read @size bytes at @addr of @pid's memory into a new buffer; NULL on failure. */
-static void *read_process_memory(pid_t pid, uint64_t addr, size_t size)
-{
-	char path[64];
-	void *image;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	image = malloc(size);
-	if (image && pread(fd, image, size, addr) != (ssize_t)size) {
-		free(image);
-		image = NULL;
-	}
-	close(fd);
-	return image;
-}
-
 /*
- * Read the vDSO image from the process's memory: it is not a file, but a
- * complete ELF image with a .dynsym. A process that has exited has no
- * memory left to read, but every 64-bit process of this kernel maps the
- * same vDSO as we do: read ours then. Fails quietly (the frames stay
- * "[vdso]+0x...") when neither can be read.
+ * The vDSO's module: not a file, but a complete ELF image with a .dynsym,
+ * read from the process's memory (or ours: see elf_cache.h). Fails quietly
+ * (the frames stay "[vdso]+0x...") when it cannot be read.
  */
 static struct module *symbolizer__read_vdso(struct symbolizer *sym, pid_t pid,
 					    const struct proc_map *pm)
 {
-	size_t size = pm->end - pm->start;
-	struct elf_symtab *tab = NULL;
-	void *image = NULL;
-	uint64_t own;
+	struct elf_file *elf = elf_cache__vdso(sym->elves, pid, pm->start, pm->end - pm->start);
 
-	if (size > VDSO_MAX_SIZE)
-		return NULL;
-	if (pid > 0)
-		image = read_process_memory(pid, pm->start, size);
-	if (!image) {
-		own = getauxval(AT_SYSINFO_EHDR);
-		if (own)
-			image = read_process_memory(getpid(), own, size);
-	}
-	if (!image) {
-		pr_debug("symbolize: cannot read the vdso of pid %d", pid);
-		return NULL;
-	}
-	tab = elf_symtab__open_mem(image, size, VDSO_NAME);
-	free(image);
-	return tab ? symbolizer__add_module(sym, tab, NULL, 0) : NULL;
+	return elf ? symbolizer__module(sym, elf, NULL, 0) : NULL;
 }
 
 /* --- mappings ----------------------------------------------------------- */
@@ -863,8 +820,8 @@ int symbolizer__open_elf(struct symbolizer *sym, const char *path,
 			 const struct profile_mapping **mapping)
 {
 	struct mapping_key key = { .limit = UINT64_MAX };
-	struct elf_symtab *tab;
 	struct mapping_entry *e;
+	struct elf_file *elf;
 	uint64_t hash;
 
 	key.filename = strset__add(sym->strings, path);
@@ -876,15 +833,16 @@ int symbolizer__open_elf(struct symbolizer *sym, const char *path,
 		*mapping = &e->m;
 		return 0;
 	}
-	tab = elf_symtab__open(path);
-	if (!tab)
+	elf = elf_file__open(path);
+	if (!elf)
 		return -errno;
 	e = calloc(1, sizeof(*e));
 	if (!e) {
-		elf_symtab__free(tab);
+		elf_file__put(elf);
 		return -ENOMEM;
 	}
-	e->mod = symbolizer__add_module(sym, tab, path, 0);
+	e->mod = symbolizer__module(sym, elf, path, 0);
+	elf_file__put(elf);
 	if (!e->mod) {
 		free(e);
 		return -ENOMEM;

@@ -38,12 +38,18 @@
 
 #include "common/profile.h"
 
+struct elf_cache;
 struct proc_maps;
 struct strset;
 
 struct symbolizer_opts {
 	const char *kallsyms_path; /* NULL: /proc/kallsyms */
 	const char *debug_dir;	   /* global debug directory; NULL: /usr/lib/debug */
+	/*
+	 * The ELF files, shared with the collector's unwinder so that each is
+	 * read once; must outlive the symbolizer. NULL: a cache of its own.
+	 */
+	struct elf_cache *elf_cache;
 };
 
 struct symbolizer_stats {

@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "elf/elf_file.h"
 #include "symbolize/debuginfo.h"
 #include "symbolize/elf_symtab.h"
 #include "test.h"
@@ -54,7 +55,7 @@ static int elf_file_open(struct elf_file *f, const char *name)
 		return -1;
 	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
 	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF ||
-	    elf_symtab__read_build_id(f->fd, f->build_id, sizeof(f->build_id))) {
+	    elf_file__read_build_id(f->fd, f->build_id, sizeof(f->build_id))) {
 		elf_end(f->elf);
 		close(f->fd);
 		return -1;
@@ -97,7 +98,7 @@ static bool is_debug_file(int fd, const char *path, const char *build_id)
 	return fd >= 0 && !fstat(fd, &a) && !stat(path, &b) && a.st_dev == b.st_dev &&
 	       a.st_ino == b.st_ino && fl >= 0 && (fl & O_ACCMODE) == O_RDONLY &&
 	       !(fl & O_NONBLOCK) && (fcntl(fd, F_GETFD) & FD_CLOEXEC) &&
-	       !elf_symtab__read_build_id(fd, id, sizeof(id)) && !strcmp(id, build_id);
+	       !elf_file__read_build_id(fd, id, sizeof(id)) && !strcmp(id, build_id);
 }
 
 /*
@@ -214,7 +215,7 @@ TEST(debuginfo_debuglink_bad_crc)
 	elf_file_close(&prog);
 	fd = open(test__fixture("debuginfo/badcrc/prog.debug"), O_RDONLY);
 	CHECK(fd >= 0);
-	CHECK(elf_symtab__read_build_id(fd, id, sizeof(id)) == 0);
+	CHECK(elf_file__read_build_id(fd, id, sizeof(id)) == 0);
 	close(fd);
 	CHECK_STR(id, prog.build_id);
 	snprintf(path, sizeof(path), "%s", test__fixture("debuginfo/badcrc/prog"));

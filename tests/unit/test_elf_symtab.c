@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "elf/elf_file.h"
 #include "symbolize/elf_symtab.h"
 #include "test.h"
 #include "tests/loaded_object.h"
@@ -400,9 +401,9 @@ TEST(elf_symtab_open_fd_does_not_keep_fd)
 	CHECK(fixture_run("symbols-pie", &out) == 0);
 	fd = open(test__fixture("symbols-pie"), O_RDONLY);
 	CHECK(fd >= 0);
-	CHECK(elf_symtab__read_build_id(fd, build_id, sizeof(build_id)) == 0);
+	CHECK(elf_file__read_build_id(fd, build_id, sizeof(build_id)) == 0);
 	CHECK_STR(build_id, out.build_id);
-	CHECK(elf_symtab__read_build_id(fd, build_id, 8) == -ENOSPC);
+	CHECK(elf_file__read_build_id(fd, build_id, 8) == -ENOSPC);
 	tab = elf_symtab__open_fd(fd, "symbols-pie");
 	close(fd);
 	CHECK(tab);
@@ -453,7 +454,7 @@ TEST(elf_symtab_open_errors)
 	CHECK(write(fd, text, sizeof(text) - 1) == sizeof(text) - 1);
 	errno = 0;
 	tab = elf_symtab__open(path);
-	CHECK(elf_symtab__read_build_id(fd, build_id, sizeof(build_id)) == -ENOEXEC);
+	CHECK(elf_file__read_build_id(fd, build_id, sizeof(build_id)) == -ENOEXEC);
 	close(fd);
 	unlink(path);
 	CHECK(!tab);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Tests of symbolize/fde_table: the FDEs of the stripped fixture program,
+ * Tests of elf/fde_table: the FDEs of the stripped fixture program,
  * held against the function addresses the program prints itself (never
  * against what our own ELF code read), and the same file with its
  * .eh_frame cut short or damaged byte by byte.
@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "symbolize/fde_table.h"
+#include "elf/fde_table.h"
 #include "test.h"
 
 /* The fixture is built for this machine: its headers are this machine's. */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "collector/proc_maps.h"
+#include "common/proc_maps.h"
 #include "common/strset.h"
 #include "test.h"
 

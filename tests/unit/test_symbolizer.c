@@ -25,7 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "collector/proc_maps.h"
+#include "common/proc_maps.h"
 #include "common/log.h"
 #include "common/strset.h"
 #include "symbolize/symbolizer.h"

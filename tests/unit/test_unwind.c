@@ -18,7 +18,8 @@
 
 #include "bpf/profile.h"
 #include "cli/options.h"
-#include "collector/proc_maps.h"
+#include "common/proc_maps.h"
+#include "elf/elf_file.h"
 #include "collector/unwind.h"
 #include "collector/unwind_table.h"
 #include "common/strset.h"
@@ -75,7 +76,7 @@ static int fixture_setup(struct unwind_fixture *f, const char *path)
 	f->strings = strset__new();
 	f->files = f->strings ? file_table__new(f->strings) : NULL;
 	f->maps = f->files ? proc_maps__parse(text, getpid(), f->files) : NULL;
-	f->u = unwinder__new();
+	f->u = unwinder__new(NULL);
 	f->alpha = BASE + symbol_addr(real, "fixture_alpha");
 	f->beta = BASE + symbol_addr(real, "fixture_beta");
 	return f->maps && f->u && f->alpha != BASE && f->beta != BASE ? 0 : -1;
@@ -266,12 +267,12 @@ static int section_range(const char *path, const char *name, uint64_t *offset, u
  */
 static bool check_table_sorted(struct unwind_fixture *f, int round)
 {
-	const struct unwind_module *m;
 	struct unwind_table t = { 0 };
+	struct elf_file *file;
 	uint64_t bias;
 
-	m = unwinder__table_module(f->u, &f->maps->maps[0], &bias);
-	if (!m || unwind_module__build_table(m, &t))
+	file = unwinder__table_file(f->u, &f->maps->maps[0], &bias);
+	if (!file || unwind_table__build(&t, file))
 		return false; /* corrupt beyond reading: no table, which is fine */
 	for (size_t i = 1; i < t.nr; i++)
 		if (t.rows[i].pc <= t.rows[i - 1].pc) {
@@ -304,18 +305,18 @@ TEST(unwind_table_agrees_with_libdw)
 	GElf_Shdr shdr;
 	Elf_Scn *scn = NULL;
 	uint64_t lo = 0, hi = 0;
+	struct elf_file *file;
 	size_t shstrndx;
 	Elf *elf;
-	int fd;
 
-	fd = open(path, O_RDONLY);
-	CHECK(fd >= 0);
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	CHECK(elf);
-	cfi = dwarf_getcfi_elf(elf);
+	file = elf_file__open(path);
+	CHECK(file);
+	elf = elf_file__elf(file);
+	cfi = elf_file__eh_cfi(file);
 	CHECK(cfi);
-	CHECK(unwind_table__build(&t, elf, cfi, NULL) == 0);
+	CHECK(!elf_file__debug_cfi(
+		file)); /* every row read from .eh_frame, as libdw reads it here */
+	CHECK(unwind_table__build(&t, file) == 0);
 	CHECK(t.nr_fdes > 1000 && t.nr > 10000);
 	CHECK(!elf_getshdrstrndx(elf, &shstrndx));
 	while ((scn = elf_nextscn(elf, scn)))
@@ -358,9 +359,7 @@ TEST(unwind_table_agrees_with_libdw)
 	CHECK(agree * 100 >= checked * 99);
 	CHECK(t.nr_unsupported * 100 < t.nr);
 	unwind_table__release(&t);
-	dwarf_cfi_end(cfi); /* dwarf_getcfi_elf()'s is ours to end */
-	elf_end(elf);
-	close(fd);
+	elf_file__put(file);
 }
 
 /*

@@ -10,8 +10,8 @@
 #include "common/array.h"
 #include "common/log.h"
 #include "common/search.h"
-#include "dwarf_cursor.h"
-#include "fde_table.h"
+#include "elf/dwarf_cursor.h"
+#include "elf/fde_table.h"
 
 struct fde_table {
 	uint64_t *starts; /* sorted, unique */

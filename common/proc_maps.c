@@ -13,7 +13,7 @@
 #include "common/log.h"
 #include "common/procfs.h"
 #include "common/strset.h"
-#include "proc_maps.h"
+#include "common/proc_maps.h"
 
 struct file_table {
 	struct strset *strings;

@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "elf/elf_file.h"
+#include "elf/fde_table.h"
+
+#ifndef NT_GNU_BUILD_ID
+#define NT_GNU_BUILD_ID 3
+#endif
+
+struct elf_file {
+	unsigned int refs;
+	Elf *elf;
+	void *image; /* the in-memory image @elf reads, or NULL for a mapped file */
+	char *name;
+	char *build_id; /* hex; NULL when none */
+	struct elf_segment *segs;
+	size_t nr_segs;
+
+	/* Read the first time they are asked for. */
+	Dwarf *dwarf;
+	Dwarf_CFI *eh_cfi; /* ours to dwarf_cfi_end() */
+	struct fde_table *fdes;
+	bool dwarf_read, eh_cfi_read, fdes_read;
+};
+
+static void hex_encode(char *out, const unsigned char *in, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < len; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 0xf];
+	}
+	out[2 * len] = '\0';
+}
+
+/* Look for an NT_GNU_BUILD_ID note in @data (of type ELF_T_NHDR or ELF_T_NHDR8). */
+static int notes_build_id(Elf_Data *data, char *buf, size_t size)
+{
+	size_t off = 0, next, name_off, desc_off;
+	GElf_Nhdr nhdr;
+
+	while (off < data->d_size &&
+	       (next = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
+		const char *name = (const char *)data->d_buf + name_off;
+
+		off = next;
+		if (nhdr.n_type != NT_GNU_BUILD_ID || nhdr.n_namesz != sizeof("GNU") ||
+		    memcmp(name, "GNU", sizeof("GNU")) || !nhdr.n_descsz ||
+		    nhdr.n_descsz > ELF_BUILD_ID_MAX)
+			continue;
+		if (size < 2 * nhdr.n_descsz + 1)
+			return -ENOSPC;
+		hex_encode(buf, (const unsigned char *)data->d_buf + desc_off, nhdr.n_descsz);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/*
+ * The build-id from the PT_NOTE segments, which a loaded file always has;
+ * else from SHT_NOTE sections (files without program headers, such as
+ * separate debug files of old toolchains).
+ */
+static int find_build_id(Elf *elf, char *buf, size_t size)
+{
+	Elf_Scn *scn = NULL;
+	size_t nr_phdrs;
+	int err;
+
+	if (elf_getphdrnum(elf, &nr_phdrs))
+		nr_phdrs = 0;
+	for (size_t i = 0; i < nr_phdrs; i++) {
+		GElf_Phdr phdr;
+		Elf_Data *data;
+
+		if (!gelf_getphdr(elf, i, &phdr) || phdr.p_type != PT_NOTE)
+			continue;
+		data = elf_getdata_rawchunk(elf, phdr.p_offset, phdr.p_filesz,
+					    phdr.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+		if (!data)
+			continue;
+		err = notes_build_id(data, buf, size);
+		if (err != -ENOENT)
+			return err;
+	}
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		err = notes_build_id(data, buf, size);
+		if (err != -ENOENT)
+			return err;
+	}
+	return -ENOENT;
+}
+
+/*
+ * Do the program and section header tables lie inside the file? libelf
+ * opens a file cut short after its ELF header, and finds nothing in it.
+ */
+static bool headers_fit(Elf *elf)
+{
+	GElf_Ehdr ehdr;
+	size_t size;
+
+	if (!gelf_getehdr(elf, &ehdr) || !elf_rawfile(elf, &size))
+		return false;
+	if (ehdr.e_phoff && (ehdr.e_phoff > size ||
+			     (uint64_t)ehdr.e_phnum * ehdr.e_phentsize > size - ehdr.e_phoff))
+		return false;
+	/* e_shnum 0 with e_shoff set: the count is in section 0, which must fit too. */
+	if (ehdr.e_shoff &&
+	    (ehdr.e_shoff > size ||
+	     (uint64_t)(ehdr.e_shnum ? ehdr.e_shnum : 1) * ehdr.e_shentsize > size - ehdr.e_shoff))
+		return false;
+	return true;
+}
+
+static int read_segments(struct elf_file *f)
+{
+	size_t nr_phdrs;
+
+	if (elf_getphdrnum(f->elf, &nr_phdrs) || !nr_phdrs)
+		return 0; /* no program headers: no offsets to translate */
+	f->segs = calloc(nr_phdrs, sizeof(*f->segs));
+	if (!f->segs)
+		return -ENOMEM;
+	for (size_t i = 0; i < nr_phdrs; i++) {
+		GElf_Phdr phdr;
+
+		if (!gelf_getphdr(f->elf, i, &phdr) || phdr.p_type != PT_LOAD)
+			continue;
+		f->segs[f->nr_segs++] = (struct elf_segment){
+			.offset = phdr.p_offset,
+			.filesz = phdr.p_filesz,
+			.vaddr = phdr.p_vaddr,
+			.exec = phdr.p_flags & PF_X,
+		};
+	}
+	return 0;
+}
+
+/* Take over @elf (and @image, when not NULL) and read its headers. NULL with errno. */
+static struct elf_file *elf_file__from_elf(Elf *elf, void *image, const char *name)
+{
+	char build_id[2 * ELF_BUILD_ID_MAX + 1];
+	struct elf_file *f;
+	int err;
+
+	if (elf_kind(elf) != ELF_K_ELF || !headers_fit(elf)) {
+		pr_debug("elf: '%s' is not an ELF file, or a truncated one", name);
+		err = -ENOEXEC;
+		goto out_end;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		err = -ENOMEM;
+		goto out_end;
+	}
+	f->refs = 1;
+	f->elf = elf;
+	f->image = image;
+	err = -ENOMEM;
+	f->name = strdup(name);
+	if (!f->name || read_segments(f))
+		goto out_put;
+	if (!find_build_id(elf, build_id, sizeof(build_id)) && !(f->build_id = strdup(build_id)))
+		goto out_put;
+	return f;
+
+out_put:
+	elf_file__put(f);
+	errno = -err;
+	return NULL;
+out_end:
+	elf_end(elf);
+	free(image);
+	errno = -err;
+	return NULL;
+}
+
+static bool libelf_ready(void)
+{
+	if (elf_version(EV_CURRENT) != EV_NONE)
+		return true;
+	pr_debug("elf: cannot initialize libelf: %s", elf_errmsg(-1));
+	errno = EINVAL;
+	return false;
+}
+
+struct elf_file *elf_file__open_fd(int fd, const char *name)
+{
+	Elf *elf;
+
+	if (!name)
+		name = "(fd)";
+	if (!libelf_ready())
+		return NULL;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf) {
+		pr_debug("elf: cannot read '%s': %s", name, elf_errmsg(-1));
+		errno = ENOEXEC;
+		return NULL;
+	}
+	/* Reads what is not mapped yet, then lets go of @fd (ELF_C_FDDONE). */
+	if (elf_cntl(elf, ELF_C_FDREAD)) {
+		pr_debug("elf: cannot read '%s': %s", name, elf_errmsg(-1));
+		elf_end(elf);
+		errno = EIO;
+		return NULL;
+	}
+	return elf_file__from_elf(elf, NULL, name);
+}
+
+struct elf_file *elf_file__open(const char *path)
+{
+	struct elf_file *f;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		pr_debug("elf: cannot open '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	f = elf_file__open_fd(fd, path);
+	err = errno;
+	close(fd);
+	errno = err;
+	return f;
+}
+
+struct elf_file *elf_file__from_image(void *image, size_t size, const char *name)
+{
+	Elf *elf;
+
+	if (!name)
+		name = "(memory)";
+	if (!libelf_ready()) {
+		free(image);
+		return NULL;
+	}
+	elf = elf_memory(image, size);
+	if (!elf) {
+		pr_debug("elf: cannot read '%s': %s", name, elf_errmsg(-1));
+		free(image);
+		errno = ENOEXEC;
+		return NULL;
+	}
+	return elf_file__from_elf(elf, image, name);
+}
+
+struct elf_file *elf_file__get(struct elf_file *f)
+{
+	f->refs++;
+	return f;
+}
+
+void elf_file__put(struct elf_file *f)
+{
+	if (!f || --f->refs)
+		return;
+	/* The FDE table and the CFI point into the image: they go first. */
+	fde_table__free(f->fdes);
+	if (f->eh_cfi)
+		dwarf_cfi_end(f->eh_cfi);
+	dwarf_end(f->dwarf);
+	elf_end(f->elf);
+	free(f->image);
+	free(f->segs);
+	free(f->build_id);
+	free(f->name);
+	free(f);
+}
+
+Elf *elf_file__elf(const struct elf_file *f)
+{
+	return f->elf;
+}
+
+const char *elf_file__name(const struct elf_file *f)
+{
+	return f->name;
+}
+
+const char *elf_file__build_id(const struct elf_file *f)
+{
+	return f->build_id;
+}
+
+const struct elf_segment *elf_file__segments(const struct elf_file *f, size_t *nr)
+{
+	*nr = f->nr_segs;
+	return f->segs;
+}
+
+const struct elf_segment *elf_file__segment(const struct elf_file *f, uint64_t offset)
+{
+	const struct elf_segment *found = NULL;
+
+	for (size_t i = 0; i < f->nr_segs; i++) {
+		const struct elf_segment *s = &f->segs[i];
+
+		if (offset >= s->offset && offset - s->offset < s->filesz &&
+		    (!found || (s->exec && !found->exec)))
+			found = s;
+	}
+	return found;
+}
+
+int elf_file__offset_to_vaddr(const struct elf_file *f, uint64_t offset, uint64_t *vaddr)
+{
+	const struct elf_segment *s = elf_file__segment(f, offset);
+
+	if (!s)
+		return -ENOENT;
+	*vaddr = offset - s->offset + s->vaddr;
+	return 0;
+}
+
+Dwarf *elf_file__dwarf(struct elf_file *f)
+{
+	if (!f->dwarf_read) {
+		f->dwarf_read = true;
+		f->dwarf = dwarf_begin_elf(f->elf, DWARF_C_READ, NULL);
+	}
+	return f->dwarf;
+}
+
+Dwarf_CFI *elf_file__eh_cfi(struct elf_file *f)
+{
+	if (!f->eh_cfi_read) {
+		f->eh_cfi_read = true;
+		f->eh_cfi = dwarf_getcfi_elf(f->elf);
+	}
+	return f->eh_cfi;
+}
+
+Dwarf_CFI *elf_file__debug_cfi(struct elf_file *f)
+{
+	Dwarf *dwarf = elf_file__dwarf(f);
+
+	/* libdw keeps it with the Dwarf handle, and reads it once. */
+	return dwarf ? dwarf_getcfi(dwarf) : NULL;
+}
+
+const struct fde_table *elf_file__fdes(struct elf_file *f)
+{
+	if (!f->fdes_read) {
+		f->fdes_read = true;
+		f->fdes = fde_table__new(f->elf);
+	}
+	return f->fdes;
+}
+
+int elf_file__read_build_id(int fd, char *buf, size_t size)
+{
+	Elf *elf;
+	int err;
+
+	if (!libelf_ready())
+		return -EINVAL;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return -ENOEXEC;
+	err = elf_kind(elf) == ELF_K_ELF ? find_build_id(elf, buf, size) : -ENOEXEC;
+	elf_end(elf);
+	return err;
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * elf_file.h - one ELF image, read once, for every stage that needs it.
+ *
+ * The unwinder (its CFI and load segments), the unwind-table builder (its
+ * FDEs) and the symbolizer (its symbols, build-id and DWARF) all read the
+ * same mapped files. An elf_file is what they share: the libelf handle,
+ * the GNU build-id, the PT_LOAD segments, and, read the first time someone
+ * asks, the CFI of .eh_frame and .debug_frame and the table of FDEs.
+ * elf_cache.h hands out one elf_file per build-id for a whole recording.
+ *
+ * The image is a file mapped read-only (the descriptor is not kept: libelf
+ * has read what it needs once elf_file__open_fd() returns) or a copy in
+ * memory (the vDSO, MiniDebugInfo).
+ *
+ * Reference-counted: __open*() return one reference, elf_file__get() takes
+ * another, elf_file__put() drops one and frees the image with the last.
+ * Not thread-safe (the lazily read parts are filled in on first use).
+ */
+#ifndef PROFILER_ELF_FILE_H
+#define PROFILER_ELF_FILE_H
+
+#include <elfutils/libdw.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct elf_file;
+struct fde_table;
+
+/* The longest GNU build-id we accept, in bytes (SHA-1 is 20; some linkers use up to 64). */
+#define ELF_BUILD_ID_MAX 64
+
+/* A PT_LOAD segment: file bytes [offset, offset + filesz) are loaded at @vaddr. */
+struct elf_segment {
+	uint64_t offset, filesz, vaddr;
+	bool exec;
+};
+
+/*
+ * Read the ELF file open at @fd, named @name in messages (NULL: "(fd)").
+ * The descriptor may be closed as soon as this returns. Returns NULL and
+ * sets errno: ENOEXEC when it is not an ELF file or its headers lie
+ * outside it, ENOMEM.
+ */
+struct elf_file *elf_file__open_fd(int fd, const char *name);
+
+/* As elf_file__open_fd() for the file at @path. */
+struct elf_file *elf_file__open(const char *path);
+
+/*
+ * Read the ELF image @image of @size bytes, which is taken over (freed with
+ * the elf_file, or at once on failure). Errors as elf_file__open_fd().
+ */
+struct elf_file *elf_file__from_image(void *image, size_t size, const char *name);
+
+/* Another reference to @f; returns @f. */
+struct elf_file *elf_file__get(struct elf_file *f);
+/* Drop a reference; the last one frees. NULL is a no-op. */
+void elf_file__put(struct elf_file *f);
+
+Elf *elf_file__elf(const struct elf_file *f);
+const char *elf_file__name(const struct elf_file *f);
+
+/* The GNU build-id in lowercase hex, or NULL when the file has none. */
+const char *elf_file__build_id(const struct elf_file *f);
+
+/* Every PT_LOAD segment, in program-header order; *@nr of them. */
+const struct elf_segment *elf_file__segments(const struct elf_file *f, size_t *nr);
+
+/*
+ * The load segment holding file offset @offset, an executable one when two
+ * overlap (a page shared by the end of one and the start of the next), or
+ * NULL when none does.
+ */
+const struct elf_segment *elf_file__segment(const struct elf_file *f, uint64_t offset);
+
+/* @offset's ELF virtual address through elf_file__segment(): 0 or -ENOENT. */
+int elf_file__offset_to_vaddr(const struct elf_file *f, uint64_t offset, uint64_t *vaddr);
+
+/*
+ * The file's own DWARF (libdw's handle, owned by @f), or NULL when it has
+ * none; opened the first time.
+ */
+Dwarf *elf_file__dwarf(struct elf_file *f);
+
+/* The CFI of .eh_frame, of .debug_frame: owned by @f, NULL when absent. Read the first time. */
+Dwarf_CFI *elf_file__eh_cfi(struct elf_file *f);
+Dwarf_CFI *elf_file__debug_cfi(struct elf_file *f);
+
+/*
+ * The [start, end) range of every FDE (fde_table.h), read the first time.
+ * NULL when memory ran out then.
+ */
+const struct fde_table *elf_file__fdes(struct elf_file *f);
+
+/*
+ * The build-id of the ELF file open at @fd into @buf (@size bytes, hex and
+ * a NUL), without keeping the file: 0, -ENOENT (none), -ENOEXEC (not ELF),
+ * -ENOSPC (@buf too small).
+ */
+int elf_file__read_build_id(int fd, char *buf, size_t size);
+
+#endif
