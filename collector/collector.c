@@ -18,6 +18,7 @@
 
 #include "bpf/profile.h"
 #include "common/hashtab.h"
+#include "common/array.h"
 #include "common/log.h"
 #include "common/proc_maps.h"
 #include "common/procfs.h"
@@ -429,15 +430,9 @@ static void proc_state__snapshot(struct collector *c, struct proc_state *p)
 	struct proc_maps *maps;
 
 	p->snapshot_time = now_ns(CLOCK_MONOTONIC);
-	if (c->nr_snapshots == c->alloc_snapshots) {
-		size_t alloc = c->alloc_snapshots ? c->alloc_snapshots * 2 : 16;
-		void *mem = realloc(c->snapshots, alloc * sizeof(*c->snapshots));
-
-		if (!mem)
-			return;
-		c->snapshots = mem;
-		c->alloc_snapshots = alloc;
-	}
+	if (array__reserve(&c->snapshots, &c->alloc_snapshots, c->nr_snapshots + 1,
+			   sizeof(*c->snapshots)))
+		return;
 	maps = proc_maps__read(p->pid, c->files);
 	if (!maps) {
 		pr_debug("cannot read maps of pid %d: %s", p->pid, strerror(errno));
@@ -563,17 +558,11 @@ static int add_target(struct collector *c, pid_t pid, bool child, bool snapshot)
 		return -errno;
 	if (pidfd < 0 && kill(pid, 0) && errno == ESRCH)
 		return -ESRCH;
-	if (c->nr_targets == c->alloc_targets) {
-		size_t alloc = c->alloc_targets ? 2 * c->alloc_targets : 16;
-
-		t = realloc(c->targets, alloc * sizeof(*t));
-		if (!t) {
-			if (pidfd >= 0)
-				close(pidfd);
-			return -ENOMEM;
-		}
-		c->targets = t;
-		c->alloc_targets = alloc;
+	if (array__reserve(&c->targets, &c->alloc_targets, c->nr_targets + 1,
+			   sizeof(*c->targets))) {
+		if (pidfd >= 0)
+			close(pidfd);
+		return -ENOMEM;
 	}
 	t = &c->targets[c->nr_targets++];
 	t->pid = pid;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "elf/elf_file.h"
 #include "elf/fde_table.h"
 #include "unwind_table.h"
@@ -20,17 +21,8 @@ static int table_push(struct unwind_table *t, uint64_t pc, const struct unwind_r
 {
 	if (pc > UINT32_MAX)
 		return 0; /* beyond what a row holds: that code keeps no rows */
-	if (t->nr == t->alloc) {
-		size_t alloc = t->alloc ? 2 * t->alloc : 1024;
-		void *mem = alloc > SIZE_MAX / sizeof(*t->rows) ?
-				    NULL :
-				    realloc(t->rows, alloc * sizeof(*t->rows));
-
-		if (!mem)
-			return -ENOMEM;
-		t->rows = mem;
-		t->alloc = alloc;
-	}
+	if (array__reserve(&t->rows, &t->alloc, t->nr + 1, sizeof(*t->rows)))
+		return -ENOMEM;
 	t->rows[t->nr].pc = pc;
 	t->rows[t->nr].rule = *rule;
 	t->nr++;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "profile.h"
 #include "strset.h"
 
@@ -51,18 +52,8 @@ struct profile_sample *profile__add_sample(struct profile *p, const struct profi
 {
 	struct profile_sample *d;
 
-	if (p->nr_samples == p->alloc_samples) {
-		size_t alloc = p->alloc_samples ? p->alloc_samples * 2 : 256;
-		void *mem;
-
-		if (alloc > SIZE_MAX / sizeof(*p->samples))
-			goto out_nomem;
-		mem = realloc(p->samples, alloc * sizeof(*p->samples));
-		if (!mem)
-			goto out_nomem;
-		p->samples = mem;
-		p->alloc_samples = alloc;
-	}
+	if (array__reserve(&p->samples, &p->alloc_samples, p->nr_samples + 1, sizeof(*p->samples)))
+		goto out_nomem;
 	d = &p->samples[p->nr_samples];
 	*d = *s;
 	d->frames = dup_array(s->frames, s->nr_frames, sizeof(*s->frames));
