@@ -24,11 +24,11 @@
 #include "common/log.h"
 #include "common/output.h"
 #include "common/profile.h"
-#include "common/strset.h"
 #include "export/export.h"
 #include "options.h"
 #include "privileges.h"
 #include "record.h"
+#include "symbolize/stacks.h"
 #include "symbolize/symbolizer.h"
 
 /*
@@ -307,110 +307,6 @@ static void print_targets(const struct options *o)
 	fprintf(stderr, " at %u Hz%s\n", o->freq_hz, o->duration_ns ? "" : ", Ctrl-C to stop");
 }
 
-/* A frame of a BPF program or of the kernel code that runs one from a tracepoint. */
-static bool is_bpf_frame(const struct profile_frame *f)
-{
-	const char *name = profile_frame__func(f)->name;
-
-	return !strncmp(name, "bpf_", 4) || !strncmp(name, "__bpf_", 6) ||
-	       !strncmp(name, "__traceiter_", 12);
-}
-
-/*
- * The one frame of an overflow bucket's samples (stack_table.h): a stack
- * never seen before, counted after the table reached --max-stacks.
- */
-struct overflow_frame {
-	struct profile_line line;
-	struct profile_frame frame;
-};
-
-static void overflow_frame__init(struct overflow_frame *f, struct strset *strings)
-{
-	memset(f, 0, sizeof(*f));
-	f->line.name = strset__add(strings, "[stack table full]");
-	f->frame.lines = &f->line;
-	f->frame.nr_lines = 1;
-	f->frame.source = FRAME_NO_MAPPING;
-}
-
-/*
- * Turn every aggregated stack into a symbolized sample of @p. 0, -ENOMEM,
- * or -EINTR when a signal aborts the run.
- */
-static int symbolize_stacks(struct profile *p, struct symbolizer *sym,
-			    const struct stack_table *stacks, uint64_t start_mono,
-			    const struct overflow_frame *overflow)
-{
-	const struct profile_frame **frames = NULL;
-	struct stack_entry *s;
-	uint64_t *times = NULL;
-	size_t i, alloc_times = 0;
-	int err = 0;
-
-	frames = malloc(2 * PROFILE_MAX_STACK * sizeof(*frames));
-	if (!frames)
-		return -ENOMEM;
-	stack_table__for_each_entry(stacks, i, s) {
-		struct profile_sample sample = {
-			.pid = s->pid,
-			.tid = s->tid,
-			.process_name = s->process_name,
-			.thread_name = s->thread_name,
-			.count = s->count,
-			.truncated = s->flags & (SAMPLE_USER_TRUNCATED | SAMPLE_KERNEL_TRUNCATED),
-			.offcpu = s->offcpu,
-			.offcpu_ns = s->weight_ns,
-		};
-		uint32_t n = 0;
-
-		if (abort_signal) {
-			err = -EINTR;
-			goto out;
-		}
-		if (s->overflow)
-			frames[n++] = &overflow->frame;
-		/*
-		 * Below each stack's leaf, entries are return addresses: the
-		 * instruction after a call, which belongs to the next function when
-		 * the call ends its caller (a call to a noreturn function). Look up
-		 * the byte before it, inside the call.
-		 */
-		for (uint16_t k = 0; k < s->nr_kernel; k++) {
-			frames[n] = symbolizer__kernel_frame(sym, s->ips[k] - (k > 0));
-			/* Off CPU, the kernel stack starts inside our own program: skip it. */
-			if (s->offcpu && n == 0 && is_bpf_frame(frames[0]))
-				continue;
-			n++;
-		}
-		for (uint16_t u = 0; u < s->nr_user; u++)
-			frames[n++] = symbolizer__user_frame(sym, s->maps,
-							     s->ips[s->nr_kernel + u] - (u > 0));
-		if (s->times && s->count > alloc_times) {
-			free(times);
-			alloc_times = s->count;
-			times = malloc(alloc_times * sizeof(*times));
-			if (!times)
-				goto out_nomem;
-		}
-		for (uint64_t t = 0; s->times && t < s->count; t++)
-			times[t] = s->times[t] > start_mono ? s->times[t] - start_mono : 0;
-		sample.frames = frames;
-		sample.nr_frames = n;
-		sample.times = s->times ? times : NULL;
-		if (!profile__add_sample(p, &sample))
-			goto out_nomem;
-	}
-	profile__sort(p);
-out:
-	free(frames);
-	free(times);
-	return err;
-out_nomem:
-	err = -ENOMEM;
-	goto out;
-}
-
 static void print_summary(const struct profile *p, const struct options *o)
 {
 	const uint64_t *frames = p->stats.frames;
@@ -540,6 +436,7 @@ int record(const struct options *o)
 	struct privilege_needs needs;
 	const struct stack_table *stacks;
 	struct overflow_frame overflow;
+	struct stacks_opts sopts = { 0 };
 	int err, ret = 1, status;
 
 	install_signals();
@@ -720,11 +617,15 @@ int record(const struct options *o)
 	p->start_time = collector__start_real(c);
 	p->duration = collector__duration(c);
 	pr_info("symbolizing %zu stacks", stacks->entries.nr);
-	overflow_frame__init(&overflow, p->strings);
+	err = overflow_frame__init(&overflow, p->strings);
 	sym = symbolizer__new(p->strings, NULL);
-	err = sym && overflow.line.name ?
-		      symbolize_stacks(p, sym, stacks, collector__start_mono(c), &overflow) :
-		      -ENOMEM;
+	if (!err && !sym)
+		err = -ENOMEM;
+	sopts.start_mono = collector__start_mono(c);
+	sopts.overflow = &overflow;
+	sopts.stop = &abort_signal;
+	if (!err)
+		err = stacks__symbolize(p, sym, stacks, &sopts);
 	if (err == -ENOMEM)
 		pr_warn("cannot symbolize: out of memory");
 	if (err)
