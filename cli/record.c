@@ -5,20 +5,17 @@
  * distinct stack, and write the profile atomically.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bpf/profile.h"
+#include "child.h"
 #include "collector/collector.h"
 #include "collector/stack_table.h"
 #include "common/log.h"
@@ -62,6 +59,13 @@ static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
 /* As we found them, for the command: a script's background job ignores SIGINT. */
 static struct sigaction saved_actions[NR_STOP_SIGNALS];
 
+/* In the child: not the profiler's signal handlers, Ctrl-C must stop the command. */
+static void restore_signals(void)
+{
+	for (size_t i = 0; i < NR_STOP_SIGNALS; i++)
+		sigaction(stop_signals[i], &saved_actions[i], NULL);
+}
+
 static void install_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -87,167 +91,6 @@ static void die_of_signal(int sig)
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	raise(sig);
 	_exit(128 + sig);
-}
-
-/* Is @file an executable we could exec, searching $PATH like execvp()? 0 or -errno. */
-static int find_command(const char *file)
-{
-	const char *path = getenv("PATH");
-	char buf[PATH_MAX];
-	int err = -ENOENT;
-
-	if (strchr(file, '/'))
-		return access(file, X_OK) ? -errno : 0;
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	while (*path) {
-		size_t len = strcspn(path, ":");
-		struct stat st;
-
-		snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, len ? path : ".", file);
-		if (!stat(buf, &st) && S_ISREG(st.st_mode)) {
-			if (!access(buf, X_OK))
-				return 0;
-			err = -EACCES;
-		}
-		path += len + (path[len] == ':');
-	}
-	return err;
-}
-
-struct child {
-	pid_t pid;  /* -1: none */
-	int go_fd;  /* write a byte to let the child exec */
-	int err_fd; /* the child writes errno here if exec fails; EOF on success */
-	bool started;
-};
-
-/*
- * Fork a child that waits for the go-ahead, then execs @argv, as @user if
- * not NULL. 0 or -errno.
- */
-static int child__fork(struct child *child, char **argv, const struct invoker *user)
-{
-	int go[2], status[2];
-	char c;
-
-	if (pipe2(go, O_CLOEXEC))
-		return -errno;
-	if (pipe2(status, O_CLOEXEC)) {
-		close(go[0]);
-		close(go[1]);
-		return -errno;
-	}
-	child->pid = fork();
-	if (child->pid < 0) {
-		int err = -errno;
-
-		close(go[0]);
-		close(go[1]);
-		close(status[0]);
-		close(status[1]);
-		return err;
-	}
-	if (!child->pid) {
-		int err = 0;
-
-		close(go[1]);
-		close(status[0]);
-		/* Not the profiler's signal handlers: Ctrl-C must stop the command. */
-		for (size_t i = 0; i < NR_STOP_SIGNALS; i++)
-			sigaction(stop_signals[i], &saved_actions[i], NULL);
-		if (user)
-			err = -invoker__become(user);
-		/* EOF without a byte means the profiler gave up: do not run. */
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);
-		if (!err) {
-			execvp(argv[0], argv);
-			err = errno;
-		}
-		if (write(status[1], &err, sizeof(err)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(status[1]);
-	child->go_fd = go[1];
-	child->err_fd = status[0];
-	return 0;
-}
-
-/* Let the child exec; 0 once it did, or the -errno of its failed exec. */
-static int child__release(struct child *child)
-{
-	int err = 0;
-	ssize_t n;
-
-	/* EPIPE (SIGPIPE is ignored): the child died before it could start. */
-	if (write(child->go_fd, "g", 1) != 1)
-		err = errno == EPIPE ? ECHILD : errno;
-	close(child->go_fd);
-	child->go_fd = -1;
-	if (!err) {
-		do
-			n = read(child->err_fd, &err, sizeof(err));
-		while (n < 0 && errno == EINTR);
-		if (n != sizeof(err))
-			err = 0;
-	}
-	close(child->err_fd);
-	child->err_fd = -1;
-	child->started = !err;
-	if (err)
-		waitpid(child->pid, NULL, 0);
-	return -err;
-}
-
-/*
- * End a child that is still running when profiling stops, as perf record
- * does: SIGTERM, then SIGKILL if it has not exited within two seconds.
- * Returns its wait status.
- */
-static int child__stop(struct child *child)
-{
-	int status = -1;
-
-	kill(child->pid, SIGTERM);
-	for (int i = 0; i < 200; i++) {
-		if (waitpid(child->pid, &status, WNOHANG) == child->pid)
-			return status;
-		usleep(10000);
-	}
-	kill(child->pid, SIGKILL);
-	waitpid(child->pid, &status, 0);
-	return status;
-}
-
-/* Undo child__fork() on an error path, whether or not the child was released. */
-static void child__abort(struct child *child)
-{
-	if (child->pid < 0)
-		return;
-	if (child->go_fd >= 0)
-		close(child->go_fd);
-	if (child->err_fd >= 0)
-		close(child->err_fd);
-	if (child->started)
-		child__stop(child);
-	else
-		waitpid(child->pid, NULL, 0);
-	child->pid = -1;
-}
-
-/* Report how the command ended, unless it simply succeeded. */
-static void child__report(const char *name, int status, bool stopped)
-{
-	if (stopped)
-		fprintf(stderr, "profiler: stopped '%s' when profiling ended\n", name);
-	else if (WIFSIGNALED(status))
-		fprintf(stderr, "profiler: '%s' was killed by signal %d\n", name, WTERMSIG(status));
-	else if (WIFEXITED(status) && WEXITSTATUS(status))
-		fprintf(stderr, "profiler: '%s' exited with status %d\n", name,
-			WEXITSTATUS(status));
 }
 
 /* Is @path a cgroup v2 directory? 0 or -errno. */
@@ -427,7 +270,7 @@ int record(const struct options *o)
 		.unwind_table_bytes = o->unwind_table_bytes,
 	};
 	pid_t tid_process = 0;
-	struct child child = { .pid = -1, .go_fd = -1, .err_fd = -1 };
+	struct child child = CHILD_INIT;
 	struct symbolizer *sym = NULL;
 	struct symbolizer_stats st;
 	struct collector *c = NULL;
@@ -499,13 +342,13 @@ int record(const struct options *o)
 		}
 	}
 	if (o->command) {
-		err = find_command(o->command[0]);
+		err = child__find_command(o->command[0]);
 		if (err) {
 			pr_warn("cannot execute '%s': %s", o->command[0], strerror(-err));
 			return 1;
 		}
 		/* Fork first, so the command inherits none of the profiler's settings. */
-		err = child__fork(&child, o->command, invoker);
+		err = child__fork(&child, o->command, invoker, restore_signals);
 		if (err) {
 			pr_warn("cannot start '%s': %s", o->command[0], strerror(-err));
 			return 1;
@@ -593,11 +436,10 @@ int record(const struct options *o)
 	if (err)
 		goto out;
 	if (o->command) {
-		status = collector__child_status(c);
-		if (status == -1)
-			status = child__stop(&child);
-		child__report(o->command[0], status, collector__child_status(c) == -1);
-		child.pid = -1;
+		bool stopped = collector__child_status(c) == -1;
+
+		status = child__end(&child, collector__child_status(c));
+		child__report(o->command[0], status, stopped);
 	}
 
 	collector__stats(c, &p->stats);
