@@ -272,6 +272,7 @@ int record(const struct options *o)
 	pid_t tid_process = 0;
 	struct child child = CHILD_INIT;
 	struct symbolizer *sym = NULL;
+	struct symbolizer_opts symopts = { 0 };
 	struct symbolizer_stats st;
 	struct collector *c = NULL;
 	struct profile *p = NULL;
@@ -279,7 +280,7 @@ int record(const struct options *o)
 	struct privilege_needs needs;
 	const struct stack_table *stacks;
 	struct overflow_frame overflow;
-	struct stacks_opts sopts = { 0 };
+	struct stacks_opts stack_opts = { 0 };
 	int err, ret = 1, status;
 
 	install_signals();
@@ -460,14 +461,16 @@ int record(const struct options *o)
 	p->duration = collector__duration(c);
 	pr_info("symbolizing %zu stacks", stacks->entries.nr);
 	err = overflow_frame__init(&overflow, p->strings);
-	sym = symbolizer__new(p->strings, NULL);
+	/* Under sudo, perf maps are trusted from the user who ran it, as the profiles are theirs. */
+	symopts.trusted_uid = invoker ? invoker->uid : getuid();
+	sym = symbolizer__new(p->strings, &symopts);
 	if (!err && !sym)
 		err = -ENOMEM;
-	sopts.start_mono = collector__start_mono(c);
-	sopts.overflow = &overflow;
-	sopts.stop = &abort_signal;
+	stack_opts.start_mono = collector__start_mono(c);
+	stack_opts.overflow = &overflow;
+	stack_opts.stop = &abort_signal;
 	if (!err)
-		err = stacks__symbolize(p, sym, stacks, &sopts);
+		err = stacks__symbolize(p, sym, stacks, &stack_opts);
 	if (err == -ENOMEM)
 		pr_warn("cannot symbolize: out of memory");
 	if (err)

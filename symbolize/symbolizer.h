@@ -35,6 +35,7 @@
 #define PROFILER_SYMBOLIZER_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common/profile.h"
 
@@ -44,6 +45,13 @@ struct strset;
 struct symbolizer_opts {
 	const char *kallsyms_path; /* NULL: /proc/kallsyms */
 	const char *debug_dir;	   /* global debug directory; NULL: /usr/lib/debug */
+	/*
+	 * Whose /tmp/perf-PID.map files to read, besides root's, for processes
+	 * that exited (their owner is unknown by then): the user the profiler
+	 * acts for, a decision for the caller (under sudo, the user who ran
+	 * it). 0: our real uid.
+	 */
+	uid_t trusted_uid;
 };
 
 struct symbolizer_stats {
