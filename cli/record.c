@@ -231,13 +231,14 @@ static int write_profile(const struct profile *p, const struct options *o,
 		err = -EINTR;
 	committed = !err;
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	for (i = 0; i < opened && !err; i++) {
-		err = output_file__commit(&out[i]);
-		if (err)
-			pr_warn("cannot write '%s': %s", o->outputs[i].path, strerror(-err));
+	if (err) {
+		for (i = 0; i < opened; i++)
+			output_file__abort(&out[i]);
+		return err;
 	}
-	for (; i < opened; i++)
-		output_file__abort(&out[i]);
+	err = output_file__commit_all(out, opened, &i);
+	if (err)
+		pr_warn("cannot write '%s': %s", o->outputs[i].path, strerror(-err));
 	return err;
 }
 
