@@ -5,30 +5,27 @@
  * distinct stack, and write the profile atomically.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bpf/profile.h"
+#include "child.h"
 #include "collector/collector.h"
 #include "collector/stack_table.h"
 #include "common/log.h"
 #include "common/output.h"
 #include "common/profile.h"
-#include "common/strset.h"
 #include "export/export.h"
 #include "options.h"
 #include "privileges.h"
 #include "record.h"
+#include "symbolize/stacks.h"
 #include "symbolize/symbolizer.h"
 
 /*
@@ -62,6 +59,13 @@ static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
 /* As we found them, for the command: a script's background job ignores SIGINT. */
 static struct sigaction saved_actions[NR_STOP_SIGNALS];
 
+/* In the child: not the profiler's signal handlers, Ctrl-C must stop the command. */
+static void restore_signals(void)
+{
+	for (size_t i = 0; i < NR_STOP_SIGNALS; i++)
+		sigaction(stop_signals[i], &saved_actions[i], NULL);
+}
+
 static void install_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -87,167 +91,6 @@ static void die_of_signal(int sig)
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	raise(sig);
 	_exit(128 + sig);
-}
-
-/* Is @file an executable we could exec, searching $PATH like execvp()? 0 or -errno. */
-static int find_command(const char *file)
-{
-	const char *path = getenv("PATH");
-	char buf[PATH_MAX];
-	int err = -ENOENT;
-
-	if (strchr(file, '/'))
-		return access(file, X_OK) ? -errno : 0;
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	while (*path) {
-		size_t len = strcspn(path, ":");
-		struct stat st;
-
-		snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, len ? path : ".", file);
-		if (!stat(buf, &st) && S_ISREG(st.st_mode)) {
-			if (!access(buf, X_OK))
-				return 0;
-			err = -EACCES;
-		}
-		path += len + (path[len] == ':');
-	}
-	return err;
-}
-
-struct child {
-	pid_t pid;  /* -1: none */
-	int go_fd;  /* write a byte to let the child exec */
-	int err_fd; /* the child writes errno here if exec fails; EOF on success */
-	bool started;
-};
-
-/*
- * Fork a child that waits for the go-ahead, then execs @argv, as @user if
- * not NULL. 0 or -errno.
- */
-static int child__fork(struct child *child, char **argv, const struct invoker *user)
-{
-	int go[2], status[2];
-	char c;
-
-	if (pipe2(go, O_CLOEXEC))
-		return -errno;
-	if (pipe2(status, O_CLOEXEC)) {
-		close(go[0]);
-		close(go[1]);
-		return -errno;
-	}
-	child->pid = fork();
-	if (child->pid < 0) {
-		int err = -errno;
-
-		close(go[0]);
-		close(go[1]);
-		close(status[0]);
-		close(status[1]);
-		return err;
-	}
-	if (!child->pid) {
-		int err = 0;
-
-		close(go[1]);
-		close(status[0]);
-		/* Not the profiler's signal handlers: Ctrl-C must stop the command. */
-		for (size_t i = 0; i < NR_STOP_SIGNALS; i++)
-			sigaction(stop_signals[i], &saved_actions[i], NULL);
-		if (user)
-			err = -invoker__become(user);
-		/* EOF without a byte means the profiler gave up: do not run. */
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);
-		if (!err) {
-			execvp(argv[0], argv);
-			err = errno;
-		}
-		if (write(status[1], &err, sizeof(err)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(status[1]);
-	child->go_fd = go[1];
-	child->err_fd = status[0];
-	return 0;
-}
-
-/* Let the child exec; 0 once it did, or the -errno of its failed exec. */
-static int child__release(struct child *child)
-{
-	int err = 0;
-	ssize_t n;
-
-	/* EPIPE (SIGPIPE is ignored): the child died before it could start. */
-	if (write(child->go_fd, "g", 1) != 1)
-		err = errno == EPIPE ? ECHILD : errno;
-	close(child->go_fd);
-	child->go_fd = -1;
-	if (!err) {
-		do
-			n = read(child->err_fd, &err, sizeof(err));
-		while (n < 0 && errno == EINTR);
-		if (n != sizeof(err))
-			err = 0;
-	}
-	close(child->err_fd);
-	child->err_fd = -1;
-	child->started = !err;
-	if (err)
-		waitpid(child->pid, NULL, 0);
-	return -err;
-}
-
-/*
- * End a child that is still running when profiling stops, as perf record
- * does: SIGTERM, then SIGKILL if it has not exited within two seconds.
- * Returns its wait status.
- */
-static int child__stop(struct child *child)
-{
-	int status = -1;
-
-	kill(child->pid, SIGTERM);
-	for (int i = 0; i < 200; i++) {
-		if (waitpid(child->pid, &status, WNOHANG) == child->pid)
-			return status;
-		usleep(10000);
-	}
-	kill(child->pid, SIGKILL);
-	waitpid(child->pid, &status, 0);
-	return status;
-}
-
-/* Undo child__fork() on an error path, whether or not the child was released. */
-static void child__abort(struct child *child)
-{
-	if (child->pid < 0)
-		return;
-	if (child->go_fd >= 0)
-		close(child->go_fd);
-	if (child->err_fd >= 0)
-		close(child->err_fd);
-	if (child->started)
-		child__stop(child);
-	else
-		waitpid(child->pid, NULL, 0);
-	child->pid = -1;
-}
-
-/* Report how the command ended, unless it simply succeeded. */
-static void child__report(const char *name, int status, bool stopped)
-{
-	if (stopped)
-		fprintf(stderr, "profiler: stopped '%s' when profiling ended\n", name);
-	else if (WIFSIGNALED(status))
-		fprintf(stderr, "profiler: '%s' was killed by signal %d\n", name, WTERMSIG(status));
-	else if (WIFEXITED(status) && WEXITSTATUS(status))
-		fprintf(stderr, "profiler: '%s' exited with status %d\n", name,
-			WEXITSTATUS(status));
 }
 
 /* Is @path a cgroup v2 directory? 0 or -errno. */
@@ -305,110 +148,6 @@ static void print_targets(const struct options *o)
 		fprintf(stderr, "%s pid %d (%s)", i ? "," : "", o->pids[i], *comm ? comm : "?");
 	}
 	fprintf(stderr, " at %u Hz%s\n", o->freq_hz, o->duration_ns ? "" : ", Ctrl-C to stop");
-}
-
-/* A frame of a BPF program or of the kernel code that runs one from a tracepoint. */
-static bool is_bpf_frame(const struct profile_frame *f)
-{
-	const char *name = profile_frame__func(f)->name;
-
-	return !strncmp(name, "bpf_", 4) || !strncmp(name, "__bpf_", 6) ||
-	       !strncmp(name, "__traceiter_", 12);
-}
-
-/*
- * The one frame of an overflow bucket's samples (stack_table.h): a stack
- * never seen before, counted after the table reached --max-stacks.
- */
-struct overflow_frame {
-	struct profile_line line;
-	struct profile_frame frame;
-};
-
-static void overflow_frame__init(struct overflow_frame *f, struct strset *strings)
-{
-	memset(f, 0, sizeof(*f));
-	f->line.name = strset__add(strings, "[stack table full]");
-	f->frame.lines = &f->line;
-	f->frame.nr_lines = 1;
-	f->frame.source = FRAME_NO_MAPPING;
-}
-
-/*
- * Turn every aggregated stack into a symbolized sample of @p. 0, -ENOMEM,
- * or -EINTR when a signal aborts the run.
- */
-static int symbolize_stacks(struct profile *p, struct symbolizer *sym,
-			    const struct stack_table *stacks, uint64_t start_mono,
-			    const struct overflow_frame *overflow)
-{
-	const struct profile_frame **frames = NULL;
-	struct stack_entry *s;
-	uint64_t *times = NULL;
-	size_t i, alloc_times = 0;
-	int err = 0;
-
-	frames = malloc(2 * PROFILE_MAX_STACK * sizeof(*frames));
-	if (!frames)
-		return -ENOMEM;
-	stack_table__for_each_entry(stacks, i, s) {
-		struct profile_sample sample = {
-			.pid = s->pid,
-			.tid = s->tid,
-			.process_name = s->process_name,
-			.thread_name = s->thread_name,
-			.count = s->count,
-			.truncated = s->flags & (SAMPLE_USER_TRUNCATED | SAMPLE_KERNEL_TRUNCATED),
-			.offcpu = s->offcpu,
-			.offcpu_ns = s->weight_ns,
-		};
-		uint32_t n = 0;
-
-		if (abort_signal) {
-			err = -EINTR;
-			goto out;
-		}
-		if (s->overflow)
-			frames[n++] = &overflow->frame;
-		/*
-		 * Below each stack's leaf, entries are return addresses: the
-		 * instruction after a call, which belongs to the next function when
-		 * the call ends its caller (a call to a noreturn function). Look up
-		 * the byte before it, inside the call.
-		 */
-		for (uint16_t k = 0; k < s->nr_kernel; k++) {
-			frames[n] = symbolizer__kernel_frame(sym, s->ips[k] - (k > 0));
-			/* Off CPU, the kernel stack starts inside our own program: skip it. */
-			if (s->offcpu && n == 0 && is_bpf_frame(frames[0]))
-				continue;
-			n++;
-		}
-		for (uint16_t u = 0; u < s->nr_user; u++)
-			frames[n++] = symbolizer__user_frame(sym, s->maps,
-							     s->ips[s->nr_kernel + u] - (u > 0));
-		if (s->times && s->count > alloc_times) {
-			free(times);
-			alloc_times = s->count;
-			times = malloc(alloc_times * sizeof(*times));
-			if (!times)
-				goto out_nomem;
-		}
-		for (uint64_t t = 0; s->times && t < s->count; t++)
-			times[t] = s->times[t] > start_mono ? s->times[t] - start_mono : 0;
-		sample.frames = frames;
-		sample.nr_frames = n;
-		sample.times = s->times ? times : NULL;
-		if (!profile__add_sample(p, &sample))
-			goto out_nomem;
-	}
-	profile__sort(p);
-out:
-	free(frames);
-	free(times);
-	return err;
-out_nomem:
-	err = -ENOMEM;
-	goto out;
 }
 
 static void print_summary(const struct profile *p, const struct options *o)
@@ -492,13 +231,14 @@ static int write_profile(const struct profile *p, const struct options *o,
 		err = -EINTR;
 	committed = !err;
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	for (i = 0; i < opened && !err; i++) {
-		err = output_file__commit(&out[i]);
-		if (err)
-			pr_warn("cannot write '%s': %s", o->outputs[i].path, strerror(-err));
+	if (err) {
+		for (i = 0; i < opened; i++)
+			output_file__abort(&out[i]);
+		return err;
 	}
-	for (; i < opened; i++)
-		output_file__abort(&out[i]);
+	err = output_file__commit_all(out, opened, &i);
+	if (err)
+		pr_warn("cannot write '%s': %s", o->outputs[i].path, strerror(-err));
 	return err;
 }
 
@@ -531,8 +271,9 @@ int record(const struct options *o)
 		.unwind_table_bytes = o->unwind_table_bytes,
 	};
 	pid_t tid_process = 0;
-	struct child child = { .pid = -1, .go_fd = -1, .err_fd = -1 };
+	struct child child = CHILD_INIT;
 	struct symbolizer *sym = NULL;
+	struct symbolizer_opts symopts = { 0 };
 	struct symbolizer_stats st;
 	struct collector *c = NULL;
 	struct profile *p = NULL;
@@ -540,6 +281,7 @@ int record(const struct options *o)
 	struct privilege_needs needs;
 	const struct stack_table *stacks;
 	struct overflow_frame overflow;
+	struct stacks_opts stack_opts = { 0 };
 	int err, ret = 1, status;
 
 	install_signals();
@@ -602,13 +344,13 @@ int record(const struct options *o)
 		}
 	}
 	if (o->command) {
-		err = find_command(o->command[0]);
+		err = child__find_command(o->command[0]);
 		if (err) {
 			pr_warn("cannot execute '%s': %s", o->command[0], strerror(-err));
 			return 1;
 		}
 		/* Fork first, so the command inherits none of the profiler's settings. */
-		err = child__fork(&child, o->command, invoker);
+		err = child__fork(&child, o->command, invoker, restore_signals);
 		if (err) {
 			pr_warn("cannot start '%s': %s", o->command[0], strerror(-err));
 			return 1;
@@ -696,11 +438,10 @@ int record(const struct options *o)
 	if (err)
 		goto out;
 	if (o->command) {
-		status = collector__child_status(c);
-		if (status == -1)
-			status = child__stop(&child);
-		child__report(o->command[0], status, collector__child_status(c) == -1);
-		child.pid = -1;
+		bool stopped = collector__child_status(c) == -1;
+
+		status = child__end(&child, collector__child_status(c));
+		child__report(o->command[0], status, stopped);
 	}
 
 	collector__stats(c, &p->stats);
@@ -720,12 +461,18 @@ int record(const struct options *o)
 	p->start_time = collector__start_real(c);
 	p->duration = collector__duration(c);
 	pr_info("symbolizing %zu stacks", stacks->entries.nr);
-	overflow_frame__init(&overflow, p->strings);
-	sym = symbolizer__new(p->strings,
-			      &(struct symbolizer_opts){ .elf_cache = collector__elf_cache(c) });
-	err = sym && overflow.line.name ?
-		      symbolize_stacks(p, sym, stacks, collector__start_mono(c), &overflow) :
-		      -ENOMEM;
+	err = overflow_frame__init(&overflow, p->strings);
+	/* Under sudo, perf maps are trusted from the user who ran it, as the profiles are theirs. */
+	symopts.trusted_uid = invoker ? invoker->uid : getuid();
+	symopts.elf_cache = collector__elf_cache(c);
+	sym = symbolizer__new(p->strings, &symopts);
+	if (!err && !sym)
+		err = -ENOMEM;
+	stack_opts.start_mono = collector__start_mono(c);
+	stack_opts.overflow = &overflow;
+	stack_opts.stop = &abort_signal;
+	if (!err)
+		err = stacks__symbolize(p, sym, stacks, &stack_opts);
 	if (err == -ENOMEM)
 		pr_warn("cannot symbolize: out of memory");
 	if (err)

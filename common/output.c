@@ -200,3 +200,18 @@ void output_file__abort(struct output_file *out)
 	free(out->tmp_path);
 	out->tmp_path = NULL;
 }
+
+int output_file__commit_all(struct output_file *out, size_t nr, size_t *failed)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < nr && !err; i++) {
+		err = output_file__commit(&out[i]);
+		if (err)
+			*failed = i;
+	}
+	for (; i < nr; i++)
+		output_file__abort(&out[i]);
+	return err;
+}

@@ -14,7 +14,7 @@
  * output_file__check() and output_file__open() return -ELOOP for it.
  *
  * Several outputs commit together in two steps: output_file__close() on
- * each (where a full disk shows), then output_file__commit() on each (the
+ * each (where a full disk shows), then output_file__commit_all() (the
  * renames), so a failure to write one leaves every destination as it was.
  */
 #ifndef PROFILER_OUTPUT_H
@@ -58,5 +58,13 @@ int output_file__commit(struct output_file *out);
 
 /* Close and remove the temporary file. Safe after a failed commit or open. */
 void output_file__abort(struct output_file *out);
+
+/*
+ * The second step for @nr outputs (opened, written, and closed or not):
+ * rename each into place, in order, and after a failure abort the rest, so
+ * only a rename failing midway leaves some renamed. 0, or the first
+ * failure's -errno with *@failed set to the index of that output.
+ */
+int output_file__commit_all(struct output_file *out, size_t nr, size_t *failed);
 
 #endif

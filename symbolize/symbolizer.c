@@ -93,6 +93,7 @@ struct symbolizer {
 	struct strset *strings;
 	char *kallsyms_path;	    /* NULL: /proc/kallsyms */
 	char *debug_dir;	    /* NULL: /usr/lib/debug */
+	uid_t trusted_uid;	    /* see symbolizer_opts */
 	struct hashtab files;	    /* of struct file_entry */
 	struct hashtab by_build_id; /* of struct module, by build-id */
 	struct hashtab by_elf;	    /* of struct elf_module: files without a build-id */
@@ -215,6 +216,7 @@ struct symbolizer *symbolizer__new(struct strset *strings, const struct symboliz
 		if (!sym->elves)
 			goto out_free;
 	}
+	sym->trusted_uid = opts && opts->trusted_uid ? opts->trusted_uid : getuid();
 	sym->unknown = strset__add(strings, UNKNOWN_NAME);
 	if (!sym->unknown)
 		goto out_free;
@@ -715,22 +717,6 @@ static const struct profile_frame *symbolizer__module_frame(struct symbolizer *s
 	return symbolizer__add_frame(sym, key, hash, lines, nr, source);
 }
 
-/* The user who runs the profiler: SUDO_UID's under sudo. */
-static uid_t invoking_uid(void)
-{
-	const char *sudo_uid = getenv("SUDO_UID");
-	char *end;
-	unsigned long uid;
-
-	if (sudo_uid && *sudo_uid) {
-		errno = 0;
-		uid = strtoul(sudo_uid, &end, 10);
-		if (!errno && !*end && uid < (uid_t)-1)
-			return uid;
-	}
-	return getuid();
-}
-
 /*
  * The perf map of @pid, read the first time one of its addresses needs it:
  * through its root as it sees it, or in our /tmp once it has exited.
@@ -756,12 +742,12 @@ static const struct perf_map *symbolizer__perf_map(struct symbolizer *sym, pid_t
 	/*
 	 * Only a process that is gone: other failures are the file's checks
 	 * refusing it. Its owner is unknown by now: take the file only from
-	 * root or from whoever runs the profiler (through sudo too), never a
-	 * file another user could have planted in /tmp.
+	 * root or from the trusted user (symbolizer_opts), never a file
+	 * another user could have planted in /tmp.
 	 */
 	if (!e->map && errno == ESRCH) {
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
-		e->map = perf_map__load_owned(path, invoking_uid());
+		e->map = perf_map__load_owned(path, sym->trusted_uid);
 	}
 	if (e->map && perf_map__nr_skipped(e->map))
 		pr_warn("symbolize: perf map of pid %d: %zu malformed lines skipped", pid,

@@ -35,6 +35,7 @@
 #define PROFILER_SYMBOLIZER_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common/profile.h"
 
@@ -50,6 +51,13 @@ struct symbolizer_opts {
 	 * read once; must outlive the symbolizer. NULL: a cache of its own.
 	 */
 	struct elf_cache *elf_cache;
+	/*
+	 * Whose /tmp/perf-PID.map files to read, besides root's, for processes
+	 * that exited (their owner is unknown by then): the user the profiler
+	 * acts for, a decision for the caller (under sudo, the user who ran
+	 * it). 0: our real uid.
+	 */
+	uid_t trusted_uid;
 };
 
 struct symbolizer_stats {
