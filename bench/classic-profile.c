@@ -141,12 +141,12 @@ int main(int argc, char **argv)
 	for (int cpu = 0; cpu < nr_cpus; cpu++) {
 		int fd = collector__open_cpu_clock(freq, cpu);
 
-		if (fd < 0 && errno == ENODEV)
+		if (fd == -ENODEV)
 			continue; /* a possible CPU that is offline */
 		if (fd < 0) {
 			fprintf(stderr,
 				"classic-profile: cannot open a cpu-clock event on cpu %d: %s\n",
-				cpu, strerror(errno));
+				cpu, strerror(-fd));
 			goto out_detach;
 		}
 		links[cpu] = bpf_program__attach_perf_event(skel->progs.classic_sample, fd);

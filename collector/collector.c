@@ -820,7 +820,9 @@ int collector__open_cpu_clock(uint32_t freq_hz, int cpu)
 		.sample_freq = freq_hz,
 	};
 
-	return syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
 }
 
 int collector__start(struct collector *c)
@@ -844,7 +846,7 @@ int collector__start(struct collector *c)
 		int fd = collector__open_cpu_clock(c->opts.freq_hz, cpu);
 
 		if (fd < 0) {
-			err = -errno;
+			err = fd;
 			/* A possible CPU that is offline has no events. */
 			if (err == -ENODEV)
 				continue;

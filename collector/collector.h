@@ -86,7 +86,7 @@ int collector__start(struct collector *c);
 
 /*
  * The event the program samples on: the CPU clock of @cpu, for every task,
- * @freq_hz times a second. A descriptor, or -1 with errno set.
+ * @freq_hz times a second. A descriptor, or a negative errno.
  */
 int collector__open_cpu_clock(uint32_t freq_hz, int cpu);
 

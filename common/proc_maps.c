@@ -72,7 +72,7 @@ static int open_mapped_file(pid_t pid, const struct proc_maps_line *l, const cha
 {
 	char buf[PATH_MAX + 64];
 	struct stat st;
-	int root, fd, err;
+	int root, fd;
 
 	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", pid,
 		 (unsigned long long)l->start, (unsigned long long)l->end);
@@ -88,10 +88,9 @@ static int open_mapped_file(pid_t pid, const struct proc_maps_line *l, const cha
 		return -1;
 	}
 	fd = procfs__open_in_root(root, path, O_RDONLY | O_CLOEXEC);
-	err = errno;
 	close(root);
 	if (fd < 0) {
-		pr_debug("proc_maps: cannot open '%s' of pid %d: %s", path, pid, strerror(err));
+		pr_debug("proc_maps: cannot open '%s' of pid %d: %s", path, pid, strerror(-fd));
 		return -1;
 	}
 	if (fstat(fd, &st) || st.st_ino != l->ino) {

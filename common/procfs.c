@@ -77,5 +77,5 @@ int procfs__open_in_root(int root, const char *path, int flags)
 
 	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
 		fd = openat(root, path, flags | O_NOFOLLOW);
-	return fd;
+	return fd < 0 ? -errno : fd;
 }

@@ -23,7 +23,7 @@ long procfs__read_long(const char *path, long def);
  * planted, absolute or full of "..", resolves inside its root and never
  * reaches a file of ours. Without openat2() (before Linux 5.6, or under a
  * seccomp filter) at least the last component is not followed. @flags as
- * for open(). A descriptor, or -1 with errno set.
+ * for open(). A descriptor, or a negative errno.
  */
 int procfs__open_in_root(int root, const char *path, int flags);
 

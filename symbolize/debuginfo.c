@@ -437,10 +437,6 @@ int debuginfo__find(Elf *elf, const char *path, const char *build_id,
 		close(in.dirfd);
 	if (fd == -ENOENT && build_id)
 		fd = find_by_debuginfod(build_id, found);
-	if (fd < 0) {
-		errno = -fd;
-		return -1;
-	}
 	return fd;
 }
 

@@ -60,8 +60,8 @@ struct debuginfo_opts {
  *
  * Returns an open O_RDONLY | O_CLOEXEC descriptor, which the caller closes,
  * and if @found is not NULL a malloc()ed copy of the path opened (on the
- * host, with the root prefix; debuginfod's cache file for step 3). Returns
- * -1 and sets errno to ENOENT when nothing is found, ENOMEM when out of memory.
+ * host, with the root prefix; debuginfod's cache file for step 3). Else a
+ * negative errno: -ENOENT when nothing is found, -ENOMEM when out of memory.
  */
 int debuginfo__find(Elf *elf, const char *path, const char *build_id,
 		    const struct debuginfo_opts *opts, char **found);

@@ -441,11 +441,10 @@ struct perf_map *perf_map__load_pid(int pid)
 	snprintf(name, sizeof(name), "tmp/perf-%d.map", ns);
 	snprintf(path, sizeof(path), "/proc/%d/root/%s", pid, name);
 	fd = procfs__open_in_root(root, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	err = errno;
 	close(root);
 	if (fd < 0) {
-		pr_debug("perf_map: cannot open '%s': %s", path, strerror(err));
-		errno = err;
+		pr_debug("perf_map: cannot open '%s': %s", path, strerror(-fd));
+		errno = -fd;
 		return NULL;
 	}
 	map = load_fd(fd, path, proc_st.st_uid);
