@@ -367,25 +367,6 @@ static const char *tables__copy(struct thread_tables *t, const char *s, size_t l
 	return dst;
 }
 
-/*
- * Keys packed into 64 bits (a pointer, or two 32-bit indexes) are hashed by
- * a bijection (an odd multiplier, then an xorshift by half the width), so
- * equal hashes mean equal keys and a lookup never reads an entry.
- */
-static uint64_t hash_u64(uint64_t key)
-{
-	uint64_t h = key * 0x9e3779b97f4a7c15ULL;
-
-	return h ^ (h >> 32);
-}
-
-static bool same_hash_same_key(const void *entry, const void *key)
-{
-	(void)entry;
-	(void)key;
-	return true;
-}
-
 struct string_key {
 	const char *s;
 	size_t len;
@@ -523,7 +504,7 @@ static int64_t tables__location(struct thread_tables *t, const char *name, const
 static int64_t tables__profile_frame(struct thread_tables *t, const struct profile_frame *f)
 {
 	uint64_t hash = hash_u64((uintptr_t)f);
-	uintptr_t id = (uintptr_t)hashtab__find(&t->line_ids, hash, same_hash_same_key, NULL);
+	uintptr_t id = (uintptr_t)hashtab__find(&t->line_ids, hash, hash_u64_eq, NULL);
 	enum category category = f->kernel		? CAT_KERNEL :
 				 f->source == FRAME_JIT ? CAT_JIT :
 							  CAT_USER;
@@ -560,7 +541,7 @@ static int64_t tables__stack(struct thread_tables *t, uint32_t prefix, uint32_t 
 {
 	/* prefix + 1: NO_INDEX wraps to 0, which no real prefix gives. */
 	uint64_t hash = hash_u64(((uint64_t)(uint32_t)(prefix + 1) << 32) | frame);
-	uintptr_t id = (uintptr_t)hashtab__find(&t->stack_ids, hash, same_hash_same_key, NULL);
+	uintptr_t id = (uintptr_t)hashtab__find(&t->stack_ids, hash, hash_u64_eq, NULL);
 
 	if (id)
 		return id - 1;

@@ -149,25 +149,9 @@ struct builder {
 
 /*
  * The pointer-keyed tables (frames, mappings) store the id itself as the
- * entry. hash_ptr() is a bijection (an odd multiplier, then an xorshift by
- * half the width), so equal hashes mean equal pointers: a lookup never reads
- * an entry, which saves a cache miss on the lookup made for every frame of
- * every sample. Ids start at 1, so no entry is NULL.
+ * entry and hash the pointer with hash_u64(), so a lookup never reads an
+ * entry (hash_u64_eq()). Ids start at 1, so no entry is NULL.
  */
-static uint64_t hash_ptr(const void *ptr)
-{
-	uint64_t h = (uint64_t)(uintptr_t)ptr * 0x9e3779b97f4a7c15ULL;
-
-	return h ^ (h >> 32);
-}
-
-static bool same_hash_same_ptr(const void *entry, const void *key)
-{
-	(void)entry;
-	(void)key;
-	return true;
-}
-
 static bool str_eq(const void *entry, const void *key)
 {
 	const struct str_entry *e = entry;
@@ -251,13 +235,13 @@ static int64_t builder__str_memo(struct builder *b, struct str_memo *m, const ch
 static int64_t builder__mapping(struct builder *b, const struct profile_mapping *m)
 {
 	Perftools__Profiles__Mapping *msg;
-	uint64_t hash = hash_ptr(m);
+	uint64_t hash = hash_u64((uintptr_t)m);
 	int64_t filename, build_id;
 	uint64_t id;
 
 	if (!m)
 		return 0;
-	id = (uintptr_t)hashtab__find(&b->mappings, hash, same_hash_same_ptr, m);
+	id = (uintptr_t)hashtab__find(&b->mappings, hash, hash_u64_eq, m);
 	if (id)
 		return id;
 	filename = builder__str(b, m->filename);
@@ -330,13 +314,13 @@ static int64_t builder__function(struct builder *b, const struct profile_line *f
 /* Id of the Location for @f, adding it on first use; negative errno. */
 static int64_t builder__location(struct builder *b, const struct profile_frame *f)
 {
-	uint64_t hash = hash_ptr(f);
+	uint64_t hash = hash_u64((uintptr_t)f);
 	Perftools__Profiles__Line *lines;
 	struct location_msg *loc;
 	int64_t mapping_id;
 	uint64_t id;
 
-	id = (uintptr_t)hashtab__find(&b->locations, hash, same_hash_same_ptr, f);
+	id = (uintptr_t)hashtab__find(&b->locations, hash, hash_u64_eq, f);
 	if (id)
 		return id;
 	mapping_id = builder__mapping(b, f->mapping);
