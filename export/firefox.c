@@ -10,6 +10,7 @@
 #include "common/hashtab.h"
 #include "common/log.h"
 #include "common/profile.h"
+#include "common/utf8.h"
 #include "export/firefox.h"
 
 /*
@@ -170,36 +171,6 @@ static void json__ms(struct json *j, uint64_t ns)
 	json__put(j, tmp, digits + 1);
 }
 
-/*
- * Length of the well-formed UTF-8 sequence at @s (whose first byte is
- * >= 0x80), or 0: no overlong forms, surrogates or code points past
- * U+10FFFF (Unicode's table 3-7). @s is NUL-terminated, and a NUL fails the
- * continuation test, so no byte past it is read.
- */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		if (s[0] == 0xe0)
-			lo = 0xa0;
-		else if (s[0] == 0xed)
-			hi = 0x9f;
-		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
-	}
-	if (s[0] < 0xf0 || s[0] > 0xf4)
-		return 0;
-	if (s[0] == 0xf0)
-		lo = 0x90;
-	else if (s[0] == 0xf4)
-		hi = 0x8f;
-	if (s[1] < lo || s[1] > hi || (s[2] & 0xc0) != 0x80)
-		return 0;
-	return (s[3] & 0xc0) == 0x80 ? 4 : 0;
-}
-
 /* @s as a JSON string: quotes, backslashes and control characters escaped, bad UTF-8 U+FFFD. */
 static void json__str(struct json *j, const char *s)
 {
@@ -219,7 +190,8 @@ static void json__str(struct json *j, const char *s)
 		if (!c)
 			break;
 		if (c >= 0x80) {
-			n = utf8_len(p);
+			/* SIZE_MAX: @s ends at its NUL, which no sequence spans. */
+			n = utf8__char_len(p, SIZE_MAX);
 			if (n)
 				json__put(j, p, n);
 			else

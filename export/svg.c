@@ -10,6 +10,7 @@
 #include "common/array.h"
 #include "common/hashtab.h"
 #include "common/profile.h"
+#include "common/utf8.h"
 #include "export/svg.h"
 
 /*
@@ -321,51 +322,21 @@ static void svg__escaped(struct svg_writer *w, const char *s, size_t len)
 }
 
 /*
- * The length of the well-formed UTF-8 sequence at @s (@len bytes left: no
- * overlong forms, surrogates or code points past U+10FFFF), or 0. *@ok
- * tells whether it is a character XML 1.0 allows and a reader can show:
- * not a C0 or C1 control, DEL, U+FFFE or U+FFFF.
+ * Is the well-formed UTF-8 sequence at @s, @n bytes long, a character XML
+ * 1.0 allows and a reader can show: not a C0 or C1 control, DEL, U+FFFE or
+ * U+FFFF?
  */
-static size_t utf8_char(const unsigned char *s, size_t len, bool *ok)
+static bool xml_char_ok(const unsigned char *s, size_t n)
 {
-	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-	size_t n;
-
-	*ok = true;
-	if (c < 0x80) {
-		*ok = c >= 0x20 && c != 0x7f;
-		return 1;
-	}
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-	} else {
-		return 0;
-	}
-	if (len < n || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	*ok = !(c == 0xc2 && s[1] < 0xa0) && !(c == 0xef && s[1] == 0xbf && s[2] >= 0xbe);
-	return n;
+	if (n == 1)
+		return s[0] >= 0x20 && s[0] != 0x7f;
+	return !(s[0] == 0xc2 && s[1] < 0xa0) && !(s[0] == 0xef && s[1] == 0xbf && s[2] >= 0xbe);
 }
 
 #define REPLACEMENT "\xef\xbf\xbd" /* U+FFFD */
 
 /*
- * Put @n's name in w->name with U+FFFD for each character utf8_char()
+ * Put @n's name in w->name with U+FFFD for each character xml_char_ok()
  * does not accept, and for each byte of what is not UTF-8: names come
  * from binaries and perf maps, and one stray byte must not make the whole
  * file unreadable. Returns the length; *@chars is the number of characters.
@@ -381,14 +352,14 @@ static size_t svg__clean_name(struct svg_writer *w, const struct flame_node *n, 
 		return 0;
 	}
 	for (size_t i = 0; i < n->len; (*chars)++) {
-		bool ok;
-		size_t c = utf8_char(s + i, n->len - i, &ok);
+		size_t c = utf8__char_len(s + i, n->len - i);
+		bool ok = c && xml_char_ok(s + i, c);
 
-		if (c && ok)
+		if (ok)
 			memcpy(w->name + len, s + i, c);
 		else
 			memcpy(w->name + len, REPLACEMENT, 3);
-		len += c && ok ? c : 3;
+		len += ok ? c : 3;
 		i += c ? c : 1;
 	}
 	return len;
