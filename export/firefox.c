@@ -4,14 +4,13 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "common/array.h"
 #include "common/hashtab.h"
-#include "common/log.h"
 #include "common/profile.h"
 #include "common/utf8.h"
 #include "export/firefox.h"
+#include "export/gzip_writer.h"
 
 /*
  * Measured on a synthetic profile of 50,000 distinct 30-frame stacks and 1M
@@ -59,7 +58,7 @@ static const struct {
 #define NR_MARKERS 4
 
 /*
- * The JSON goes out through one buffer, to the FILE or through deflate.
+ * The JSON goes out through one buffer, to the FILE or through the gzip writer.
  * Hand-written rather than taken from Debian's yajl: yajl refuses invalid
  * UTF-8 where we replace it, prints doubles with "%.17g" where times want
  * their exact decimal digits, and has seen no release since 2014; what is
@@ -70,12 +69,10 @@ static const struct {
  */
 struct json {
 	FILE *out;
-	bool gzip;
+	struct gzip_writer *gz; /* NULL: not gzipping */
 	int err;
 	size_t len;
-	z_stream zs;
 	char buf[JSON_BUF_SIZE];
-	unsigned char zbuf[JSON_BUF_SIZE];
 };
 
 static int write_all(FILE *out, const void *data, size_t len)
@@ -90,29 +87,17 @@ static int write_all(FILE *out, const void *data, size_t len)
 static void json__flush(struct json *j, bool finish)
 {
 	size_t len = j->len;
-	int zerr;
 
 	j->len = 0;
 	if (j->err)
 		return;
-	if (!j->gzip) {
+	if (!j->gz) {
 		j->err = write_all(j->out, j->buf, len);
 		return;
 	}
-	j->zs.next_in = (unsigned char *)j->buf;
-	j->zs.avail_in = len;
-	do {
-		j->zs.next_out = j->zbuf;
-		j->zs.avail_out = sizeof(j->zbuf);
-		zerr = deflate(&j->zs, finish ? Z_FINISH : Z_NO_FLUSH);
-		if (zerr == Z_STREAM_ERROR) {
-			pr_warn("firefox: cannot compress: %s",
-				j->zs.msg ? j->zs.msg : zError(zerr));
-			j->err = -EINVAL;
-			return;
-		}
-		j->err = write_all(j->out, j->zbuf, sizeof(j->zbuf) - j->zs.avail_out);
-	} while (!j->err && j->zs.avail_out == 0);
+	j->err = gzip_writer__write(j->gz, j->buf, len);
+	if (!j->err && finish)
+		j->err = gzip_writer__finish(j->gz);
 }
 
 static void json__put(struct json *j, const void *data, size_t len)
@@ -893,49 +878,35 @@ static int write_threads(struct json *j, const struct profile *p, struct thread_
 
 int firefox__write(const struct profile *p, FILE *out, bool gzip)
 {
-	/* A fixed header: no mtime, no name, "Unix" as the OS, whatever the host. */
-	gz_header header = { .os = 3 };
 	struct thread_tables t;
 	struct json *j;
-	int err, zerr;
+	int err;
 
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
 	j->out = out;
-	j->gzip = gzip;
 	memset(&t, 0, sizeof(t));
 	if (gzip) {
-		/* windowBits 15 + 16: a gzip wrapper rather than zlib's. */
-		zerr = deflateInit2(&j->zs, FIREFOX_GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8,
-				    Z_DEFAULT_STRATEGY);
-		if (zerr != Z_OK) {
-			pr_warn("firefox: cannot initialize zlib: %s",
-				j->zs.msg ? j->zs.msg : zError(zerr));
-			free(j);
-			return zerr == Z_MEM_ERROR ? -ENOMEM : -EINVAL;
-		}
-		zerr = deflateSetHeader(&j->zs, &header);
-		if (zerr != Z_OK) {
-			pr_warn("firefox: cannot set the gzip header: %s",
-				j->zs.msg ? j->zs.msg : zError(zerr));
-			err = -EINVAL;
-			goto out_end;
+		j->gz = gzip_writer__new(out, FIREFOX_GZIP_LEVEL);
+		if (!j->gz) {
+			err = -errno;
+			goto out_free;
 		}
 	}
 
 	json__meta(j, p);
 	err = write_threads(j, p, &t);
 	if (err)
-		goto out_end;
+		goto out_release;
 	json__lit(j, "]}\n");
 	json__flush(j, true);
 	err = j->err;
 
-out_end:
+out_release:
 	tables__release(&t);
-	if (gzip)
-		deflateEnd(&j->zs);
+	gzip_writer__free(j->gz);
+out_free:
 	free(j);
 	return err;
 }

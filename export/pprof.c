@@ -5,12 +5,12 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "common/array.h"
 #include "common/hashtab.h"
 #include "common/log.h"
 #include "common/profile.h"
+#include "export/gzip_writer.h"
 #include "export/pprof.h"
 #include "profile.pb-c.h"
 
@@ -21,7 +21,6 @@
  * leave little for the slower levels to find, so take the speed.
  */
 #define PPROF_GZIP_LEVEL 1
-#define PPROF_GZIP_CHUNK (64 * 1024)
 
 /*
  * Every message of the encoded profile is carved out of one arena and freed
@@ -607,74 +606,25 @@ out_release:
 	return err;
 }
 
-static int write_chunk(FILE *out, const void *data, size_t len)
-{
-	errno = 0;
-	if (len && fwrite(data, 1, len, out) != len)
-		return errno ? -errno : -EIO;
-	return 0;
-}
-
 int pprof__write(const struct profile *p, FILE *out)
 {
-	/* A fixed header: no mtime, no name, "Unix" as the OS, whatever the host. */
-	gz_header header = { .os = 3 };
-	uint8_t *buf, *chunk;
-	z_stream zs;
+	struct gzip_writer *gz;
+	uint8_t *buf;
 	size_t len;
-	int err, zerr;
+	int err;
 
 	err = pprof__encode(p, &buf, &len);
 	if (err)
 		return err;
-	chunk = malloc(PPROF_GZIP_CHUNK);
-	if (!chunk) {
-		err = -ENOMEM;
+	gz = gzip_writer__new(out, PPROF_GZIP_LEVEL);
+	if (!gz) {
+		err = -errno;
 		goto out_free_buf;
 	}
-	memset(&zs, 0, sizeof(zs));
-	/* windowBits 15 + 16: a gzip wrapper rather than zlib's. */
-	zerr = deflateInit2(&zs, PPROF_GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-	if (zerr != Z_OK) {
-		err = zerr == Z_MEM_ERROR ? -ENOMEM : -EINVAL;
-		pr_warn("pprof: cannot initialize zlib: %s", zs.msg ? zs.msg : zError(zerr));
-		goto out_free_chunk;
-	}
-	zerr = deflateSetHeader(&zs, &header);
-	if (zerr != Z_OK) {
-		err = -EINVAL;
-		pr_warn("pprof: cannot set the gzip header: %s", zs.msg ? zs.msg : zError(zerr));
-		goto out_end;
-	}
-
-	zs.next_in = buf;
-	do {
-		/* The encoded profile may exceed uInt: feed it in pieces. */
-		size_t left = len - (size_t)(zs.next_in - buf);
-		uInt avail = left > UINT32_MAX ? UINT32_MAX : (uInt)left;
-		int flush = avail == left ? Z_FINISH : Z_NO_FLUSH;
-
-		zs.avail_in = avail;
-		do {
-			zs.next_out = chunk;
-			zs.avail_out = PPROF_GZIP_CHUNK;
-			zerr = deflate(&zs, flush);
-			if (zerr == Z_STREAM_ERROR) {
-				err = -EINVAL;
-				pr_warn("pprof: cannot compress: %s",
-					zs.msg ? zs.msg : zError(zerr));
-				goto out_end;
-			}
-			err = write_chunk(out, chunk, PPROF_GZIP_CHUNK - zs.avail_out);
-			if (err)
-				goto out_end;
-		} while (zs.avail_out == 0);
-	} while (zerr != Z_STREAM_END);
-
-out_end:
-	deflateEnd(&zs);
-out_free_chunk:
-	free(chunk);
+	err = gzip_writer__write(gz, buf, len);
+	if (!err)
+		err = gzip_writer__finish(gz);
+	gzip_writer__free(gz);
 out_free_buf:
 	free(buf);
 	return err;
