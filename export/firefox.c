@@ -11,6 +11,7 @@
 #include "common/utf8.h"
 #include "export/firefox.h"
 #include "export/gzip_writer.h"
+#include "export/stack_walk.h"
 
 /*
  * Measured on a synthetic profile of 50,000 distinct 30-frame stacks and 1M
@@ -253,9 +254,8 @@ struct thread_tables {
 	size_t nr_rows, alloc_rows;
 	struct ff_row *sorted_rows; /* room for tables__sort_rows() */
 	size_t alloc_sorted_rows;
-	const struct profile_sample *prev; /* the sample added last */
-	int64_t *path; /* prev's stack at each depth: path[0] is the root's prefix */
-	size_t alloc_path;
+	/* The sample added last: walk.path[level] is its stack index at that level. */
+	struct stack_walk walk;
 	uint32_t special[NR_SPECIAL]; /* frame index, NO_INDEX until used */
 	uint32_t markers[NR_MARKERS]; /* marker names' string indexes */
 	size_t nr_markers;
@@ -275,7 +275,7 @@ static void tables__reset(struct thread_tables *t)
 	hashtab__release(&t->line_ids);
 	t->nr_strings = t->nr_frames = t->nr_lines = t->nr_stacks = t->nr_rows = 0;
 	t->nr_markers = 0;
-	t->prev = NULL;
+	stack_walk__reset(&t->walk);
 	for (int i = 0; i < NR_SPECIAL; i++)
 		t->special[i] = NO_INDEX;
 	for (b = t->text; b; b = next) {
@@ -294,7 +294,7 @@ static void tables__release(struct thread_tables *t)
 	free(t->stacks);
 	free(t->rows);
 	free(t->sorted_rows);
-	free(t->path);
+	stack_walk__release(&t->walk);
 	free(t->scratch);
 }
 
@@ -515,46 +515,50 @@ static int64_t tables__stack(struct thread_tables *t, uint32_t prefix, uint32_t 
 /*
  * Add @s's stack, root first, and one row per timestamp. 0 or -errno.
  * Sorted samples share their outer frames with the one before: the stacks
- * that far are taken from t->path, which holds the previous sample's stack
- * index at each depth, rather than looked up again.
+ * that far are taken from the walk's path, which holds the previous
+ * sample's stack index at each level, rather than looked up again. The root
+ * is the "[truncated]" frame's stack for a truncated sample, else none.
  */
 static int tables__add_sample(struct thread_tables *t, const struct profile_sample *s)
 {
-	const struct profile_sample *prev = t->prev;
-	uint32_t n = s->nr_frames, depth = 0;
+	uint32_t n = s->nr_frames, level;
 	int64_t stack, frame;
+	int err;
 
-	t->prev = NULL;
-	if (array__reserve(&t->path, &t->alloc_path, (size_t)n + 1, sizeof(*t->path)))
-		return -ENOMEM;
-	if (prev && prev->truncated == s->truncated) {
-		while (depth < n && depth < prev->nr_frames &&
-		       s->frames[n - 1 - depth] == prev->frames[prev->nr_frames - 1 - depth])
-			depth++;
-	} else if (s->truncated) {
-		frame = tables__special(t, SPECIAL_TRUNCATED);
-		t->path[0] = frame < 0 ? frame : tables__stack(t, NO_INDEX, frame);
-	} else {
-		t->path[0] = NO_INDEX;
+	err = stack_walk__begin(&t->walk, s, s->truncated, &level);
+	if (err)
+		return err;
+	if (!level) {
+		stack = NO_INDEX;
+		if (s->truncated) {
+			frame = tables__special(t, SPECIAL_TRUNCATED);
+			stack = frame < 0 ? frame : tables__stack(t, NO_INDEX, frame);
+			if (stack < 0)
+				return stack;
+		}
+		t->walk.path[0] = stack;
+		level = 1;
 	}
-	stack = t->path[depth];
-	for (; depth < n && stack >= 0; depth++) {
-		const struct profile_frame *f = s->frames[n - 1 - depth];
+	stack = t->walk.path[level - 1];
+	for (; level <= n; level++) {
+		const struct profile_frame *f = stack_walk__frame(s, level);
 		int64_t off = tables__profile_frame(t, f);
 
 		if (off < 0)
 			return off;
 		for (uint32_t k = 0; k < f->nr_lines && stack >= 0; k++)
 			stack = tables__stack(t, stack, t->lines[off + k]);
-		t->path[depth + 1] = stack;
+		if (stack < 0)
+			return stack;
+		t->walk.path[level] = stack;
 	}
-	if (stack >= 0 && (s->offcpu || !n)) {
+	if (s->offcpu || !n) {
 		frame = tables__special(t, s->offcpu ? SPECIAL_OFFCPU : SPECIAL_UNKNOWN);
 		stack = frame < 0 ? frame : tables__stack(t, stack, frame);
+		if (stack < 0)
+			return stack;
 	}
-	if (stack < 0)
-		return stack;
-	t->prev = s;
+	stack_walk__end(&t->walk, s);
 
 	if (s->count > SIZE_MAX - t->nr_rows ||
 	    array__reserve(&t->rows, &t->alloc_rows, t->nr_rows + s->count, sizeof(*t->rows)))

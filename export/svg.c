@@ -11,6 +11,7 @@
 #include "common/hashtab.h"
 #include "common/profile.h"
 #include "common/utf8.h"
+#include "export/stack_walk.h"
 #include "export/svg.h"
 
 /*
@@ -83,10 +84,8 @@ struct flame {
 	 */
 	struct hashtab index;
 	uint32_t *order; /* nodes but the root, by parent, then name, then kind */
-	/* The sample last added, and the node each of its frames ended at (path[0]: the process). */
-	const struct profile_sample *prev;
-	uint32_t *path;
-	size_t alloc_path;
+	/* The sample last added: walk.path[level] is the node its stack is at on that level. */
+	struct stack_walk walk;
 	/* Set by the first walk over the tree. */
 	uint32_t max_depth;
 	uint64_t elided_frames, elided_count;
@@ -156,34 +155,22 @@ static int flame__child(struct flame *fl, uint32_t parent, enum frame_kind kind,
  */
 static int flame__add(struct flame *fl, const struct profile_sample *s, uint64_t count)
 {
-	const struct profile_sample *prev = fl->prev;
-	uint32_t n = s->nr_frames, depth = 0, node;
+	uint32_t n = s->nr_frames, level, node;
 	int err;
 
-	fl->prev = NULL;
-	err = array__reserve(&fl->path, &fl->alloc_path, (size_t)n + 1, sizeof(*fl->path));
+	err = stack_walk__begin(&fl->walk, s, (uintptr_t)s->process_name, &level);
 	if (err)
 		return err;
-	if (prev && prev->process_name == s->process_name) {
-		uint32_t pn = prev->nr_frames;
-
-		while (depth < n && depth < pn &&
-		       s->frames[n - 1 - depth] == prev->frames[pn - 1 - depth])
-			depth++;
-	} else {
-		err = flame__child(fl, 0, KIND_PROCESS, s->process_name, &fl->path[0]);
+	if (!level) {
+		err = flame__child(fl, 0, KIND_PROCESS, s->process_name, &node);
 		if (err)
 			return err;
+		fl->walk.path[0] = node;
+		level = 1;
 	}
-	node = fl->path[depth];
-	if (!n) {
-		err = flame__child(fl, node, KIND_USER, "[unknown]", &node);
-		if (!err)
-			fl->nodes[node].count += count;
-		return err;
-	}
-	for (; depth < n; depth++) {
-		const struct profile_frame *frame = s->frames[n - 1 - depth];
+	node = fl->walk.path[level - 1];
+	for (; level <= n; level++) {
+		const struct profile_frame *frame = stack_walk__frame(s, level);
 
 		/* lines[] runs innermost first; the last is the frame's own function. */
 		for (uint32_t i = frame->nr_lines; i-- > 0;) {
@@ -196,10 +183,15 @@ static int flame__add(struct flame *fl, const struct profile_sample *s, uint64_t
 			if (err)
 				return err;
 		}
-		fl->path[depth + 1] = node;
+		fl->walk.path[level] = node;
+	}
+	if (!n) {
+		err = flame__child(fl, node, KIND_USER, "[unknown]", &node);
+		if (err)
+			return err;
 	}
 	fl->nodes[node].count += count;
-	fl->prev = s;
+	stack_walk__end(&fl->walk, s);
 	return 0;
 }
 
@@ -759,6 +751,7 @@ int svg__write(const struct profile *p, FILE *out)
 	int err;
 
 	memset(&fl, 0, sizeof(fl));
+	stack_walk__init(&fl.walk);
 	err = array__reserve(&fl.nodes, &fl.alloc_nodes, 1, sizeof(*fl.nodes));
 	if (err)
 		return err;
@@ -800,7 +793,7 @@ int svg__write(const struct profile *p, FILE *out)
 out_free:
 	free(w.name);
 	free(fl.order);
-	free(fl.path);
+	stack_walk__release(&fl.walk);
 	free(fl.nodes);
 	hashtab__release(&fl.index);
 	return err;
