@@ -13,6 +13,8 @@
 #include "common/utf8.h"
 #include "export/stack_walk.h"
 #include "export/svg.h"
+/* flamegraph_js[] and flamegraph_css[], from export/flamegraph.{js,css} (see the Makefile) */
+#include "export/flamegraph_assets.h"
 
 /*
  * Geometry in px. Positions are computed in hundredths of a px with integer
@@ -500,172 +502,6 @@ static int flame__walk(struct flame *fl, struct svg_writer *w, uint64_t total)
 	return err;
 }
 
-/*
- * The interactive part. Frames carry their left edge and count (data-s,
- * data-n, in the profile's unit) so that zooming and the matched share are
- * exact; the name is the <title> up to its last " (".
- */
-static const char svg_script[] =
-	"(function (total, unit, X0, W) {\n"
-	"\t\"use strict\";\n"
-	"\tvar PAD = 3, CHAR_W = 7.2, MATCH = \"rgb(230,0,230)\";\n"
-	"\tvar byId = function (id) { return document.getElementById(id); };\n"
-	"\tvar box = byId(\"frames\"), details = byId(\"details\"), matched = byId(\"matched\");\n"
-	"\tvar unzoomBtn = byId(\"unzoom\"), searchBtn = byId(\"search\");\n"
-	"\tvar frames = [], zoomed = null, search = null;\n"
-	"\n"
-	"\tfunction withCommas(n) { return String(n).replace(/\\B(?=(\\d{3})+(?!\\d))/g, \",\"); }\n"
-	"\n"
-	"\tfunction label(name, w) {\n"
-	"\t\tvar fit = Math.floor((w - 2 * PAD) / CHAR_W);\n"
-	"\t\tif (fit < 3)\n"
-	"\t\t\treturn \"\";\n"
-	"\t\treturn name.length <= fit ? name : name.slice(0, fit - 2) + \"..\";\n"
-	"\t}\n"
-	"\n"
-	"\tfunction place(f, x, w) {\n"
-	"\t\tf.rect.setAttribute(\"x\", x.toFixed(2));\n"
-	"\t\tf.rect.setAttribute(\"width\", w.toFixed(2));\n"
-	"\t\tf.text.setAttribute(\"x\", (x + PAD).toFixed(2));\n"
-	"\t\tf.text.textContent = label(f.name, w);\n"
-	"\t}\n"
-	"\n"
-	"\t/* Ancestors span the graph, dimmed; descendants scale; the rest hide. */\n"
-	"\tfunction zoom(z) {\n"
-	"\t\tif (z === frames[0])\n"
-	"\t\t\treturn unzoom();\n"
-	"\t\tzoomed = z;\n"
-	"\t\tframes.forEach(function (f) {\n"
-	"\t\t\tvar below = f.y > z.y, show;\n"
-	"\t\t\tif (below)\n"
-	"\t\t\t\tshow = f.s <= z.s && f.s + f.n >= z.s + z.n;\n"
-	"\t\t\telse\n"
-	"\t\t\t\tshow = f.s >= z.s && f.s + f.n <= z.s + z.n;\n"
-	"\t\t\tf.g.classList.toggle(\"hide\", !show);\n"
-	"\t\t\tf.g.classList.toggle(\"anc\", show && below);\n"
-	"\t\t\tif (show && below)\n"
-	"\t\t\t\tplace(f, X0, W);\n"
-	"\t\t\telse if (show)\n"
-	"\t\t\t\tplace(f, X0 + (f.s - z.s) / z.n * W, f.n / z.n * W);\n"
-	"\t\t});\n"
-	"\t\tunzoomBtn.classList.remove(\"hide\");\n"
-	"\t}\n"
-	"\n"
-	"\tfunction unzoom() {\n"
-	"\t\tif (!zoomed)\n"
-	"\t\t\treturn;\n"
-	"\t\tzoomed = null;\n"
-	"\t\tframes.forEach(function (f) {\n"
-	"\t\t\tf.g.classList.remove(\"hide\", \"anc\");\n"
-	"\t\t\tplace(f, f.x, f.w);\n"
-	"\t\t});\n"
-	"\t\tunzoomBtn.classList.add(\"hide\");\n"
-	"\t}\n"
-	"\n"
-	"\t/* Matches nest (a caller and its callee): count the union of their spans. */\n"
-	"\tfunction searchFor(re) {\n"
-	"\t\tvar hits = [], sum = 0, end = 0;\n"
-	"\t\tframes.forEach(function (f) {\n"
-	"\t\t\tvar hit = re.test(f.name);\n"
-	"\t\t\tf.rect.setAttribute(\"fill\", hit ? MATCH : f.fill);\n"
-	"\t\t\tif (hit)\n"
-	"\t\t\t\thits.push(f);\n"
-	"\t\t});\n"
-	"\t\thits.sort(function (a, b) { return a.s - b.s; });\n"
-	"\t\thits.forEach(function (f) {\n"
-	"\t\t\tif (f.s + f.n > end) {\n"
-	"\t\t\t\tsum += f.s + f.n - Math.max(f.s, end);\n"
-	"\t\t\t\tend = f.s + f.n;\n"
-	"\t\t\t}\n"
-	"\t\t});\n"
-	"\t\tsearch = re;\n"
-	"\t\tsearchBtn.textContent = \"Reset search\";\n"
-	"\t\tmatched.textContent = \"Matched: \" + (total ? 100 * sum / total : 0).toFixed(2) +\n"
-	"\t\t\t\"% (\" + withCommas(sum) + \" \" + unit + \", \" + hits.length + \" frames)\";\n"
-	"\t}\n"
-	"\n"
-	"\tfunction resetSearch() {\n"
-	"\t\tif (!search)\n"
-	"\t\t\treturn;\n"
-	"\t\tsearch = null;\n"
-	"\t\tframes.forEach(function (f) { f.rect.setAttribute(\"fill\", f.fill); });\n"
-	"\t\tsearchBtn.textContent = \"Search\";\n"
-	"\t\tmatched.textContent = \" \";\n"
-	"\t}\n"
-	"\n"
-	"\tfunction ask() {\n"
-	"\t\tvar term = window.prompt(\"Search frames (regular expression):\",\n"
-	"\t\t\t\t\t search ? search.source : \"\"), re;\n"
-	"\t\tif (term === null || term === \"\")\n"
-	"\t\t\treturn;\n"
-	"\t\ttry {\n"
-	"\t\t\tre = new RegExp(term);\n"
-	"\t\t} catch (e) {\n"
-	"\t\t\twindow.alert(\"Not a regular expression: \" + e.message);\n"
-	"\t\t\treturn;\n"
-	"\t\t}\n"
-	"\t\tsearchFor(re);\n"
-	"\t}\n"
-	"\n"
-	"\tfunction frameOf(node) {\n"
-	"\t\twhile (node && node !== box && !node.flame)\n"
-	"\t\t\tnode = node.parentNode;\n"
-	"\t\treturn node && node.flame;\n"
-	"\t}\n"
-	"\n"
-	"\tArray.prototype.forEach.call(box.getElementsByTagName(\"g\"), function (g) {\n"
-	"\t\tvar title = g.getElementsByTagName(\"title\")[0].textContent;\n"
-	"\t\tvar rect = g.getElementsByTagName(\"rect\")[0];\n"
-	"\t\tg.flame = {\n"
-	"\t\t\tg: g, rect: rect, text: g.getElementsByTagName(\"text\")[0], title: title,\n"
-	"\t\t\tname: title.slice(0, title.lastIndexOf(\" (\")),\n"
-	"\t\t\ts: +g.getAttribute(\"data-s\"), n: +g.getAttribute(\"data-n\"),\n"
-	"\t\t\tx: +rect.getAttribute(\"x\"), w: +rect.getAttribute(\"width\"),\n"
-	"\t\t\ty: +rect.getAttribute(\"y\"), fill: rect.getAttribute(\"fill\")\n"
-	"\t\t};\n"
-	"\t\tframes.push(g.flame);\n"
-	"\t});\n"
-	"\tbox.addEventListener(\"click\", function (e) {\n"
-	"\t\tvar f = frameOf(e.target);\n"
-	"\t\tif (f)\n"
-	"\t\t\tzoom(f);\n"
-	"\t});\n"
-	"\tbox.addEventListener(\"mouseover\", function (e) {\n"
-	"\t\tvar f = frameOf(e.target);\n"
-	"\t\tif (f)\n"
-	"\t\t\tdetails.textContent = f.title;\n"
-	"\t});\n"
-	"\tbox.addEventListener(\"mouseout\", function () { details.textContent = \" \"; });\n"
-	"\tunzoomBtn.addEventListener(\"click\", unzoom);\n"
-	"\tsearchBtn.addEventListener(\"click\", function () {\n"
-	"\t\tif (search)\n"
-	"\t\t\tresetSearch();\n"
-	"\t\telse\n"
-	"\t\t\task();\n"
-	"\t});\n"
-	"\twindow.addEventListener(\"keydown\", function (e) {\n"
-	"\t\tvar find = (e.ctrlKey || e.metaKey) && (e.key === \"f\" || e.key === \"F\");\n"
-	"\t\tif (find || (e.key === \"/\" && !e.ctrlKey && !e.metaKey && !e.altKey)) {\n"
-	"\t\t\te.preventDefault();\n"
-	"\t\t\task();\n"
-	"\t\t} else if (e.key === \"Escape\") {\n"
-	"\t\t\tunzoom();\n"
-	"\t\t\tresetSearch();\n"
-	"\t\t}\n"
-	"\t});\n";
-
-static const char svg_style[] =
-	"<style>\n"
-	"text { font-family: monospace; font-size: 12px; fill: #000; }\n"
-	"#title { font-size: 17px; }\n"
-	"#frames g { cursor: pointer; }\n"
-	"#frames text { pointer-events: none; }\n"
-	"#frames g:hover rect { stroke: #000; stroke-width: 0.5; }\n"
-	".anc { opacity: 0.6; }\n"
-	".hide { display: none; }\n"
-	".btn { cursor: pointer; fill: #1f4e99; text-decoration: underline; }\n"
-	"</style>\n";
-
 /* The title, the summary line (with what was not drawn), the buttons and the legend. */
 static void svg__header(struct svg_writer *w, const struct flame *fl)
 {
@@ -683,7 +519,9 @@ static void svg__header(struct svg_writer *w, const struct flame *fl)
 		    "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%u\" "
 		    "height=\"%u\" viewBox=\"0 0 %u %u\">\n",
 		    IMAGE_W, w->height, IMAGE_W, w->height);
-	svg__puts(w, svg_style);
+	svg__puts(w, "<style>\n");
+	svg__bytes(w, flamegraph_css, sizeof(flamegraph_css) - 1);
+	svg__puts(w, "</style>\n");
 	svg__printf(w, "<rect width=\"%u\" height=\"%u\" fill=\"#f7f7f4\"/>\n", IMAGE_W, w->height);
 	svg__printf(w, "<text id=\"title\" x=\"%u\" y=\"24\" text-anchor=\"middle\">%s</text>\n",
 		    IMAGE_W / 2, titles[p->mode]);
@@ -732,16 +570,22 @@ static void svg__header(struct svg_writer *w, const struct flame *fl)
 		    IMAGE_W - MARGIN_X);
 }
 
+/* The script last, once the frames it reads are in the document. */
 static void svg__footer(struct svg_writer *w)
 {
+	/* flamegraph.js is one function expression and a newline: call it on its last line. */
+	size_t len = sizeof(flamegraph_js) - 1;
+
+	while (len && flamegraph_js[len - 1] == '\n')
+		len--;
 	svg__printf(w, "<text id=\"details\" x=\"%u\" y=\"%u\"> </text>\n", MARGIN_X,
 		    w->height - 10);
 	svg__printf(w, "<text id=\"matched\" x=\"%u\" y=\"%u\" text-anchor=\"end\"> </text>\n",
 		    IMAGE_W - MARGIN_X, w->height - 10);
 	svg__puts(w, "<script type=\"text/ecmascript\"><![CDATA[\n");
-	svg__puts(w, svg_script);
-	svg__printf(w, "})(%" PRIu64 ", \"%s\", %u, %u);\n]]></script>\n</svg>\n", w->total,
-		    w->unit, MARGIN_X, GRAPH_W);
+	svg__bytes(w, flamegraph_js, len);
+	svg__printf(w, "(%" PRIu64 ", \"%s\", %u, %u);\n]]></script>\n</svg>\n", w->total, w->unit,
+		    MARGIN_X, GRAPH_W);
 }
 
 int svg__write(const struct profile *p, FILE *out)
