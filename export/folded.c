@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "common/hashtab.h"
 #include "common/profile.h"
 #include "export/folded.h"
@@ -34,34 +35,10 @@ struct folded {
 	struct stack_walk walk;
 };
 
-static int folded__reserve(struct folded *f, size_t more)
-{
-	size_t alloc = f->alloc ? f->alloc : 256;
-	char *mem;
-
-	if (more > SIZE_MAX - f->len)
-		return -ENOMEM;
-	if (f->len + more <= f->alloc)
-		return 0;
-	while (alloc < f->len + more) {
-		if (alloc > SIZE_MAX / 2)
-			return -ENOMEM;
-		alloc *= 2;
-	}
-	mem = realloc(f->buf, alloc);
-	if (!mem)
-		return -ENOMEM;
-	f->buf = mem;
-	f->alloc = alloc;
-	return 0;
-}
-
 static int folded__append(struct folded *f, const char *s, size_t len)
 {
-	int err = folded__reserve(f, len);
-
-	if (err)
-		return err;
+	if (len > SIZE_MAX - f->len || array__reserve(&f->buf, &f->alloc, f->len + len, 1))
+		return -ENOMEM;
 	memcpy(f->buf + f->len, s, len);
 	f->len += len;
 	return 0;
@@ -207,18 +184,8 @@ static int folded__count(struct folded *f, uint64_t count)
 		l->count += count;
 		return 0;
 	}
-	if (f->nr_lines == f->alloc_lines) {
-		size_t alloc = f->alloc_lines ? f->alloc_lines * 2 : 256;
-		void *mem;
-
-		if (alloc > SIZE_MAX / sizeof(*f->lines))
-			return -ENOMEM;
-		mem = realloc(f->lines, alloc * sizeof(*f->lines));
-		if (!mem)
-			return -ENOMEM;
-		f->lines = mem;
-		f->alloc_lines = alloc;
-	}
+	if (array__reserve(&f->lines, &f->alloc_lines, f->nr_lines + 1, sizeof(*f->lines)))
+		return -ENOMEM;
 	if (f->len > SIZE_MAX - sizeof(*l) - COUNT_MAX_CHARS - 1)
 		return -ENOMEM;
 	l = malloc(sizeof(*l) + f->len + COUNT_MAX_CHARS + 1);
