@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common/array.h"
+#include "common/hex.h"
 #include "common/log.h"
 #include "common/procfs.h"
 #include "kallsyms.h"
@@ -41,17 +42,6 @@ static int cand_cmp(const void *a, const void *b)
 	return strcmp(x->sym.name, y->sym.name);
 }
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * Parse one NUL-terminated line "ADDR TYPE NAME[\t[MODULE]]", cutting NAME
  * and MODULE out of it in place. Returns 0, or -EINVAL if it is no text
@@ -64,7 +54,7 @@ static int parse_line(char *line, struct cand *out, bool *zero)
 	int digits = 0, v;
 	char type;
 
-	for (; (v = hex_value(*p)) >= 0; p++, digits++)
+	for (; (v = hex__digit(*p)) >= 0; p++, digits++)
 		addr = addr << 4 | v;
 	if (!digits || digits > 16 || *p != ' ')
 		return -EINVAL;

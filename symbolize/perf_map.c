@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/array.h"
+#include "common/hex.h"
 #include "common/log.h"
 #include "common/procfs.h"
 #include "perf_map.h"
@@ -104,17 +105,6 @@ out_too_big:
 	return NULL;
 }
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static bool is_blank(char c)
 {
 	return c == ' ' || c == '\t';
@@ -132,7 +122,7 @@ static bool parse_hex(const char **p, const char *end, uint64_t *out)
 
 	if (end - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
 		s += 2;
-	for (; s < end && (d = hex_value(*s)) >= 0; s++, digits++)
+	for (; s < end && (d = hex__digit(*s)) >= 0; s++, digits++)
 		v = v << 4 | d;
 	if (!digits || digits > 16 || s == end || !is_blank(*s))
 		return false;
