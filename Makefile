@@ -83,6 +83,23 @@ $(OUTPUT)/proto/profile.pb-c.c $(OUTPUT)/proto/profile.pb-c.h &: proto/profile.p
 
 GENERATED := $(OUTPUT)/profile.skel.h $(OUTPUT)/proto/profile.pb-c.h
 
+# The flame graph's script and style sheet are real files (tests/e2e/svg.sh
+# parses the script with node), embedded in export/svg.c as NUL-terminated
+# char arrays named after them (flamegraph_js[], flamegraph_css[]). A file's
+# header, its lines up to the first blank one, stays out of the SVG.
+SVG_ASSETS := export/flamegraph.js export/flamegraph.css
+
+$(OUTPUT)/export/flamegraph_assets.h: $(SVG_ASSETS)
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)for f in $(SVG_ASSETS); do \
+		echo "static const char $$(basename $$f | tr . _)[] = {"; \
+		sed '1,/^$$/d' $$f | od -An -v -tx1 | sed 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+		echo "0x00 };"; \
+	done > $@
+
+$(OUTPUT)/obj/export/svg.o: $(OUTPUT)/export/flamegraph_assets.h
+
 # --- the profiler ------------------------------------------------------------
 
 LIB_SRCS := $(wildcard common/*.c elf/*.c collector/*.c symbolize/*.c export/*.c)

@@ -4,13 +4,14 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "common/array.h"
 #include "common/hashtab.h"
-#include "common/log.h"
 #include "common/profile.h"
+#include "common/utf8.h"
 #include "export/firefox.h"
+#include "export/gzip_writer.h"
+#include "export/stack_walk.h"
 
 /*
  * Measured on a synthetic profile of 50,000 distinct 30-frame stacks and 1M
@@ -58,7 +59,7 @@ static const struct {
 #define NR_MARKERS 4
 
 /*
- * The JSON goes out through one buffer, to the FILE or through deflate.
+ * The JSON goes out through one buffer, to the FILE or through the gzip writer.
  * Hand-written rather than taken from Debian's yajl: yajl refuses invalid
  * UTF-8 where we replace it, prints doubles with "%.17g" where times want
  * their exact decimal digits, and has seen no release since 2014; what is
@@ -69,12 +70,10 @@ static const struct {
  */
 struct json {
 	FILE *out;
-	bool gzip;
+	struct gzip_writer *gz; /* NULL: not gzipping */
 	int err;
 	size_t len;
-	z_stream zs;
 	char buf[JSON_BUF_SIZE];
-	unsigned char zbuf[JSON_BUF_SIZE];
 };
 
 static int write_all(FILE *out, const void *data, size_t len)
@@ -89,29 +88,17 @@ static int write_all(FILE *out, const void *data, size_t len)
 static void json__flush(struct json *j, bool finish)
 {
 	size_t len = j->len;
-	int zerr;
 
 	j->len = 0;
 	if (j->err)
 		return;
-	if (!j->gzip) {
+	if (!j->gz) {
 		j->err = write_all(j->out, j->buf, len);
 		return;
 	}
-	j->zs.next_in = (unsigned char *)j->buf;
-	j->zs.avail_in = len;
-	do {
-		j->zs.next_out = j->zbuf;
-		j->zs.avail_out = sizeof(j->zbuf);
-		zerr = deflate(&j->zs, finish ? Z_FINISH : Z_NO_FLUSH);
-		if (zerr == Z_STREAM_ERROR) {
-			pr_warn("firefox: cannot compress: %s",
-				j->zs.msg ? j->zs.msg : zError(zerr));
-			j->err = -EINVAL;
-			return;
-		}
-		j->err = write_all(j->out, j->zbuf, sizeof(j->zbuf) - j->zs.avail_out);
-	} while (!j->err && j->zs.avail_out == 0);
+	j->err = gzip_writer__write(j->gz, j->buf, len);
+	if (!j->err && finish)
+		j->err = gzip_writer__finish(j->gz);
 }
 
 static void json__put(struct json *j, const void *data, size_t len)
@@ -170,36 +157,6 @@ static void json__ms(struct json *j, uint64_t ns)
 	json__put(j, tmp, digits + 1);
 }
 
-/*
- * Length of the well-formed UTF-8 sequence at @s (whose first byte is
- * >= 0x80), or 0: no overlong forms, surrogates or code points past
- * U+10FFFF (Unicode's table 3-7). @s is NUL-terminated, and a NUL fails the
- * continuation test, so no byte past it is read.
- */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		if (s[0] == 0xe0)
-			lo = 0xa0;
-		else if (s[0] == 0xed)
-			hi = 0x9f;
-		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
-	}
-	if (s[0] < 0xf0 || s[0] > 0xf4)
-		return 0;
-	if (s[0] == 0xf0)
-		lo = 0x90;
-	else if (s[0] == 0xf4)
-		hi = 0x8f;
-	if (s[1] < lo || s[1] > hi || (s[2] & 0xc0) != 0x80)
-		return 0;
-	return (s[3] & 0xc0) == 0x80 ? 4 : 0;
-}
-
 /* @s as a JSON string: quotes, backslashes and control characters escaped, bad UTF-8 U+FFFD. */
 static void json__str(struct json *j, const char *s)
 {
@@ -219,7 +176,8 @@ static void json__str(struct json *j, const char *s)
 		if (!c)
 			break;
 		if (c >= 0x80) {
-			n = utf8_len(p);
+			/* SIZE_MAX: @s ends at its NUL, which no sequence spans. */
+			n = utf8__char_len(p, SIZE_MAX);
 			if (n)
 				json__put(j, p, n);
 			else
@@ -296,9 +254,8 @@ struct thread_tables {
 	size_t nr_rows, alloc_rows;
 	struct ff_row *sorted_rows; /* room for tables__sort_rows() */
 	size_t alloc_sorted_rows;
-	const struct profile_sample *prev; /* the sample added last */
-	int64_t *path; /* prev's stack at each depth: path[0] is the root's prefix */
-	size_t alloc_path;
+	/* The sample added last: walk.path[level] is its stack index at that level. */
+	struct stack_walk walk;
 	uint32_t special[NR_SPECIAL]; /* frame index, NO_INDEX until used */
 	uint32_t markers[NR_MARKERS]; /* marker names' string indexes */
 	size_t nr_markers;
@@ -318,7 +275,7 @@ static void tables__reset(struct thread_tables *t)
 	hashtab__release(&t->line_ids);
 	t->nr_strings = t->nr_frames = t->nr_lines = t->nr_stacks = t->nr_rows = 0;
 	t->nr_markers = 0;
-	t->prev = NULL;
+	stack_walk__reset(&t->walk);
 	for (int i = 0; i < NR_SPECIAL; i++)
 		t->special[i] = NO_INDEX;
 	for (b = t->text; b; b = next) {
@@ -337,7 +294,7 @@ static void tables__release(struct thread_tables *t)
 	free(t->stacks);
 	free(t->rows);
 	free(t->sorted_rows);
-	free(t->path);
+	stack_walk__release(&t->walk);
 	free(t->scratch);
 }
 
@@ -365,25 +322,6 @@ static const char *tables__copy(struct thread_tables *t, const char *s, size_t l
 	dst[len] = '\0';
 	b->used += len + 1;
 	return dst;
-}
-
-/*
- * Keys packed into 64 bits (a pointer, or two 32-bit indexes) are hashed by
- * a bijection (an odd multiplier, then an xorshift by half the width), so
- * equal hashes mean equal keys and a lookup never reads an entry.
- */
-static uint64_t hash_u64(uint64_t key)
-{
-	uint64_t h = key * 0x9e3779b97f4a7c15ULL;
-
-	return h ^ (h >> 32);
-}
-
-static bool same_hash_same_key(const void *entry, const void *key)
-{
-	(void)entry;
-	(void)key;
-	return true;
 }
 
 struct string_key {
@@ -523,7 +461,7 @@ static int64_t tables__location(struct thread_tables *t, const char *name, const
 static int64_t tables__profile_frame(struct thread_tables *t, const struct profile_frame *f)
 {
 	uint64_t hash = hash_u64((uintptr_t)f);
-	uintptr_t id = (uintptr_t)hashtab__find(&t->line_ids, hash, same_hash_same_key, NULL);
+	uintptr_t id = (uintptr_t)hashtab__find(&t->line_ids, hash, hash_u64_eq, NULL);
 	enum category category = f->kernel		? CAT_KERNEL :
 				 f->source == FRAME_JIT ? CAT_JIT :
 							  CAT_USER;
@@ -560,7 +498,7 @@ static int64_t tables__stack(struct thread_tables *t, uint32_t prefix, uint32_t 
 {
 	/* prefix + 1: NO_INDEX wraps to 0, which no real prefix gives. */
 	uint64_t hash = hash_u64(((uint64_t)(uint32_t)(prefix + 1) << 32) | frame);
-	uintptr_t id = (uintptr_t)hashtab__find(&t->stack_ids, hash, same_hash_same_key, NULL);
+	uintptr_t id = (uintptr_t)hashtab__find(&t->stack_ids, hash, hash_u64_eq, NULL);
 
 	if (id)
 		return id - 1;
@@ -577,46 +515,50 @@ static int64_t tables__stack(struct thread_tables *t, uint32_t prefix, uint32_t 
 /*
  * Add @s's stack, root first, and one row per timestamp. 0 or -errno.
  * Sorted samples share their outer frames with the one before: the stacks
- * that far are taken from t->path, which holds the previous sample's stack
- * index at each depth, rather than looked up again.
+ * that far are taken from the walk's path, which holds the previous
+ * sample's stack index at each level, rather than looked up again. The root
+ * is the "[truncated]" frame's stack for a truncated sample, else none.
  */
 static int tables__add_sample(struct thread_tables *t, const struct profile_sample *s)
 {
-	const struct profile_sample *prev = t->prev;
-	uint32_t n = s->nr_frames, depth = 0;
+	uint32_t n = s->nr_frames, level;
 	int64_t stack, frame;
+	int err;
 
-	t->prev = NULL;
-	if (array__reserve(&t->path, &t->alloc_path, (size_t)n + 1, sizeof(*t->path)))
-		return -ENOMEM;
-	if (prev && prev->truncated == s->truncated) {
-		while (depth < n && depth < prev->nr_frames &&
-		       s->frames[n - 1 - depth] == prev->frames[prev->nr_frames - 1 - depth])
-			depth++;
-	} else if (s->truncated) {
-		frame = tables__special(t, SPECIAL_TRUNCATED);
-		t->path[0] = frame < 0 ? frame : tables__stack(t, NO_INDEX, frame);
-	} else {
-		t->path[0] = NO_INDEX;
+	err = stack_walk__begin(&t->walk, s, s->truncated, &level);
+	if (err)
+		return err;
+	if (!level) {
+		stack = NO_INDEX;
+		if (s->truncated) {
+			frame = tables__special(t, SPECIAL_TRUNCATED);
+			stack = frame < 0 ? frame : tables__stack(t, NO_INDEX, frame);
+			if (stack < 0)
+				return stack;
+		}
+		t->walk.path[0] = stack;
+		level = 1;
 	}
-	stack = t->path[depth];
-	for (; depth < n && stack >= 0; depth++) {
-		const struct profile_frame *f = s->frames[n - 1 - depth];
+	stack = t->walk.path[level - 1];
+	for (; level <= n; level++) {
+		const struct profile_frame *f = stack_walk__frame(s, level);
 		int64_t off = tables__profile_frame(t, f);
 
 		if (off < 0)
 			return off;
 		for (uint32_t k = 0; k < f->nr_lines && stack >= 0; k++)
 			stack = tables__stack(t, stack, t->lines[off + k]);
-		t->path[depth + 1] = stack;
+		if (stack < 0)
+			return stack;
+		t->walk.path[level] = stack;
 	}
-	if (stack >= 0 && (s->offcpu || !n)) {
+	if (s->offcpu || !n) {
 		frame = tables__special(t, s->offcpu ? SPECIAL_OFFCPU : SPECIAL_UNKNOWN);
 		stack = frame < 0 ? frame : tables__stack(t, stack, frame);
+		if (stack < 0)
+			return stack;
 	}
-	if (stack < 0)
-		return stack;
-	t->prev = s;
+	stack_walk__end(&t->walk, s);
 
 	if (s->count > SIZE_MAX - t->nr_rows ||
 	    array__reserve(&t->rows, &t->alloc_rows, t->nr_rows + s->count, sizeof(*t->rows)))
@@ -940,49 +882,35 @@ static int write_threads(struct json *j, const struct profile *p, struct thread_
 
 int firefox__write(const struct profile *p, FILE *out, bool gzip)
 {
-	/* A fixed header: no mtime, no name, "Unix" as the OS, whatever the host. */
-	gz_header header = { .os = 3 };
 	struct thread_tables t;
 	struct json *j;
-	int err, zerr;
+	int err;
 
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
 	j->out = out;
-	j->gzip = gzip;
 	memset(&t, 0, sizeof(t));
 	if (gzip) {
-		/* windowBits 15 + 16: a gzip wrapper rather than zlib's. */
-		zerr = deflateInit2(&j->zs, FIREFOX_GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8,
-				    Z_DEFAULT_STRATEGY);
-		if (zerr != Z_OK) {
-			pr_warn("firefox: cannot initialize zlib: %s",
-				j->zs.msg ? j->zs.msg : zError(zerr));
-			free(j);
-			return zerr == Z_MEM_ERROR ? -ENOMEM : -EINVAL;
-		}
-		zerr = deflateSetHeader(&j->zs, &header);
-		if (zerr != Z_OK) {
-			pr_warn("firefox: cannot set the gzip header: %s",
-				j->zs.msg ? j->zs.msg : zError(zerr));
-			err = -EINVAL;
-			goto out_end;
+		j->gz = gzip_writer__new(out, FIREFOX_GZIP_LEVEL);
+		if (!j->gz) {
+			err = -errno;
+			goto out_free;
 		}
 	}
 
 	json__meta(j, p);
 	err = write_threads(j, p, &t);
 	if (err)
-		goto out_end;
+		goto out_release;
 	json__lit(j, "]}\n");
 	json__flush(j, true);
 	err = j->err;
 
-out_end:
+out_release:
 	tables__release(&t);
-	if (gzip)
-		deflateEnd(&j->zs);
+	gzip_writer__free(j->gz);
+out_free:
 	free(j);
 	return err;
 }

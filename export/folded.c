@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "common/hashtab.h"
 #include "common/profile.h"
 #include "export/folded.h"
+#include "export/stack_walk.h"
 
 #define COUNT_MAX_CHARS 21 /* " " and the 20 digits of UINT64_MAX */
 
@@ -29,40 +31,14 @@ struct folded {
 	size_t nr_lines, alloc_lines;
 	char *buf; /* the stack being built */
 	size_t len, alloc;
-	/* The sample whose stack buf holds, and where each of its frames ends in buf. */
-	const struct profile_sample *prev;
-	size_t *ends; /* ends[0]: the process name; ends[i]: the i-th frame from the root */
-	size_t alloc_ends;
+	/* The sample whose stack buf holds: walk.path[level] is where that level ends in buf. */
+	struct stack_walk walk;
 };
-
-static int folded__reserve(struct folded *f, size_t more)
-{
-	size_t alloc = f->alloc ? f->alloc : 256;
-	char *mem;
-
-	if (more > SIZE_MAX - f->len)
-		return -ENOMEM;
-	if (f->len + more <= f->alloc)
-		return 0;
-	while (alloc < f->len + more) {
-		if (alloc > SIZE_MAX / 2)
-			return -ENOMEM;
-		alloc *= 2;
-	}
-	mem = realloc(f->buf, alloc);
-	if (!mem)
-		return -ENOMEM;
-	f->buf = mem;
-	f->alloc = alloc;
-	return 0;
-}
 
 static int folded__append(struct folded *f, const char *s, size_t len)
 {
-	int err = folded__reserve(f, len);
-
-	if (err)
-		return err;
+	if (len > SIZE_MAX - f->len || array__reserve(&f->buf, &f->alloc, f->len + len, 1))
+		return -ENOMEM;
 	memcpy(f->buf + f->len, s, len);
 	f->len += len;
 	return 0;
@@ -151,54 +127,40 @@ static int folded__append_frame(struct folded *f, const struct profile_frame *fr
 }
 
 /*
- * Put the stack of @s in f->buf. Sorted samples share their outer frames with
- * their predecessor, so the part of the previous stack that matches is kept
- * rather than formatted again.
+ * Put the stack of @s in f->buf: the process name, then the frames from the
+ * root. Sorted samples share their outer frames with their predecessor, so
+ * the part of the previous stack that matches is kept rather than formatted
+ * again.
  */
 static int folded__build_stack(struct folded *f, const struct profile_sample *s)
 {
-	const struct profile_sample *prev = f->prev;
-	uint32_t n = s->nr_frames, depth = 0;
+	uint32_t n = s->nr_frames, level;
 	int err;
 
-	f->prev = NULL;
-	if (n >= f->alloc_ends) {
-		size_t alloc = f->alloc_ends ? f->alloc_ends : 64;
-		void *mem;
-
-		while (alloc <= n)
-			alloc *= 2;
-		mem = realloc(f->ends, alloc * sizeof(*f->ends));
-		if (!mem)
-			return -ENOMEM;
-		f->ends = mem;
-		f->alloc_ends = alloc;
-	}
-	if (prev && prev->process_name == s->process_name) {
-		uint32_t pn = prev->nr_frames;
-
-		while (depth < n && depth < pn &&
-		       s->frames[n - 1 - depth] == prev->frames[pn - 1 - depth])
-			depth++;
-		f->len = f->ends[depth];
-	} else {
+	err = stack_walk__begin(&f->walk, s, (uintptr_t)s->process_name, &level);
+	if (err)
+		return err;
+	if (!level) {
 		f->len = 0;
 		err = folded__append_name(f, s->process_name, true);
 		if (err)
 			return err;
-		f->ends[0] = f->len;
+		f->walk.path[0] = f->len;
+		level = 1;
 	}
-	if (!n)
-		return folded__append(f, ";[unknown]", strlen(";[unknown]"));
-	for (; depth < n; depth++) {
-		const struct profile_frame *frame = s->frames[n - 1 - depth];
-
-		err = folded__append_frame(f, frame);
+	f->len = f->walk.path[level - 1];
+	for (; level <= n; level++) {
+		err = folded__append_frame(f, stack_walk__frame(s, level));
 		if (err)
 			return err;
-		f->ends[depth + 1] = f->len;
+		f->walk.path[level] = f->len;
 	}
-	f->prev = s;
+	if (!n) {
+		err = folded__append(f, ";[unknown]", strlen(";[unknown]"));
+		if (err)
+			return err;
+	}
+	stack_walk__end(&f->walk, s);
 	return 0;
 }
 
@@ -222,18 +184,8 @@ static int folded__count(struct folded *f, uint64_t count)
 		l->count += count;
 		return 0;
 	}
-	if (f->nr_lines == f->alloc_lines) {
-		size_t alloc = f->alloc_lines ? f->alloc_lines * 2 : 256;
-		void *mem;
-
-		if (alloc > SIZE_MAX / sizeof(*f->lines))
-			return -ENOMEM;
-		mem = realloc(f->lines, alloc * sizeof(*f->lines));
-		if (!mem)
-			return -ENOMEM;
-		f->lines = mem;
-		f->alloc_lines = alloc;
-	}
+	if (array__reserve(&f->lines, &f->alloc_lines, f->nr_lines + 1, sizeof(*f->lines)))
+		return -ENOMEM;
 	if (f->len > SIZE_MAX - sizeof(*l) - COUNT_MAX_CHARS - 1)
 		return -ENOMEM;
 	l = malloc(sizeof(*l) + f->len + COUNT_MAX_CHARS + 1);
@@ -288,6 +240,7 @@ int folded__write(const struct profile *p, FILE *out)
 	int err = 0;
 
 	memset(&f, 0, sizeof(f));
+	stack_walk__init(&f.walk);
 	for (size_t i = 0; i < p->nr_samples; i++) {
 		uint64_t count = profile_sample__folded_count(p, &p->samples[i]);
 
@@ -306,7 +259,7 @@ out_free:
 		free(f.lines[i]);
 	free(f.lines);
 	free(f.buf);
-	free(f.ends);
+	stack_walk__release(&f.walk);
 	hashtab__release(&f.table);
 	return err;
 }

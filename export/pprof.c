@@ -5,12 +5,12 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "common/array.h"
 #include "common/hashtab.h"
 #include "common/log.h"
 #include "common/profile.h"
+#include "export/gzip_writer.h"
 #include "export/pprof.h"
 #include "profile.pb-c.h"
 
@@ -21,7 +21,6 @@
  * leave little for the slower levels to find, so take the speed.
  */
 #define PPROF_GZIP_LEVEL 1
-#define PPROF_GZIP_CHUNK (64 * 1024)
 
 /*
  * Every message of the encoded profile is carved out of one arena and freed
@@ -149,25 +148,9 @@ struct builder {
 
 /*
  * The pointer-keyed tables (frames, mappings) store the id itself as the
- * entry. hash_ptr() is a bijection (an odd multiplier, then an xorshift by
- * half the width), so equal hashes mean equal pointers: a lookup never reads
- * an entry, which saves a cache miss on the lookup made for every frame of
- * every sample. Ids start at 1, so no entry is NULL.
+ * entry and hash the pointer with hash_u64(), so a lookup never reads an
+ * entry (hash_u64_eq()). Ids start at 1, so no entry is NULL.
  */
-static uint64_t hash_ptr(const void *ptr)
-{
-	uint64_t h = (uint64_t)(uintptr_t)ptr * 0x9e3779b97f4a7c15ULL;
-
-	return h ^ (h >> 32);
-}
-
-static bool same_hash_same_ptr(const void *entry, const void *key)
-{
-	(void)entry;
-	(void)key;
-	return true;
-}
-
 static bool str_eq(const void *entry, const void *key)
 {
 	const struct str_entry *e = entry;
@@ -251,13 +234,13 @@ static int64_t builder__str_memo(struct builder *b, struct str_memo *m, const ch
 static int64_t builder__mapping(struct builder *b, const struct profile_mapping *m)
 {
 	Perftools__Profiles__Mapping *msg;
-	uint64_t hash = hash_ptr(m);
+	uint64_t hash = hash_u64((uintptr_t)m);
 	int64_t filename, build_id;
 	uint64_t id;
 
 	if (!m)
 		return 0;
-	id = (uintptr_t)hashtab__find(&b->mappings, hash, same_hash_same_ptr, m);
+	id = (uintptr_t)hashtab__find(&b->mappings, hash, hash_u64_eq, m);
 	if (id)
 		return id;
 	filename = builder__str(b, m->filename);
@@ -330,13 +313,13 @@ static int64_t builder__function(struct builder *b, const struct profile_line *f
 /* Id of the Location for @f, adding it on first use; negative errno. */
 static int64_t builder__location(struct builder *b, const struct profile_frame *f)
 {
-	uint64_t hash = hash_ptr(f);
+	uint64_t hash = hash_u64((uintptr_t)f);
 	Perftools__Profiles__Line *lines;
 	struct location_msg *loc;
 	int64_t mapping_id;
 	uint64_t id;
 
-	id = (uintptr_t)hashtab__find(&b->locations, hash, same_hash_same_ptr, f);
+	id = (uintptr_t)hashtab__find(&b->locations, hash, hash_u64_eq, f);
 	if (id)
 		return id;
 	mapping_id = builder__mapping(b, f->mapping);
@@ -623,74 +606,25 @@ out_release:
 	return err;
 }
 
-static int write_chunk(FILE *out, const void *data, size_t len)
-{
-	errno = 0;
-	if (len && fwrite(data, 1, len, out) != len)
-		return errno ? -errno : -EIO;
-	return 0;
-}
-
 int pprof__write(const struct profile *p, FILE *out)
 {
-	/* A fixed header: no mtime, no name, "Unix" as the OS, whatever the host. */
-	gz_header header = { .os = 3 };
-	uint8_t *buf, *chunk;
-	z_stream zs;
+	struct gzip_writer *gz;
+	uint8_t *buf;
 	size_t len;
-	int err, zerr;
+	int err;
 
 	err = pprof__encode(p, &buf, &len);
 	if (err)
 		return err;
-	chunk = malloc(PPROF_GZIP_CHUNK);
-	if (!chunk) {
-		err = -ENOMEM;
+	gz = gzip_writer__new(out, PPROF_GZIP_LEVEL);
+	if (!gz) {
+		err = -errno;
 		goto out_free_buf;
 	}
-	memset(&zs, 0, sizeof(zs));
-	/* windowBits 15 + 16: a gzip wrapper rather than zlib's. */
-	zerr = deflateInit2(&zs, PPROF_GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-	if (zerr != Z_OK) {
-		err = zerr == Z_MEM_ERROR ? -ENOMEM : -EINVAL;
-		pr_warn("pprof: cannot initialize zlib: %s", zs.msg ? zs.msg : zError(zerr));
-		goto out_free_chunk;
-	}
-	zerr = deflateSetHeader(&zs, &header);
-	if (zerr != Z_OK) {
-		err = -EINVAL;
-		pr_warn("pprof: cannot set the gzip header: %s", zs.msg ? zs.msg : zError(zerr));
-		goto out_end;
-	}
-
-	zs.next_in = buf;
-	do {
-		/* The encoded profile may exceed uInt: feed it in pieces. */
-		size_t left = len - (size_t)(zs.next_in - buf);
-		uInt avail = left > UINT32_MAX ? UINT32_MAX : (uInt)left;
-		int flush = avail == left ? Z_FINISH : Z_NO_FLUSH;
-
-		zs.avail_in = avail;
-		do {
-			zs.next_out = chunk;
-			zs.avail_out = PPROF_GZIP_CHUNK;
-			zerr = deflate(&zs, flush);
-			if (zerr == Z_STREAM_ERROR) {
-				err = -EINVAL;
-				pr_warn("pprof: cannot compress: %s",
-					zs.msg ? zs.msg : zError(zerr));
-				goto out_end;
-			}
-			err = write_chunk(out, chunk, PPROF_GZIP_CHUNK - zs.avail_out);
-			if (err)
-				goto out_end;
-		} while (zs.avail_out == 0);
-	} while (zerr != Z_STREAM_END);
-
-out_end:
-	deflateEnd(&zs);
-out_free_chunk:
-	free(chunk);
+	err = gzip_writer__write(gz, buf, len);
+	if (!err)
+		err = gzip_writer__finish(gz);
+	gzip_writer__free(gz);
 out_free_buf:
 	free(buf);
 	return err;

@@ -10,7 +10,11 @@
 #include "common/array.h"
 #include "common/hashtab.h"
 #include "common/profile.h"
+#include "common/utf8.h"
+#include "export/stack_walk.h"
 #include "export/svg.h"
+/* flamegraph_js[] and flamegraph_css[], from export/flamegraph.{js,css} (see the Makefile) */
+#include "export/flamegraph_assets.h"
 
 /*
  * Geometry in px. Positions are computed in hundredths of a px with integer
@@ -82,10 +86,8 @@ struct flame {
 	 */
 	struct hashtab index;
 	uint32_t *order; /* nodes but the root, by parent, then name, then kind */
-	/* The sample last added, and the node each of its frames ended at (path[0]: the process). */
-	const struct profile_sample *prev;
-	uint32_t *path;
-	size_t alloc_path;
+	/* The sample last added: walk.path[level] is the node its stack is at on that level. */
+	struct stack_walk walk;
 	/* Set by the first walk over the tree. */
 	uint32_t max_depth;
 	uint64_t elided_frames, elided_count;
@@ -155,34 +157,22 @@ static int flame__child(struct flame *fl, uint32_t parent, enum frame_kind kind,
  */
 static int flame__add(struct flame *fl, const struct profile_sample *s, uint64_t count)
 {
-	const struct profile_sample *prev = fl->prev;
-	uint32_t n = s->nr_frames, depth = 0, node;
+	uint32_t n = s->nr_frames, level, node;
 	int err;
 
-	fl->prev = NULL;
-	err = array__reserve(&fl->path, &fl->alloc_path, (size_t)n + 1, sizeof(*fl->path));
+	err = stack_walk__begin(&fl->walk, s, (uintptr_t)s->process_name, &level);
 	if (err)
 		return err;
-	if (prev && prev->process_name == s->process_name) {
-		uint32_t pn = prev->nr_frames;
-
-		while (depth < n && depth < pn &&
-		       s->frames[n - 1 - depth] == prev->frames[pn - 1 - depth])
-			depth++;
-	} else {
-		err = flame__child(fl, 0, KIND_PROCESS, s->process_name, &fl->path[0]);
+	if (!level) {
+		err = flame__child(fl, 0, KIND_PROCESS, s->process_name, &node);
 		if (err)
 			return err;
+		fl->walk.path[0] = node;
+		level = 1;
 	}
-	node = fl->path[depth];
-	if (!n) {
-		err = flame__child(fl, node, KIND_USER, "[unknown]", &node);
-		if (!err)
-			fl->nodes[node].count += count;
-		return err;
-	}
-	for (; depth < n; depth++) {
-		const struct profile_frame *frame = s->frames[n - 1 - depth];
+	node = fl->walk.path[level - 1];
+	for (; level <= n; level++) {
+		const struct profile_frame *frame = stack_walk__frame(s, level);
 
 		/* lines[] runs innermost first; the last is the frame's own function. */
 		for (uint32_t i = frame->nr_lines; i-- > 0;) {
@@ -195,10 +185,15 @@ static int flame__add(struct flame *fl, const struct profile_sample *s, uint64_t
 			if (err)
 				return err;
 		}
-		fl->path[depth + 1] = node;
+		fl->walk.path[level] = node;
+	}
+	if (!n) {
+		err = flame__child(fl, node, KIND_USER, "[unknown]", &node);
+		if (err)
+			return err;
 	}
 	fl->nodes[node].count += count;
-	fl->prev = s;
+	stack_walk__end(&fl->walk, s);
 	return 0;
 }
 
@@ -321,51 +316,21 @@ static void svg__escaped(struct svg_writer *w, const char *s, size_t len)
 }
 
 /*
- * The length of the well-formed UTF-8 sequence at @s (@len bytes left: no
- * overlong forms, surrogates or code points past U+10FFFF), or 0. *@ok
- * tells whether it is a character XML 1.0 allows and a reader can show:
- * not a C0 or C1 control, DEL, U+FFFE or U+FFFF.
+ * Is the well-formed UTF-8 sequence at @s, @n bytes long, a character XML
+ * 1.0 allows and a reader can show: not a C0 or C1 control, DEL, U+FFFE or
+ * U+FFFF?
  */
-static size_t utf8_char(const unsigned char *s, size_t len, bool *ok)
+static bool xml_char_ok(const unsigned char *s, size_t n)
 {
-	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-	size_t n;
-
-	*ok = true;
-	if (c < 0x80) {
-		*ok = c >= 0x20 && c != 0x7f;
-		return 1;
-	}
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-	} else {
-		return 0;
-	}
-	if (len < n || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	*ok = !(c == 0xc2 && s[1] < 0xa0) && !(c == 0xef && s[1] == 0xbf && s[2] >= 0xbe);
-	return n;
+	if (n == 1)
+		return s[0] >= 0x20 && s[0] != 0x7f;
+	return !(s[0] == 0xc2 && s[1] < 0xa0) && !(s[0] == 0xef && s[1] == 0xbf && s[2] >= 0xbe);
 }
 
 #define REPLACEMENT "\xef\xbf\xbd" /* U+FFFD */
 
 /*
- * Put @n's name in w->name with U+FFFD for each character utf8_char()
+ * Put @n's name in w->name with U+FFFD for each character xml_char_ok()
  * does not accept, and for each byte of what is not UTF-8: names come
  * from binaries and perf maps, and one stray byte must not make the whole
  * file unreadable. Returns the length; *@chars is the number of characters.
@@ -381,14 +346,14 @@ static size_t svg__clean_name(struct svg_writer *w, const struct flame_node *n, 
 		return 0;
 	}
 	for (size_t i = 0; i < n->len; (*chars)++) {
-		bool ok;
-		size_t c = utf8_char(s + i, n->len - i, &ok);
+		size_t c = utf8__char_len(s + i, n->len - i);
+		bool ok = c && xml_char_ok(s + i, c);
 
-		if (c && ok)
+		if (ok)
 			memcpy(w->name + len, s + i, c);
 		else
 			memcpy(w->name + len, REPLACEMENT, 3);
-		len += c && ok ? c : 3;
+		len += ok ? c : 3;
 		i += c ? c : 1;
 	}
 	return len;
@@ -537,172 +502,6 @@ static int flame__walk(struct flame *fl, struct svg_writer *w, uint64_t total)
 	return err;
 }
 
-/*
- * The interactive part. Frames carry their left edge and count (data-s,
- * data-n, in the profile's unit) so that zooming and the matched share are
- * exact; the name is the <title> up to its last " (".
- */
-static const char svg_script[] =
-	"(function (total, unit, X0, W) {\n"
-	"\t\"use strict\";\n"
-	"\tvar PAD = 3, CHAR_W = 7.2, MATCH = \"rgb(230,0,230)\";\n"
-	"\tvar byId = function (id) { return document.getElementById(id); };\n"
-	"\tvar box = byId(\"frames\"), details = byId(\"details\"), matched = byId(\"matched\");\n"
-	"\tvar unzoomBtn = byId(\"unzoom\"), searchBtn = byId(\"search\");\n"
-	"\tvar frames = [], zoomed = null, search = null;\n"
-	"\n"
-	"\tfunction withCommas(n) { return String(n).replace(/\\B(?=(\\d{3})+(?!\\d))/g, \",\"); }\n"
-	"\n"
-	"\tfunction label(name, w) {\n"
-	"\t\tvar fit = Math.floor((w - 2 * PAD) / CHAR_W);\n"
-	"\t\tif (fit < 3)\n"
-	"\t\t\treturn \"\";\n"
-	"\t\treturn name.length <= fit ? name : name.slice(0, fit - 2) + \"..\";\n"
-	"\t}\n"
-	"\n"
-	"\tfunction place(f, x, w) {\n"
-	"\t\tf.rect.setAttribute(\"x\", x.toFixed(2));\n"
-	"\t\tf.rect.setAttribute(\"width\", w.toFixed(2));\n"
-	"\t\tf.text.setAttribute(\"x\", (x + PAD).toFixed(2));\n"
-	"\t\tf.text.textContent = label(f.name, w);\n"
-	"\t}\n"
-	"\n"
-	"\t/* Ancestors span the graph, dimmed; descendants scale; the rest hide. */\n"
-	"\tfunction zoom(z) {\n"
-	"\t\tif (z === frames[0])\n"
-	"\t\t\treturn unzoom();\n"
-	"\t\tzoomed = z;\n"
-	"\t\tframes.forEach(function (f) {\n"
-	"\t\t\tvar below = f.y > z.y, show;\n"
-	"\t\t\tif (below)\n"
-	"\t\t\t\tshow = f.s <= z.s && f.s + f.n >= z.s + z.n;\n"
-	"\t\t\telse\n"
-	"\t\t\t\tshow = f.s >= z.s && f.s + f.n <= z.s + z.n;\n"
-	"\t\t\tf.g.classList.toggle(\"hide\", !show);\n"
-	"\t\t\tf.g.classList.toggle(\"anc\", show && below);\n"
-	"\t\t\tif (show && below)\n"
-	"\t\t\t\tplace(f, X0, W);\n"
-	"\t\t\telse if (show)\n"
-	"\t\t\t\tplace(f, X0 + (f.s - z.s) / z.n * W, f.n / z.n * W);\n"
-	"\t\t});\n"
-	"\t\tunzoomBtn.classList.remove(\"hide\");\n"
-	"\t}\n"
-	"\n"
-	"\tfunction unzoom() {\n"
-	"\t\tif (!zoomed)\n"
-	"\t\t\treturn;\n"
-	"\t\tzoomed = null;\n"
-	"\t\tframes.forEach(function (f) {\n"
-	"\t\t\tf.g.classList.remove(\"hide\", \"anc\");\n"
-	"\t\t\tplace(f, f.x, f.w);\n"
-	"\t\t});\n"
-	"\t\tunzoomBtn.classList.add(\"hide\");\n"
-	"\t}\n"
-	"\n"
-	"\t/* Matches nest (a caller and its callee): count the union of their spans. */\n"
-	"\tfunction searchFor(re) {\n"
-	"\t\tvar hits = [], sum = 0, end = 0;\n"
-	"\t\tframes.forEach(function (f) {\n"
-	"\t\t\tvar hit = re.test(f.name);\n"
-	"\t\t\tf.rect.setAttribute(\"fill\", hit ? MATCH : f.fill);\n"
-	"\t\t\tif (hit)\n"
-	"\t\t\t\thits.push(f);\n"
-	"\t\t});\n"
-	"\t\thits.sort(function (a, b) { return a.s - b.s; });\n"
-	"\t\thits.forEach(function (f) {\n"
-	"\t\t\tif (f.s + f.n > end) {\n"
-	"\t\t\t\tsum += f.s + f.n - Math.max(f.s, end);\n"
-	"\t\t\t\tend = f.s + f.n;\n"
-	"\t\t\t}\n"
-	"\t\t});\n"
-	"\t\tsearch = re;\n"
-	"\t\tsearchBtn.textContent = \"Reset search\";\n"
-	"\t\tmatched.textContent = \"Matched: \" + (total ? 100 * sum / total : 0).toFixed(2) +\n"
-	"\t\t\t\"% (\" + withCommas(sum) + \" \" + unit + \", \" + hits.length + \" frames)\";\n"
-	"\t}\n"
-	"\n"
-	"\tfunction resetSearch() {\n"
-	"\t\tif (!search)\n"
-	"\t\t\treturn;\n"
-	"\t\tsearch = null;\n"
-	"\t\tframes.forEach(function (f) { f.rect.setAttribute(\"fill\", f.fill); });\n"
-	"\t\tsearchBtn.textContent = \"Search\";\n"
-	"\t\tmatched.textContent = \" \";\n"
-	"\t}\n"
-	"\n"
-	"\tfunction ask() {\n"
-	"\t\tvar term = window.prompt(\"Search frames (regular expression):\",\n"
-	"\t\t\t\t\t search ? search.source : \"\"), re;\n"
-	"\t\tif (term === null || term === \"\")\n"
-	"\t\t\treturn;\n"
-	"\t\ttry {\n"
-	"\t\t\tre = new RegExp(term);\n"
-	"\t\t} catch (e) {\n"
-	"\t\t\twindow.alert(\"Not a regular expression: \" + e.message);\n"
-	"\t\t\treturn;\n"
-	"\t\t}\n"
-	"\t\tsearchFor(re);\n"
-	"\t}\n"
-	"\n"
-	"\tfunction frameOf(node) {\n"
-	"\t\twhile (node && node !== box && !node.flame)\n"
-	"\t\t\tnode = node.parentNode;\n"
-	"\t\treturn node && node.flame;\n"
-	"\t}\n"
-	"\n"
-	"\tArray.prototype.forEach.call(box.getElementsByTagName(\"g\"), function (g) {\n"
-	"\t\tvar title = g.getElementsByTagName(\"title\")[0].textContent;\n"
-	"\t\tvar rect = g.getElementsByTagName(\"rect\")[0];\n"
-	"\t\tg.flame = {\n"
-	"\t\t\tg: g, rect: rect, text: g.getElementsByTagName(\"text\")[0], title: title,\n"
-	"\t\t\tname: title.slice(0, title.lastIndexOf(\" (\")),\n"
-	"\t\t\ts: +g.getAttribute(\"data-s\"), n: +g.getAttribute(\"data-n\"),\n"
-	"\t\t\tx: +rect.getAttribute(\"x\"), w: +rect.getAttribute(\"width\"),\n"
-	"\t\t\ty: +rect.getAttribute(\"y\"), fill: rect.getAttribute(\"fill\")\n"
-	"\t\t};\n"
-	"\t\tframes.push(g.flame);\n"
-	"\t});\n"
-	"\tbox.addEventListener(\"click\", function (e) {\n"
-	"\t\tvar f = frameOf(e.target);\n"
-	"\t\tif (f)\n"
-	"\t\t\tzoom(f);\n"
-	"\t});\n"
-	"\tbox.addEventListener(\"mouseover\", function (e) {\n"
-	"\t\tvar f = frameOf(e.target);\n"
-	"\t\tif (f)\n"
-	"\t\t\tdetails.textContent = f.title;\n"
-	"\t});\n"
-	"\tbox.addEventListener(\"mouseout\", function () { details.textContent = \" \"; });\n"
-	"\tunzoomBtn.addEventListener(\"click\", unzoom);\n"
-	"\tsearchBtn.addEventListener(\"click\", function () {\n"
-	"\t\tif (search)\n"
-	"\t\t\tresetSearch();\n"
-	"\t\telse\n"
-	"\t\t\task();\n"
-	"\t});\n"
-	"\twindow.addEventListener(\"keydown\", function (e) {\n"
-	"\t\tvar find = (e.ctrlKey || e.metaKey) && (e.key === \"f\" || e.key === \"F\");\n"
-	"\t\tif (find || (e.key === \"/\" && !e.ctrlKey && !e.metaKey && !e.altKey)) {\n"
-	"\t\t\te.preventDefault();\n"
-	"\t\t\task();\n"
-	"\t\t} else if (e.key === \"Escape\") {\n"
-	"\t\t\tunzoom();\n"
-	"\t\t\tresetSearch();\n"
-	"\t\t}\n"
-	"\t});\n";
-
-static const char svg_style[] =
-	"<style>\n"
-	"text { font-family: monospace; font-size: 12px; fill: #000; }\n"
-	"#title { font-size: 17px; }\n"
-	"#frames g { cursor: pointer; }\n"
-	"#frames text { pointer-events: none; }\n"
-	"#frames g:hover rect { stroke: #000; stroke-width: 0.5; }\n"
-	".anc { opacity: 0.6; }\n"
-	".hide { display: none; }\n"
-	".btn { cursor: pointer; fill: #1f4e99; text-decoration: underline; }\n"
-	"</style>\n";
-
 /* The title, the summary line (with what was not drawn), the buttons and the legend. */
 static void svg__header(struct svg_writer *w, const struct flame *fl)
 {
@@ -720,7 +519,9 @@ static void svg__header(struct svg_writer *w, const struct flame *fl)
 		    "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%u\" "
 		    "height=\"%u\" viewBox=\"0 0 %u %u\">\n",
 		    IMAGE_W, w->height, IMAGE_W, w->height);
-	svg__puts(w, svg_style);
+	svg__puts(w, "<style>\n");
+	svg__bytes(w, flamegraph_css, sizeof(flamegraph_css) - 1);
+	svg__puts(w, "</style>\n");
 	svg__printf(w, "<rect width=\"%u\" height=\"%u\" fill=\"#f7f7f4\"/>\n", IMAGE_W, w->height);
 	svg__printf(w, "<text id=\"title\" x=\"%u\" y=\"24\" text-anchor=\"middle\">%s</text>\n",
 		    IMAGE_W / 2, titles[p->mode]);
@@ -769,16 +570,22 @@ static void svg__header(struct svg_writer *w, const struct flame *fl)
 		    IMAGE_W - MARGIN_X);
 }
 
+/* The script last, once the frames it reads are in the document. */
 static void svg__footer(struct svg_writer *w)
 {
+	/* flamegraph.js is one function expression and a newline: call it on its last line. */
+	size_t len = sizeof(flamegraph_js) - 1;
+
+	while (len && flamegraph_js[len - 1] == '\n')
+		len--;
 	svg__printf(w, "<text id=\"details\" x=\"%u\" y=\"%u\"> </text>\n", MARGIN_X,
 		    w->height - 10);
 	svg__printf(w, "<text id=\"matched\" x=\"%u\" y=\"%u\" text-anchor=\"end\"> </text>\n",
 		    IMAGE_W - MARGIN_X, w->height - 10);
 	svg__puts(w, "<script type=\"text/ecmascript\"><![CDATA[\n");
-	svg__puts(w, svg_script);
-	svg__printf(w, "})(%" PRIu64 ", \"%s\", %u, %u);\n]]></script>\n</svg>\n", w->total,
-		    w->unit, MARGIN_X, GRAPH_W);
+	svg__bytes(w, flamegraph_js, len);
+	svg__printf(w, "(%" PRIu64 ", \"%s\", %u, %u);\n]]></script>\n</svg>\n", w->total, w->unit,
+		    MARGIN_X, GRAPH_W);
 }
 
 int svg__write(const struct profile *p, FILE *out)
@@ -788,6 +595,7 @@ int svg__write(const struct profile *p, FILE *out)
 	int err;
 
 	memset(&fl, 0, sizeof(fl));
+	stack_walk__init(&fl.walk);
 	err = array__reserve(&fl.nodes, &fl.alloc_nodes, 1, sizeof(*fl.nodes));
 	if (err)
 		return err;
@@ -829,7 +637,7 @@ int svg__write(const struct profile *p, FILE *out)
 out_free:
 	free(w.name);
 	free(fl.order);
-	free(fl.path);
+	stack_walk__release(&fl.walk);
 	free(fl.nodes);
 	hashtab__release(&fl.index);
 	return err;

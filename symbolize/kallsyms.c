@@ -5,19 +5,19 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/array.h"
+#include "common/hex.h"
 #include "common/log.h"
-#include "common/search.h"
 #include "common/procfs.h"
 #include "kallsyms.h"
+#include "symbolize/addr_table.h"
 
 #define PAGE_SIZE_GUESS 4096ULL
 
 struct kallsyms {
-	char *text;	 /* the file; names and module names are cut out of it in place */
-	uint64_t *addrs; /* the search keys, apart from the symbols for cache density */
-	struct kallsym *syms;
-	size_t nr;
-	uint64_t end; /* end of the last symbol */
+	char *text;		/* the file; names and module names are cut out of it in place */
+	struct addr_table syms; /* of struct kallsym */
+	uint64_t end;		/* end of the last symbol */
 	bool hidden;
 };
 
@@ -42,17 +42,6 @@ static int cand_cmp(const void *a, const void *b)
 	return strcmp(x->sym.name, y->sym.name);
 }
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * Parse one NUL-terminated line "ADDR TYPE NAME[\t[MODULE]]", cutting NAME
  * and MODULE out of it in place. Returns 0, or -EINVAL if it is no text
@@ -65,7 +54,7 @@ static int parse_line(char *line, struct cand *out, bool *zero)
 	int digits = 0, v;
 	char type;
 
-	for (; (v = hex_value(*p)) >= 0; p++, digits++)
+	for (; (v = hex__digit(*p)) >= 0; p++, digits++)
 		addr = addr << 4 | v;
 	if (!digits || digits > 16 || *p != ' ')
 		return -EINVAL;
@@ -108,8 +97,8 @@ static int parse_line(char *line, struct cand *out, bool *zero)
 /* Index @text, which the new object takes over. */
 static struct kallsyms *kallsyms__from_text(char *text)
 {
-	size_t nr = 0, alloc = 0, n = 0, nr_zero = 0;
-	struct cand *cands = NULL, *tmp;
+	size_t nr = 0, alloc = 0, nr_zero = 0;
+	struct cand *cands = NULL;
 	struct kallsyms *ks;
 	char *line, *eol;
 
@@ -119,6 +108,7 @@ static struct kallsyms *kallsyms__from_text(char *text)
 		return NULL;
 	}
 	ks->text = text;
+	addr_table__init(&ks->syms, sizeof(struct kallsym));
 	for (line = text; *line; line = eol) {
 		struct cand c;
 		bool zero;
@@ -132,15 +122,8 @@ static struct kallsyms *kallsyms__from_text(char *text)
 			nr_zero++;
 			continue;
 		}
-		if (nr == alloc) {
-			alloc = alloc ? 2 * alloc : 4096;
-			if (alloc > SIZE_MAX / sizeof(*cands))
-				goto out_free_cands;
-			tmp = realloc(cands, alloc * sizeof(*cands));
-			if (!tmp)
-				goto out_free_cands;
-			cands = tmp;
-		}
+		if (array__reserve(&cands, &alloc, nr + 1, sizeof(*cands)))
+			goto out_free_cands;
 		cands[nr++] = c;
 	}
 	ks->hidden = nr_zero && !nr;
@@ -149,20 +132,15 @@ static struct kallsyms *kallsyms__from_text(char *text)
 		return ks;
 	}
 	qsort(cands, nr, sizeof(*cands), cand_cmp);
-	ks->addrs = malloc(nr * sizeof(*ks->addrs));
-	ks->syms = malloc(nr * sizeof(*ks->syms));
-	if (!ks->addrs || !ks->syms)
+	if (addr_table__alloc(&ks->syms, nr))
 		goto out_free_cands;
 	/* The first of each run of equal addresses is the one to keep. */
 	for (size_t i = 0; i < nr; i++) {
-		if (n && ks->addrs[n - 1] == cands[i].sym.addr)
+		if (ks->syms.nr && ks->syms.addrs[ks->syms.nr - 1] == cands[i].sym.addr)
 			continue;
-		ks->addrs[n] = cands[i].sym.addr;
-		ks->syms[n] = cands[i].sym;
-		n++;
+		addr_table__push(&ks->syms, cands[i].sym.addr, &cands[i].sym);
 	}
-	ks->nr = n;
-	ks->end = (ks->addrs[n - 1] | (PAGE_SIZE_GUESS - 1)) + 1;
+	ks->end = (ks->syms.addrs[ks->syms.nr - 1] | (PAGE_SIZE_GUESS - 1)) + 1;
 	/* The last page of the address space: the end wraps to 0. */
 	if (!ks->end)
 		ks->end = UINT64_MAX;
@@ -203,30 +181,27 @@ void kallsyms__free(struct kallsyms *ks)
 {
 	if (!ks)
 		return;
-	free(ks->addrs);
-	free(ks->syms);
+	addr_table__release(&ks->syms);
 	free(ks->text);
 	free(ks);
 }
 
 const struct kallsym *kallsyms__lookup(const struct kallsyms *ks, uint64_t addr)
 {
-	if (!ks->nr || addr < ks->addrs[0] || addr >= ks->end)
-		return NULL;
 	/* A symbol reaches up to the next one, and the last one up to ks->end. */
-	return &ks->syms[search__last_le(ks->addrs, ks->nr, addr)];
+	return addr < ks->end ? addr_table__find(&ks->syms, addr) : NULL;
 }
 
 const struct kallsym *kallsyms__syms(const struct kallsyms *ks, size_t *nr)
 {
-	*nr = ks->nr;
-	return ks->syms;
+	*nr = ks->syms.nr;
+	return ks->syms.syms;
 }
 
 void kallsyms__range(const struct kallsyms *ks, uint64_t *start, uint64_t *end)
 {
-	*start = ks->nr ? ks->addrs[0] : 0;
-	*end = ks->nr ? ks->end : 0;
+	*start = ks->syms.nr ? ks->syms.addrs[0] : 0;
+	*end = ks->syms.nr ? ks->end : 0;
 }
 
 bool kallsyms__addresses_hidden(const struct kallsyms *ks)

@@ -8,10 +8,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/array.h"
+#include "common/hex.h"
 #include "common/log.h"
-#include "common/search.h"
 #include "common/procfs.h"
 #include "perf_map.h"
+#include "symbolize/addr_table.h"
 
 #define MAX_FILE_SIZE (256UL << 20)
 #define MAX_LINE_LEN (64UL << 10)
@@ -19,10 +21,9 @@
 #define READ_SLACK (64UL << 10)
 
 struct perf_map {
-	char *text;	 /* the file; names are cut out of it in place */
-	uint64_t *addrs; /* the search keys, apart from the symbols for cache density */
-	struct perf_map_sym *syms;
-	size_t nr, nr_skipped;
+	char *text;		/* the file; names are cut out of it in place */
+	struct addr_table syms; /* of struct perf_map_sym */
+	size_t nr_skipped;
 };
 
 /* One parsed line; @seq is its rank in the file, later lines winning. */
@@ -104,17 +105,6 @@ out_too_big:
 	return NULL;
 }
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static bool is_blank(char c)
 {
 	return c == ' ' || c == '\t';
@@ -132,7 +122,7 @@ static bool parse_hex(const char **p, const char *end, uint64_t *out)
 
 	if (end - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
 		s += 2;
-	for (; s < end && (d = hex_value(*s)) >= 0; s++, digits++)
+	for (; s < end && (d = hex__digit(*s)) >= 0; s++, digits++)
 		v = v << 4 | d;
 	if (!digits || digits > 16 || s == end || !is_blank(*s))
 		return false;
@@ -241,19 +231,17 @@ static void heap_pop(struct heap *h)
 static int resolve(struct perf_map *map, struct line *lines, size_t nr)
 {
 	struct heap heap = { .lines = lines };
-	size_t i = 0, last = SIZE_MAX, n = 0;
+	size_t i = 0, last = SIZE_MAX;
+	struct perf_map_sym *sym = NULL;
 	uint64_t x = 0;
-	void *tmp;
 
 	if (!nr)
 		return 0;
-	if (nr > SIZE_MAX / 2 / sizeof(*map->syms))
+	if (nr > SIZE_MAX / 2)
 		return -ENOMEM;
 	qsort(lines, nr, sizeof(*lines), line_cmp);
 	heap.idx = malloc(nr * sizeof(*heap.idx));
-	map->syms = malloc(2 * nr * sizeof(*map->syms));
-	map->addrs = malloc(2 * nr * sizeof(*map->addrs));
-	if (!heap.idx || !map->syms || !map->addrs) {
+	if (!heap.idx || addr_table__alloc(&map->syms, 2 * nr)) {
 		free(heap.idx);
 		return -ENOMEM;
 	}
@@ -275,32 +263,25 @@ static int resolve(struct perf_map *map, struct line *lines, size_t nr)
 			next = lines[i].start;
 		/* An earlier line starting under the top changes nothing: extend. */
 		if (top == last) {
-			map->syms[n - 1].size += next - x;
+			sym->size += next - x;
 		} else {
-			map->addrs[n] = x;
-			map->syms[n++] = (struct perf_map_sym){ x, next - x, lines[top].name };
+			sym = addr_table__push(&map->syms, x,
+					       &(struct perf_map_sym){ x, next - x,
+								       lines[top].name });
 			last = top;
 		}
 		x = next;
 	}
 	free(heap.idx);
-	map->nr = n;
-	/* Give back the room kept for splits that did not happen (if realloc fails, keep it). */
-	if (n && n < 2 * nr) {
-		tmp = realloc(map->syms, n * sizeof(*map->syms));
-		if (tmp)
-			map->syms = tmp;
-		tmp = realloc(map->addrs, n * sizeof(*map->addrs));
-		if (tmp)
-			map->addrs = tmp;
-	}
+	/* Give back the room kept for splits that did not happen. */
+	addr_table__trim(&map->syms);
 	return 0;
 }
 
 /* Index @text of @len bytes, which the new map takes over. */
 static struct perf_map *perf_map__from_text(char *text, size_t len, const char *path)
 {
-	struct line *lines = NULL, *tmp;
+	struct line *lines = NULL;
 	size_t nr = 0, alloc = 0;
 	struct perf_map *map;
 	char *p, *eol;
@@ -312,6 +293,7 @@ static struct perf_map *perf_map__from_text(char *text, size_t len, const char *
 		return NULL;
 	}
 	map->text = text;
+	addr_table__init(&map->syms, sizeof(struct perf_map_sym));
 	for (p = text; p < text + len; p = eol + 1) {
 		struct line line;
 		int ret;
@@ -324,15 +306,8 @@ static struct perf_map *perf_map__from_text(char *text, size_t len, const char *
 			map->nr_skipped++;
 		if (ret <= 0)
 			continue;
-		if (nr == alloc) {
-			alloc = alloc ? 2 * alloc : 1024;
-			if (alloc > SIZE_MAX / sizeof(*lines))
-				goto out_nomem;
-			tmp = realloc(lines, alloc * sizeof(*lines));
-			if (!tmp)
-				goto out_nomem;
-			lines = tmp;
-		}
+		if (array__reserve(&lines, &alloc, nr + 1, sizeof(*lines)))
+			goto out_nomem;
 		line.seq = nr;
 		lines[nr++] = line;
 	}
@@ -458,26 +433,22 @@ void perf_map__free(struct perf_map *map)
 {
 	if (!map)
 		return;
-	free(map->addrs);
-	free(map->syms);
+	addr_table__release(&map->syms);
 	free(map->text);
 	free(map);
 }
 
 const struct perf_map_sym *perf_map__lookup(const struct perf_map *map, uint64_t addr)
 {
-	const struct perf_map_sym *sym;
+	const struct perf_map_sym *sym = addr_table__find(&map->syms, addr);
 
-	if (!map->nr || addr < map->addrs[0])
-		return NULL;
-	sym = &map->syms[search__last_le(map->addrs, map->nr, addr)];
-	return addr - sym->addr < sym->size ? sym : NULL;
+	return sym && addr - sym->addr < sym->size ? sym : NULL;
 }
 
 const struct perf_map_sym *perf_map__syms(const struct perf_map *map, size_t *nr)
 {
-	*nr = map->nr;
-	return map->syms;
+	*nr = map->syms.nr;
+	return map->syms.syms;
 }
 
 size_t perf_map__nr_skipped(const struct perf_map *map)

@@ -4,7 +4,15 @@
 # folded output of the same profile.
 . "$(dirname "$0")/lib.sh"
 
-require_bpf "svg: well-formed XML" "svg: self-contained" "svg: the process is the root frame" \
+# The script that export/svg.c embeds, as written: no BPF needed.
+if command -v node >/dev/null; then
+	check "svg: export/flamegraph.js parses (node --check)" \
+		node --check "$(dirname "$0")/../../export/flamegraph.js"
+else
+	fail "svg: export/flamegraph.js parses: no node (tools/install-deps installs nodejs)"
+fi
+
+require_bpf "svg: well-formed XML" "svg: the embedded script parses" "svg: self-contained" "svg: the process is the root frame" \
 	"svg: hot_a and hot_b 70/30" "svg: counts agree with folded" \
 	"svg --wall: microseconds agree with folded"
 
@@ -41,6 +49,14 @@ if "$PROFILER" -F 499 -o "$TMP/split.svg" -o "$TMP/split.folded" -- \
 	ext=$(grep -Eo '(href|src) *=|url\(|@import|https?://[^"]*' "$TMP/split.svg" |
 		grep -vx 'http://www.w3.org/2000/svg' | sort -u | tr '\n' ' ')
 	check "svg: self-contained (external references: '${ext}')" test -z "$ext"
+	# The script as the SVG holds it, with the call svg.c adds.
+	sed -n '/<script[^>]*><!\[CDATA\[$/,/^\]\]><\/script>$/p' "$TMP/split.svg" | sed '1d;$d' \
+		>"$TMP/split.js"
+	if [[ -s $TMP/split.js ]] && command -v node >/dev/null; then
+		check "svg: the embedded script parses (node --check)" node --check "$TMP/split.js"
+	else
+		fail "svg: the embedded script parses: no script in the SVG, or no node"
+	fi
 	process=$(svg_frames "$TMP/split.svg" | awk -F'\t' 'NR == 2 { print $1 ":" $4 }')
 	check "svg: the process is the root frame above all ($process)" test "$process" = process:split
 
