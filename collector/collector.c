@@ -408,19 +408,12 @@ static struct proc_state *proc_state__find(struct collector *c, pid_t pid)
 
 static struct proc_state *proc_state__get(struct collector *c, pid_t pid)
 {
-	uint64_t hash = hash_mix(0, pid);
-	struct proc_state *p = hashtab__find(&c->procs, hash, proc_eq, &pid);
+	bool added;
+	struct proc_state *p = hashtab__find_or_add(&c->procs, hash_mix(0, pid), proc_eq, &pid,
+						    sizeof(*p), &added);
 
-	if (p)
-		return p;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
-	p->pid = pid;
-	if (hashtab__insert(&c->procs, hash, p)) {
-		free(p);
-		return NULL;
-	}
+	if (p && added)
+		p->pid = pid;
 	return p;
 }
 

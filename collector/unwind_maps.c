@@ -367,19 +367,14 @@ static bool slice_eq(const void *entry, const void *key)
 /* The slice of @file, loaded if it is not: NULL when memory runs out. */
 static struct slice *unwind_maps__slice(struct unwind_maps *um, struct elf_file *file)
 {
-	uint64_t hash = hash_mix(0, (uintptr_t)file);
-	struct slice *s = hashtab__find(&um->slices, hash, slice_eq, file);
+	bool added;
+	struct slice *s = hashtab__find_or_add(&um->slices, hash_mix(0, (uintptr_t)file), slice_eq,
+					       file, sizeof(*s), &added);
 
-	if (!s) {
-		s = calloc(1, sizeof(*s));
-		if (!s)
-			return NULL;
+	if (!s)
+		return NULL;
+	if (added)
 		s->file = file;
-		if (hashtab__insert(&um->slices, hash, s)) {
-			free(s);
-			return NULL;
-		}
-	}
 	if (s->state == SLICE_NEW || s->state == SLICE_EVICTED)
 		slice__load(um, s);
 	return s;
@@ -387,19 +382,12 @@ static struct slice *unwind_maps__slice(struct unwind_maps *um, struct elf_file 
 
 static struct proc_entry *unwind_maps__proc(struct unwind_maps *um, pid_t pid)
 {
-	uint64_t hash = hash_mix(0, pid);
-	struct proc_entry *p = hashtab__find(&um->procs, hash, proc_eq, &pid);
+	bool added;
+	struct proc_entry *p = hashtab__find_or_add(&um->procs, hash_mix(0, pid), proc_eq, &pid,
+						    sizeof(*p), &added);
 
-	if (p)
-		return p;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
-	p->pid = pid;
-	if (hashtab__insert(&um->procs, hash, p)) {
-		free(p);
-		return NULL;
-	}
+	if (p && added)
+		p->pid = pid;
 	return p;
 }
 

@@ -75,6 +75,25 @@ int hashtab__insert(struct hashtab *ht, uint64_t hash, void *entry)
 	return 0;
 }
 
+void *hashtab__find_or_add(struct hashtab *ht, uint64_t hash, hashtab_eq_fn eq, const void *key,
+			   size_t size, bool *added)
+{
+	void *entry = hashtab__find(ht, hash, eq, key);
+
+	*added = false;
+	if (entry)
+		return entry;
+	entry = calloc(1, size);
+	if (!entry)
+		return NULL;
+	if (hashtab__insert(ht, hash, entry)) {
+		free(entry);
+		return NULL;
+	}
+	*added = true;
+	return entry;
+}
+
 uint64_t hash_bytes(const void *data, size_t len)
 {
 	const unsigned char *p = data;

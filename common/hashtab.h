@@ -53,6 +53,15 @@ void *hashtab__find(const struct hashtab *ht, uint64_t hash, hashtab_eq_fn eq, c
  */
 int hashtab__insert(struct hashtab *ht, uint64_t hash, void *entry);
 
+/*
+ * The entry equal to @key, else a new one of @size zeroed bytes (from
+ * calloc(): the owner frees it with free()) added under @hash, for the
+ * caller to fill in: *@added says which. The caller sets the fields @eq
+ * compares before the next lookup. NULL on ENOMEM.
+ */
+void *hashtab__find_or_add(struct hashtab *ht, uint64_t hash, hashtab_eq_fn eq, const void *key,
+			   size_t size, bool *added);
+
 /* Iterate over the entries in slot order (not a stable order: sort before output). */
 #define hashtab__for_each_entry(ht, i, e)                                                          \
 	for ((i) = 0; (i) < (ht)->cap; (i)++)                                                      \

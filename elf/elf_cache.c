@@ -144,21 +144,16 @@ static bool file_eq(const void *entry, const void *key)
 struct elf_file *elf_cache__file(struct elf_cache *c, const struct mapped_file *file)
 {
 	uint64_t hash = hash_mix(hash_mix(file->dev, file->ino), (uintptr_t)file);
-	struct file_entry *e = hashtab__find(&c->files, hash, file_eq, file);
+	struct file_entry *e;
 	struct elf_file *f;
+	bool added;
 
-	if (e)
-		return e->elf;
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		return NULL;
+	e = hashtab__find_or_add(&c->files, hash, file_eq, file, sizeof(*e), &added);
+	if (!e || !added)
+		return e ? e->elf : NULL;
 	e->file = file;
 	e->dev = file->dev;
 	e->ino = file->ino;
-	if (hashtab__insert(&c->files, hash, e)) {
-		free(e);
-		return NULL;
-	}
 	f = open_mapped_file(file);
 	if (!f) {
 		pr_debug("elf: cannot read '%s': %s", file->path, strerror(errno));

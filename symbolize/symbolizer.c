@@ -725,19 +725,13 @@ static const struct perf_map *symbolizer__perf_map(struct symbolizer *sym, pid_t
 {
 	uint64_t hash = hash_mix(0, pid);
 	struct perf_map_entry *e;
+	bool added;
 	char path[64];
 
-	e = hashtab__find(&sym->perf_maps, hash, perf_map_eq, &pid);
-	if (e)
-		return e->map;
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		return NULL;
+	e = hashtab__find_or_add(&sym->perf_maps, hash, perf_map_eq, &pid, sizeof(*e), &added);
+	if (!e || !added)
+		return e ? e->map : NULL;
 	e->pid = pid;
-	if (hashtab__insert(&sym->perf_maps, hash, e)) {
-		free(e);
-		return NULL;
-	}
 	e->map = perf_map__load_pid(pid);
 	/*
 	 * Only a process that is gone: other failures are the file's checks
