@@ -143,7 +143,8 @@ cgroup2_root() {
 # within VALUE EXPECTED TOLERANCE: is |VALUE - EXPECTED| <= TOLERANCE? Never
 # when one is not a number ("", "none"): an unreadable profile fails.
 within() {
-	awk -v v="$1" -v e="$2" -v t="$3" 'function num(x) { return x ~ /^-?[0-9]+(\.[0-9]*)?$/ }
+	awk -v v="$1" -v e="$2" -v t="$3" 'function num(x) {
+			return x ~ /^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$/ }
 		BEGIN { if (!num(v) || !num(e) || !num(t)) exit 1
 			d = v - e; if (d < 0) d = -d; exit !(d <= t) }'
 }
