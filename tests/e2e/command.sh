@@ -30,20 +30,34 @@ else
 fi
 
 # The command is forked by the profiler; samples before its exec are the
-# profiler's own (process name "profiler") and must not appear.
-"$PROFILER" -F 999 -f folded -o "$TMP/cmd.folded" -- "$WORKLOADS/split" 50 50 0.5 2>/dev/null
-others=$(grep -cv '^split;' "$TMP/cmd.folded")
-check "no samples from before exec ($others stacks of other processes)" test "$others" -eq 0
+# profiler's own (process name "profiler") and must not appear. That counts
+# only if the profiler succeeded and split's own samples are there.
+if "$PROFILER" -F 999 -f folded -o "$TMP/cmd.folded" -- "$WORKLOADS/split" 50 50 0.5 \
+	2>"$TMP/err"; then
+	own=$(awk '/^split;.*;hot_[ab]/ { n += $NF } END { print n + 0 }' "$TMP/cmd.folded")
+	others=$(grep -cv '^split;' "$TMP/cmd.folded")
+	check "no samples from before exec ($others stacks of other processes; split has $own samples in hot_a or hot_b)" \
+		test "$own" -ge 50 -a "$others" -eq 0
+else
+	fail "no samples from before exec: profiler failed"
+	sed 's/^/#   /' "$TMP/err"
+fi
 
 # -d ends the profile; the command must not keep running (or hold a pipe open).
+# The profile it writes on the way out must be whole: the profiler exits 0
+# and its stacks are split's.
 SECONDS=0
-"$PROFILER" -d 1 -F 99 -f folded -- "$WORKLOADS/split" 50 50 30 2>"$TMP/err" | wc -l >/dev/null
+"$PROFILER" -d 1 -F 99 -f folded -- "$WORKLOADS/split" 50 50 30 2>"$TMP/err" |
+	cat >"$TMP/stopped.folded"
+rc=${PIPESTATUS[0]}
 elapsed=$SECONDS
 left=$(pgrep -fc "$WORKLOADS/split 50 50 30")
-if [[ $elapsed -le 5 && $left -eq 0 ]] && grep -q "stopped '.*split'" "$TMP/err"; then
-	ok "the command is stopped with the profiler (${elapsed}s, $(grep stopped "$TMP/err"))"
+samples=$(awk '/^split;.*;hot_[ab]/ { n += $NF } END { print n + 0 }' "$TMP/stopped.folded")
+if [[ $rc -eq 0 && $samples -ge 10 && $elapsed -le 5 && $left -eq 0 ]] &&
+	grep -q "stopped '.*split'" "$TMP/err"; then
+	ok "the command is stopped with the profiler (${elapsed}s, $samples samples, $(grep stopped "$TMP/err"))"
 else
-	fail "the command is stopped with the profiler (${elapsed}s, $left still running)"
+	fail "the command is stopped with the profiler (exit $rc, ${elapsed}s, $samples samples, $left still running)"
 	sed 's/^/#   /' "$TMP/err"
 	pkill -f "$WORKLOADS/split 50 50 30"
 fi

@@ -68,7 +68,8 @@ pprof() {
 
 # pct FILE FUNC [cum|flat] [PPROF_ARGS...]: FUNC's share in percent of the
 # samples that PPROF_ARGS keep (-tagfocus=... filters), from
-# `go tool pprof -top`; 0 when FUNC does not appear. cum (the default)
+# `go tool pprof -top`; 0 when FUNC does not appear, "none" when pprof
+# cannot read FILE or keeps no samples (no check takes that for a number). cum (the default)
 # counts the samples in FUNC and in what it calls or has inlined (the
 # workloads' burn()); flat, those whose innermost function is FUNC. pprof reports shares of
 # the whole profile even when filtering, so this divides by the kept share.
@@ -79,17 +80,18 @@ pct() {
 		awk -v f="$func" -v col="$col" '
 		/^Showing nodes accounting for / { kept = $6; sub(/%/, "", kept) }
 		$NF == f && $2 ~ /%$/ { v = (col == "cum") ? $5 : $2; sub(/%/, "", v); found = 1; exit }
-		END { if (!found || kept + 0 == 0) print 0; else printf "%.2f\n", 100 * v / kept }'
+		END { if (kept + 0 == 0) print "none"; else if (!found) print 0
+			else printf "%.2f\n", 100 * v / kept }'
 }
 
 # folded_leaf_pct FILE FUNC: the percentage of samples in folded FILE whose
 # leaf function is FUNC (integer): the innermost frame not inlined into it
-# (inlined frames end in _[i]).
+# (inlined frames end in _[i]); "none" when FILE holds no samples.
 folded_leaf_pct() {
 	awk -v f="$2" '{ n = $NF; total += n; k = split($0, frames, ";")
 		sub(/ [0-9]+$/, "", frames[k]); while (k > 1 && frames[k] ~ /_\[i\]$/) k--
 		if (frames[k] == f) hot += n }
-		END { if (total) printf "%.0f", 100 * hot / total; else print 0 }' "$1"
+		END { if (total) printf "%.0f", 100 * hot / total; else print "none" }' "$1"
 }
 
 # tag_values FILE KEY [PPROF_ARGS...]: the values of label KEY in FILE, one a
@@ -138,9 +140,13 @@ cgroup2_root() {
 	fi
 }
 
-# within VALUE EXPECTED TOLERANCE: is |VALUE - EXPECTED| <= TOLERANCE?
+# within VALUE EXPECTED TOLERANCE: is |VALUE - EXPECTED| <= TOLERANCE? Never
+# when one is not a number ("", "none"): an unreadable profile fails.
 within() {
-	awk -v v="$1" -v e="$2" -v t="$3" 'BEGIN { d = v - e; if (d < 0) d = -d; exit !(d <= t) }'
+	awk -v v="$1" -v e="$2" -v t="$3" 'function num(x) {
+			return x ~ /^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$/ }
+		BEGIN { if (!num(v) || !num(e) || !num(t)) exit 1
+			d = v - e; if (d < 0) d = -d; exit !(d <= t) }'
 }
 
 # share_is NAME FILE FUNC EXPECTED TOLERANCE [PPROF_ARGS...]: FUNC's share

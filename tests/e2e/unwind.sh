@@ -12,19 +12,28 @@ require_bpf "unwind: default mode finds a frameless leaf's callers" \
 	"unwind: off-CPU stacks without frame pointers"
 
 # perf_shares DATA: among perf's samples in leaf(), the percentages whose
-# stack holds caller_a, caller_b and main, from `perf script`.
+# stack holds caller_a, caller_b and main, from `perf script`, then the
+# number of those samples. With none, the percentages are "none" (which no
+# check takes for a number).
 perf_shares() {
 	perf script -i "$1" -F ip,sym 2>/dev/null | awk 'BEGIN { RS = "" }
 		/ leaf\n/ { n++; if (/ caller_a\n/) a++; if (/ caller_b\n/) b++; if (/ main\n/) m++ }
-		END { if (!n) n = 1; printf "%.1f %.1f %.1f\n", 100 * a / n, 100 * b / n, 100 * m / n }'
+		END { if (!n) { print "none none none 0"; exit }
+			printf "%.1f %.1f %.1f %d\n", 100 * a / n, 100 * b / n, 100 * m / n, n }'
 }
 
 # folded_share FILE PATTERN WITHIN: the percentage of the counts (samples, or
 # microseconds off CPU) of stacks matching WITHIN (an awk regular
-# expression) that also match PATTERN.
+# expression) that also match PATTERN; "none" when no stack matches WITHIN
+# (or FILE cannot be read), so that no check passes on an empty profile.
 folded_share() {
 	awk -v p="$2" -v w="$3" '{ n = $NF } $0 ~ w { total += n; if ($0 ~ p) hit += n }
-		END { if (total) printf "%.1f", 100 * hit / total; else print 0 }' "$1"
+		END { if (total) printf "%.1f", 100 * hit / total; else print "none" }' "$1"
+}
+
+# folded_count FILE WITHIN: the counts of the stacks matching WITHIN.
+folded_count() {
+	awk -v w="$2" '$0 ~ w { n += $NF } END { print n + 0 }' "$1"
 }
 
 # truncated_count STDERR: the "N truncated" of the profiler's summary.
@@ -51,16 +60,32 @@ if profile "$name" -o "$TMP/leaf.pb.gz" -- "$WORKLOADS/frameless" 70 30 4; then
 	share_is "$name" "$TMP/leaf.pb.gz" caller_b 30 5
 fi
 
+# What the walk misses is only missing if the stacks were read: leaf() must
+# be there, with main() right above it, before caller_a's absence counts.
 name="unwind: --call-graph fp misses them"
-if profile "$name" --call-graph fp -o "$TMP/fp.pb.gz" -- "$WORKLOADS/frameless" 70 30 1; then
+if profile "$name" --call-graph fp -o "$TMP/fp.pb.gz" -o "$TMP/fp.folded" -- \
+	"$WORKLOADS/frameless" 70 30 1; then
+	leaf=$(folded_count "$TMP/fp.folded" ';leaf(;|$| )')
+	direct=$(folded_share "$TMP/fp.folded" ';main;leaf(;|$| )' ';leaf(;|$| )')
 	got=$(pct "$TMP/fp.pb.gz" caller_a)
-	check "$name: caller_a on $got% of stacks, as the kernel's walk sees them" within "$got" 0 5
+	check "$name: $leaf samples in leaf, $direct% of them right under main" \
+		test "$leaf" -ge 50 -a "${direct%.*}" -ge 95
+	if [[ $leaf -ge 50 && ${direct%.*} -ge 95 ]] && within "$got" 0 5; then
+		ok "$name: caller_a on $got% of stacks, as the kernel's walk sees them"
+	else
+		fail "$name: caller_a on $got% of stacks, as the kernel's walk sees them" \
+			"(expected 0±5, with leaf on at least 50 stacks right under main)"
+	fi
 fi
 if perf record -q -F 499 --call-graph fp -o "$TMP/perf-fp.data" -- \
 	"$WORKLOADS/frameless" 70 30 1 >/dev/null 2>"$TMP/perf.err"; then
-	read -r a b m < <(perf_shares "$TMP/perf-fp.data")
-	check "$name: so does perf record --call-graph fp (caller_a $a%, caller_b $b%)" \
-		within "$a" 0 5
+	read -r a b m n < <(perf_shares "$TMP/perf-fp.data")
+	msg="so does perf record --call-graph fp (caller_a $a%, caller_b $b%, main $m%"
+	if [[ $n -ge 50 ]] && within "$m" 100 5 && within "$a" 0 5; then
+		ok "$name: $msg of $n samples in leaf)"
+	else
+		fail "$name: $msg of $n samples in leaf, expected at least 50 with main on 95%)"
+	fi
 else
 	fail "$name: perf record --call-graph fp failed"
 	sed 's/^/#   /' "$TMP/perf.err"
@@ -82,9 +107,13 @@ if profile "$name" --call-graph dwarf -o "$TMP/nofp.pb.gz" -o "$TMP/nofp.folded"
 	check "$name: $cut of $all stacks truncated" test "$((${cut:-1000} * 100))" -le "${all:-0}"
 	if perf record -q -F 499 --call-graph dwarf -o "$TMP/perf-dwarf.data" -- \
 		"$WORKLOADS/frameless-nofp" 70 30 4 >/dev/null 2>"$TMP/perf.err"; then
-		read -r a b m < <(perf_shares "$TMP/perf-dwarf.data")
-		check "unwind: perf agrees: perf record --call-graph dwarf has caller_a $a% (ours $ours%), main $m%" \
-			within "$a" "$ours" 5
+		read -r a b m n < <(perf_shares "$TMP/perf-dwarf.data")
+		msg="perf record --call-graph dwarf has caller_a $a% (ours $ours%), main $m%"
+		if [[ $n -ge 200 ]] && within "$a" "$ours" 5; then
+			ok "unwind: perf agrees: $msg of $n samples in leaf"
+		else
+			fail "unwind: perf agrees: $msg of $n samples in leaf (expected at least 200)"
+		fi
 	else
 		fail "unwind: perf agrees: perf record --call-graph dwarf failed"
 		sed 's/^/#   /' "$TMP/perf.err"
@@ -121,8 +150,15 @@ if profile "$name" --off-cpu -o "$TMP/off.folded" -- "$WORKLOADS/blocker" 7 3 3;
 	check "$name: wait_b has $b% (expected 30±5)" within "$b" 30 5
 fi
 if profile "$name" --off-cpu --call-graph fp -o "$TMP/off-fp.folded" -- "$WORKLOADS/blocker" 7 3 1; then
+	blocked=$(folded_count "$TMP/off-fp.folded" ';(__)?poll;')
+	direct=$(folded_share "$TMP/off-fp.folded" ';main;(__)?poll;' ';(__)?poll;')
 	a=$(folded_share "$TMP/off-fp.folded" ';wait_[ab];(__)?poll;' ';(__)?poll;')
-	check "$name: --call-graph fp misses them ($a%)" within "$a" 0 5
+	msg="--call-graph fp misses them ($a%; $blocked us blocked in poll, $direct% right under main)"
+	if [[ $blocked -ge 500000 && ${direct%.*} -ge 95 ]] && within "$a" 0 5; then
+		ok "$name: $msg"
+	else
+		fail "$name: $msg"
+	fi
 fi
 
 # gcc -O2 -fomit-frame-pointer: no frame pointer anywhere, so off CPU only

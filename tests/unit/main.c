@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -6,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -18,6 +20,7 @@ static struct {
 } tests[MAX_TESTS];
 static int nr_tests;
 static bool current_failed;
+static char current_skip[256]; /* why the running case was skipped, "" if it was not */
 
 void test__register(const char *name, test_fn fn)
 {
@@ -42,9 +45,81 @@ void test__fail(const char *file, int line, const char *fmt, ...)
 	fputc('\n', stdout);
 }
 
+void test__skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(current_skip, sizeof(current_skip), fmt, ap);
+	va_end(ap);
+	/* The reason ends the TAP line: keep it on one. */
+	for (char *p = current_skip; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	if (!current_skip[0])
+		snprintf(current_skip, sizeof(current_skip), "skipped");
+}
+
 bool test__failed(void)
 {
 	return current_failed;
+}
+
+const char *test__no_dev_full(void)
+{
+	static char why[128];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (stat("/dev/full", &st) || !S_ISCHR(st.st_mode))
+		return "no /dev/full character device";
+	fd = open("/dev/full", O_WRONLY);
+	if (fd < 0) {
+		snprintf(why, sizeof(why), "cannot open /dev/full: %s", strerror(errno));
+		return why;
+	}
+	n = write(fd, "x", 1);
+	if (n >= 0 || errno != ENOSPC) {
+		snprintf(why, sizeof(why), "a write to /dev/full gives %zd (%s), not ENOSPC", n,
+			 n < 0 ? strerror(errno) : "no error");
+		close(fd);
+		return why;
+	}
+	close(fd);
+	return NULL;
+}
+
+const char *test__in_child(void (*fn)(void))
+{
+	static char what[128];
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		snprintf(what, sizeof(what), "cannot fork: %s", strerror(errno));
+		return what;
+	}
+	if (!pid) {
+		errno = EBADMSG;
+		fn();
+		_exit(errno == EBADMSG ? 0 : 1);
+	}
+	if (waitpid(pid, &status, 0) != pid) {
+		snprintf(what, sizeof(what), "cannot wait for the child: %s", strerror(errno));
+		return what;
+	}
+	if (WIFSIGNALED(status))
+		snprintf(what, sizeof(what), "killed by %s", strsignal(WTERMSIG(status)));
+	else if (WEXITSTATUS(status) == 1)
+		snprintf(what, sizeof(what), "returned with errno changed");
+	else if (WEXITSTATUS(status))
+		snprintf(what, sizeof(what), "exited with status %d", WEXITSTATUS(status));
+	else
+		return NULL;
+	return what;
 }
 
 const char *test__fixture(const char *name)
@@ -81,7 +156,7 @@ static int cmp_test(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	int passed = 0, failed = 0;
+	int passed = 0, failed = 0, skipped = 0;
 
 	/* Constructors run in link order; report in name order. */
 	qsort(tests, nr_tests, sizeof(tests[0]), cmp_test);
@@ -89,16 +164,20 @@ int main(int argc, char **argv)
 		if (argc > 1 && !strstr(tests[i].name, argv[1]))
 			continue;
 		current_failed = false;
+		current_skip[0] = '\0';
 		fflush(stdout);
 		tests[i].fn();
 		if (current_failed) {
 			printf("not ok - unit: %s\n", tests[i].name);
 			failed++;
+		} else if (current_skip[0]) {
+			printf("ok - unit: %s # SKIP %s\n", tests[i].name, current_skip);
+			skipped++;
 		} else {
 			printf("ok - unit: %s\n", tests[i].name);
 			passed++;
 		}
 	}
-	printf("# unit: %d passed, %d failed\n", passed, failed);
+	printf("# unit: %d passed, %d failed, %d skipped\n", passed, failed, skipped);
 	return failed ? 1 : 0;
 }

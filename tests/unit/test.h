@@ -3,9 +3,14 @@
  * test.h - the unit-test harness: TEST() registers a case, CHECK*() fail it.
  *
  * build/tests/unit-tests runs every registered case (or those whose names
- * contain argv[1]) and prints one TAP-style line per case, "ok - NAME" or
- * "not ok - NAME: FILE:LINE: WHAT", which tests/run counts. Fixtures built by
- * the Makefile live in the directory named by $FIXTURES (build/fixtures).
+ * contain argv[1]) and prints one TAP-style line per case, which tests/run
+ * counts: "ok - unit: NAME", "not ok - unit: NAME" after the "#   FILE:LINE:
+ * WHAT" of each failed check, or "ok - unit: NAME # SKIP REASON" when SKIP()
+ * found what the case needs missing from this machine (tests/run counts those
+ * apart, and as failures under PROFILER_REQUIRE_BPF=1). A case that skips
+ * checks first that what it tests is there: a missing /dev/full is a skip,
+ * never a pass. Fixtures built by the Makefile live in the directory named by
+ * $FIXTURES (build/fixtures).
  */
 #ifndef PROFILER_TEST_H
 #define PROFILER_TEST_H
@@ -21,6 +26,19 @@ void test__register(const char *name, test_fn fn);
 void test__fail(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 bool test__failed(void);
+/* Mark the running case skipped, for the reason @fmt...; a failed check still fails it. */
+void test__skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * Why this machine has no /dev/full that fails every write with ENOSPC (a
+ * character device, as on any Linux), or NULL when it has one. For SKIP().
+ */
+const char *test__no_dev_full(void);
+/*
+ * Run @fn in a child process, so that a crash fails one case instead of
+ * ending the run: NULL when the child returned from @fn with errno as it
+ * was before, else what happened to it (in a static buffer).
+ */
+const char *test__in_child(void (*fn)(void));
 /* Path of fixture @name under $FIXTURES, in a static buffer. */
 const char *test__fixture(const char *name);
 /* The whole of file @path, its length in *@size; the caller frees it. NULL on failure. */
@@ -36,6 +54,13 @@ void *test__read_file(const char *path, size_t *size);
 
 /* The one line of a profile_frame initializer: FRAME_LINE(.name = "f", .system_name = "f"). */
 #define FRAME_LINE(...) .lines = &(const struct profile_line){ __VA_ARGS__ }, .nr_lines = 1
+
+/* Skip the running case: what it needs is missing here (say what, lowercase). */
+#define SKIP(...)                                                                                  \
+	do {                                                                                       \
+		test__skip(__VA_ARGS__);                                                           \
+		return;                                                                            \
+	} while (0)
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \
