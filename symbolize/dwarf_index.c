@@ -510,76 +510,51 @@ static const char *full_path(struct dwarf_index *idx, const struct unit *u, cons
 
 /* --- one unit's line table ----------------------------------------------------- */
 
-static int row_cmp(const void *a, const void *b)
-{
-	const struct line_row *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	/* A sequence's end sorts before a row starting the next at the same address. */
-	return (x->file != NULL) - (y->file != NULL);
-}
-
-/* The unit's rows from libdw, for a line program our decoder does not read. */
-static int index_lines_libdw(struct dwarf_index *idx, struct unit *u)
+/*
+ * The unit's file names from libdw, for a line program header our decoder
+ * does not read; the rows are still decoded by ours, so that they are
+ * cleaned up the one way (libdw's dwarf_getsrclines() sorts rows one by
+ * one, which interleaves overlapping sequences beyond repair).
+ */
+static int index_lines_libdw(struct dwarf_index *idx, struct unit *u, uint64_t offset)
 {
 	struct line_table *t = &u->lines;
-	Dwarf_Lines *lines;
+	Dwarf_Files *files;
 	size_t nr;
-	bool sorted = true;
+	int err;
 
-	if (dwarf_getsrclines(&u->die, &lines, &nr) || !nr)
+	if (dwarf_getsrcfiles(&u->die, &files, &nr) || !nr)
 		return 0;
-	t->rows = malloc(nr * sizeof(*t->rows));
-	if (!t->rows)
+	t->files = calloc(nr, sizeof(*t->files));
+	if (!t->files)
 		return -ENOMEM;
+	t->nr_files = nr;
 	for (size_t i = 0; i < nr; i++) {
-		Dwarf_Line *line = dwarf_onesrcline(lines, i);
-		struct line_row *r = &t->rows[t->nr_rows];
-		unsigned int disc = 0;
-		Dwarf_Addr addr;
-		bool end = false;
-		int lineno = 0;
+		const char *path = full_path(idx, u, dwarf_filesrc(files, i, NULL, NULL));
 
-		if (!line || dwarf_lineaddr(line, &addr))
-			continue;
-		dwarf_lineendsequence(line, &end);
-		dwarf_lineno(line, &lineno);
-		dwarf_linediscriminator(line, &disc);
-		r->addr = addr;
-		r->file = end ? NULL : full_path(idx, u, dwarf_linesrc(line, NULL, NULL));
-		if (!end && !r->file)
-			r->file = "??";
-		r->line = lineno > 0 ? lineno : 0;
-		r->discriminator = disc;
-		if (t->nr_rows && row_cmp(&t->rows[t->nr_rows - 1], r) > 0)
-			sorted = false;
-		t->nr_rows++;
+		if (path && !(t->files[i] = strdup(path)))
+			return -ENOMEM;
 	}
-	/* libdw sorts rows already; stay right if some version does not. */
-	if (!sorted)
-		qsort(t->rows, t->nr_rows, sizeof(*t->rows), row_cmp);
-	return 0;
+	err = line_table__read_rows(t, &idx->sections, offset);
+	return err == -ENOMEM ? err : 0;
 }
 
 static int index_lines(struct dwarf_index *idx, struct unit *u)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Word offset;
-	int err = -ENOTSUP;
+	int err;
 
-	if (!dwarf_attr(&u->die, DW_AT_stmt_list, &attr) || dwarf_formudata(&attr, &offset))
+	if (!dwarf_attr(&u->die, DW_AT_stmt_list, &attr) || dwarf_formudata(&attr, &offset) ||
+	    !idx->sections.line)
 		return 0;
-	if (idx->sections.line)
-		err = line_table__read(&u->lines, &idx->sections, offset, u->comp_dir);
-	if (err == -ENOMEM)
-		return err;
-	if (err) {
-		pr_debug("dwarf: line program at 0x%llx: %s, decoded by libdw instead",
+	err = line_table__read(&u->lines, &idx->sections, offset, u->comp_dir);
+	if (err == -ENOTSUP) {
+		pr_debug("dwarf: line program at 0x%llx: %s, file names read by libdw instead",
 			 (unsigned long long)offset, strerror(-err));
-		return index_lines_libdw(idx, u);
+		return index_lines_libdw(idx, u, offset);
 	}
-	return 0;
+	return err == -ENOMEM ? err : 0;
 }
 
 /* The row in effect at @addr: the last at or below it, unless a sequence ended there. */
