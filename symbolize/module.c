@@ -187,3 +187,9 @@ int module__function_start(struct module *mod, uint64_t vaddr, uint64_t *start)
 		return -ENOENT;
 	return fde_table__lookup(mod->fdes, vaddr, start);
 }
+
+void module__add_dwarf_stats(const struct module *mod, struct dwarf_index_stats *stats)
+{
+	if (mod->dwarf)
+		dwarf_index__add_stats(mod->dwarf, stats);
+}

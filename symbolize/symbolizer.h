@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "common/profile.h"
+#include "symbolize/dwarf_index.h"
 
 struct proc_maps;
 struct strset;
@@ -51,6 +52,7 @@ struct symbolizer_stats {
 	uint64_t resolved;		    /* ... that named a function */
 	uint64_t unmapped;		    /* ... whose address no mapping covered */
 	uint64_t sources[NR_FRAME_SOURCES]; /* ... by how they were symbolized */
+	struct dwarf_index_stats dwarf;	    /* the DWARF units lookups needed, of every file */
 };
 
 /* Returns NULL and sets errno on failure. */
