@@ -232,7 +232,32 @@ $(DEBUGINFO_FIXTURES): tests/fixtures/debuglink.c
 	objcopy --add-section .gnu_debugdata=$$d/mini-cut.xz $$d/prog.stripped $$d/mini-truncated
 	$(Q)touch $@
 
-fixtures: $(FIXTURES) $(DEBUGINFO_FIXTURES)
+# DWARF fixtures for tests/unit/test_dwarf_index.c: split_dwarf.c with its
+# DWARF in place, split (gcc -gsplit-dwarf: the .dwo beside it, named from the
+# object's path in the compilation directory) and split with its .dwo gone;
+# and DWARF written by hand, linked without code.
+DWARF_FIXTURES := $(addprefix $(OUTPUT)/fixtures/,split-dwarf-whole split-dwarf \
+	split-dwarf-nodwo overlapping-lines.so unknown-form.so)
+
+$(OUTPUT)/fixtures/split-dwarf-whole: tests/fixtures/split_dwarf.c
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O1 -g $< -o $@
+
+$(OUTPUT)/fixtures/split-dwarf $(OUTPUT)/fixtures/split-dwarf-nodwo: tests/fixtures/split_dwarf.c
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O1 -g -gdwarf-5 -gsplit-dwarf -c $< -o $@.o && $(CC) $@.o -o $@ && rm $@.o
+	$(Q)$(if $(filter %-nodwo,$@),rm $@.dwo)
+
+$(OUTPUT)/fixtures/overlapping-lines.so: tests/fixtures/overlapping_lines.S
+$(OUTPUT)/fixtures/unknown-form.so: tests/fixtures/unknown_form.S
+$(OUTPUT)/fixtures/overlapping-lines.so $(OUTPUT)/fixtures/unknown-form.so:
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -nostdlib -shared $< -o $@
+
+fixtures: $(FIXTURES) $(DEBUGINFO_FIXTURES) $(DWARF_FIXTURES)
 
 # Workloads for the end-to-end tests: frame pointers everywhere, including
 # leaf functions, so frame-pointer unwinding sees every caller. clang 14

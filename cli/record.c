@@ -173,11 +173,11 @@ static void print_summary(const struct profile *p, const struct options *o)
 			(unsigned long long)intervals, offcpu_ns / 1e9);
 	fprintf(stderr,
 		"profiler: frames: %llu with source lines, %llu function only, %llu unnamed, "
-		"%llu unmapped, %llu JIT\n",
+		"%llu unmapped, %llu JIT; %llu DWARF units unreadable\n",
 		(unsigned long long)frames[FRAME_LINES], (unsigned long long)frames[FRAME_SYMBOL],
 		(unsigned long long)frames[FRAME_NO_SYMBOL],
-		(unsigned long long)frames[FRAME_NO_MAPPING],
-		(unsigned long long)frames[FRAME_JIT]);
+		(unsigned long long)frames[FRAME_NO_MAPPING], (unsigned long long)frames[FRAME_JIT],
+		(unsigned long long)p->stats.dwarf_units_lost);
 	for (size_t i = 0; i < o->nr_outputs; i++)
 		if (strcmp(o->outputs[i].path, "-"))
 			fprintf(stderr, "profiler: wrote %s (%s)\n", o->outputs[i].path,
@@ -479,9 +479,19 @@ int record(const struct options *o)
 		goto out;
 	symbolizer__stats(sym, &st);
 	memcpy(p->stats.frames, st.sources, sizeof(p->stats.frames));
+	p->stats.dwarf_units_lost = st.dwarf.lost;
 	if (o->verbose) {
+		const struct dwarf_index_stats *ds = &st.dwarf;
 		uint64_t run_ns, runs;
 
+		pr_info("dwarf: %llu units read, %llu not by our reader (split %llu, unknown forms "
+			"%llu, corrupt %llu): %llu by libdw instead, %llu unreadable",
+			(unsigned long long)ds->units,
+			(unsigned long long)(ds->by_libdw + ds->lost),
+			(unsigned long long)ds->unread[DWARF_UNIT_SPLIT],
+			(unsigned long long)ds->unread[DWARF_UNIT_UNKNOWN],
+			(unsigned long long)ds->unread[DWARF_UNIT_CORRUPT],
+			(unsigned long long)ds->by_libdw, (unsigned long long)ds->lost);
 		if (!collector__bpf_stats(c, false, &run_ns, &runs) && runs)
 			pr_info("bpf: %llu runs, %llu ns per run", (unsigned long long)runs,
 				(unsigned long long)(run_ns / runs));

@@ -119,6 +119,7 @@ struct profile_stats {
 	uint64_t stack_errors;	  /* samples whose user or kernel stack could not be read */
 	uint64_t maps_unreadable; /* processes none of whose maps could be read */
 	uint64_t frames[NR_FRAME_SOURCES]; /* distinct frames, by how they were symbolized */
+	uint64_t dwarf_units_lost;	   /* DWARF units those needed that could not be read */
 };
 
 struct profile {

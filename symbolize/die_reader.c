@@ -158,7 +158,7 @@ void die_reader__release(struct die_reader *r)
 /*
  * Read (or skip) one attribute value of @form. Numbers, addresses and
  * offsets go to @value; *@index is set for an index into .debug_addr.
- * Returns -EINVAL for a form we do not know the size of.
+ * Returns -ENOTSUP for a form we do not know the size of.
  */
 static int read_value(struct die_reader *r, struct cursor *c, uint64_t form, int64_t implicit,
 		      uint64_t *value, bool *index)
@@ -263,7 +263,7 @@ static int read_value(struct die_reader *r, struct cursor *c, uint64_t form, int
 		cursor__skip(c, cursor__uleb(c));
 		return 0;
 	default:
-		return -EINVAL;
+		return -ENOTSUP;
 	}
 }
 
@@ -331,11 +331,15 @@ int die_reader__next(struct die_reader *r, struct die *die)
 		const struct attr_spec *spec = &r->specs[a->first_spec + i];
 		uint64_t form = spec->form, value = 0;
 		bool index;
+		int err;
 
 		/* DW_FORM_indirect: the form comes with the value (a few times over at worst). */
 		for (int n = 0; form == DW_FORM_indirect && n < 4; n++)
 			form = cursor__uleb(&c);
-		if (read_value(r, &c, form, spec->implicit_const, &value, &index) || c.bad)
+		err = read_value(r, &c, form, spec->implicit_const, &value, &index);
+		if (err)
+			return err;
+		if (c.bad)
 			return -EINVAL;
 		switch (spec->name) {
 		case DW_AT_low_pc:

@@ -13,7 +13,10 @@
  *
  * It reads DWARF 2 to 5 compile and partial units in either byte order. A
  * form it does not know, or data that runs past the unit, ends the walk
- * with an error; every read is bounds-checked.
+ * with an error (the caller may have libdw read the unit instead); every
+ * read is bounds-checked. Split units (in .dwo files) are not read: their
+ * skeleton in the executable says -ENOTSUP, or has no functions (GNU's
+ * DWARF 4 extension).
  */
 #ifndef PROFILER_DIE_READER_H
 #define PROFILER_DIE_READER_H
@@ -74,7 +77,8 @@ void die_reader__release(struct die_reader *r);
 
 /*
  * The next DIE (or null entry) into @die. Returns 1, 0 at the end of the
- * unit, or -EINVAL when the data cannot be read on.
+ * unit, -ENOTSUP at an attribute of a form this reader does not know, or
+ * -EINVAL when the data cannot be read on (truncated or corrupt).
  */
 int die_reader__next(struct die_reader *r, struct die *die);
 

@@ -4,6 +4,7 @@
 #include <gelf.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +65,7 @@ struct level {
 
 /* The name a DIE holds, NULL for none. */
 struct name_entry {
+	Dwarf *dwarf; /* whose DIE: the file's, or a split unit's .dwo */
 	Dwarf_Off die;
 	const char *name;
 };
@@ -76,7 +78,10 @@ struct path_entry {
 
 struct unit {
 	Dwarf_Die die;
-	uint64_t info_offset;	  /* of the unit header, in .debug_info */
+	uint64_t info_offset; /* of the unit header, in .debug_info */
+	/* Where the DIEs of its functions are: the file's, or for a split unit its .dwo's. */
+	Dwarf *dwarf;
+	bool split; /* a skeleton unit: its DIEs are in a .dwo file, which libdw reads */
 	Dwarf_Files *libdw_files; /* when libdw read the line program */
 	size_t nr_libdw_files;
 	const char *comp_dir; /* NULL: unknown */
@@ -92,6 +97,9 @@ struct unit {
 
 struct dwarf_index {
 	Dwarf *dwarf;
+	char *name; /* of the file, for warnings; may be NULL */
+	struct dwarf_index_stats stats;
+	bool warned; /* of a unit lost */
 	struct unit *units;
 	size_t nr_units;
 	struct piece *ranges; /* address -> unit, sorted, no overlaps */
@@ -310,13 +318,15 @@ static int index_units(struct dwarf_index *idx)
 	while ((ret = dwarf_next_unit(idx->dwarf, off, &next, &header_size, NULL, NULL, NULL, NULL,
 				      NULL, NULL)) == 0) {
 		Dwarf_Off unit = off;
+		uint8_t unit_type = 0;
 		int tag;
 
 		off = next;
 		if (!dwarf_offdie(idx->dwarf, unit + header_size, &cudie))
 			continue;
 		tag = dwarf_tag(&cudie);
-		if (tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit)
+		if (tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit &&
+		    tag != DW_TAG_skeleton_unit)
 			continue;
 		if (array__reserve(&idx->units, &alloc_units, idx->nr_units + 1,
 				   sizeof(*idx->units)))
@@ -324,6 +334,10 @@ static int index_units(struct dwarf_index *idx)
 		memset(&idx->units[idx->nr_units], 0, sizeof(*idx->units));
 		idx->units[idx->nr_units].die = cudie;
 		idx->units[idx->nr_units].info_offset = unit;
+		idx->units[idx->nr_units].dwarf = idx->dwarf;
+		/* DWARF 5's skeleton units, and GNU's DWARF 4 ones (a compile unit with a dwo_id). */
+		dwarf_cu_info(cudie.cu, NULL, &unit_type, NULL, NULL, NULL, NULL, NULL);
+		idx->units[idx->nr_units].split = unit_type == DW_UT_skeleton;
 		ctx.unit = idx->nr_units++;
 		ret = die_ranges(&cudie, add_unit_range, &ctx);
 		if (ret < 0)
@@ -399,7 +413,7 @@ static void find_sections(struct dwarf_index *idx)
 		section_data(elf, shstrndx, ".debug_rnglists", &idx->dies.rnglists_size);
 }
 
-struct dwarf_index *dwarf_index__new(Elf *elf)
+struct dwarf_index *dwarf_index__new(Elf *elf, const char *name)
 {
 	struct dwarf_index *idx;
 	int err;
@@ -407,8 +421,13 @@ struct dwarf_index *dwarf_index__new(Elf *elf)
 	idx = calloc(1, sizeof(*idx));
 	if (!idx)
 		return NULL;
+	if (name && !(idx->name = strdup(name))) {
+		free(idx);
+		return NULL;
+	}
 	idx->dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	if (!idx->dwarf) {
+		free(idx->name);
 		free(idx);
 		errno = ENOENT;
 		return NULL;
@@ -462,7 +481,17 @@ void dwarf_index__free(struct dwarf_index *idx)
 	free(idx->ranges);
 	free(idx->range_index.keys);
 	dwarf_end(idx->dwarf);
+	free(idx->name);
 	free(idx);
+}
+
+void dwarf_index__add_stats(const struct dwarf_index *idx, struct dwarf_index_stats *stats)
+{
+	stats->units += idx->stats.units;
+	for (int i = 0; i < NR_DWARF_UNIT_FAULTS; i++)
+		stats->unread[i] += idx->stats.unread[i];
+	stats->by_libdw += idx->stats.by_libdw;
+	stats->lost += idx->stats.lost;
 }
 
 /* --- source paths ------------------------------------------------------------ */
@@ -510,76 +539,51 @@ static const char *full_path(struct dwarf_index *idx, const struct unit *u, cons
 
 /* --- one unit's line table ----------------------------------------------------- */
 
-static int row_cmp(const void *a, const void *b)
-{
-	const struct line_row *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	/* A sequence's end sorts before a row starting the next at the same address. */
-	return (x->file != NULL) - (y->file != NULL);
-}
-
-/* The unit's rows from libdw, for a line program our decoder does not read. */
-static int index_lines_libdw(struct dwarf_index *idx, struct unit *u)
+/*
+ * The unit's file names from libdw, for a line program header our decoder
+ * does not read; the rows are still decoded by ours, so that they are
+ * cleaned up the one way (libdw's dwarf_getsrclines() sorts rows one by
+ * one, which interleaves overlapping sequences beyond repair).
+ */
+static int index_lines_libdw(struct dwarf_index *idx, struct unit *u, uint64_t offset)
 {
 	struct line_table *t = &u->lines;
-	Dwarf_Lines *lines;
+	Dwarf_Files *files;
 	size_t nr;
-	bool sorted = true;
+	int err;
 
-	if (dwarf_getsrclines(&u->die, &lines, &nr) || !nr)
+	if (dwarf_getsrcfiles(&u->die, &files, &nr) || !nr)
 		return 0;
-	t->rows = malloc(nr * sizeof(*t->rows));
-	if (!t->rows)
+	t->files = calloc(nr, sizeof(*t->files));
+	if (!t->files)
 		return -ENOMEM;
+	t->nr_files = nr;
 	for (size_t i = 0; i < nr; i++) {
-		Dwarf_Line *line = dwarf_onesrcline(lines, i);
-		struct line_row *r = &t->rows[t->nr_rows];
-		unsigned int disc = 0;
-		Dwarf_Addr addr;
-		bool end = false;
-		int lineno = 0;
+		const char *path = full_path(idx, u, dwarf_filesrc(files, i, NULL, NULL));
 
-		if (!line || dwarf_lineaddr(line, &addr))
-			continue;
-		dwarf_lineendsequence(line, &end);
-		dwarf_lineno(line, &lineno);
-		dwarf_linediscriminator(line, &disc);
-		r->addr = addr;
-		r->file = end ? NULL : full_path(idx, u, dwarf_linesrc(line, NULL, NULL));
-		if (!end && !r->file)
-			r->file = "??";
-		r->line = lineno > 0 ? lineno : 0;
-		r->discriminator = disc;
-		if (t->nr_rows && row_cmp(&t->rows[t->nr_rows - 1], r) > 0)
-			sorted = false;
-		t->nr_rows++;
+		if (path && !(t->files[i] = strdup(path)))
+			return -ENOMEM;
 	}
-	/* libdw sorts rows already; stay right if some version does not. */
-	if (!sorted)
-		qsort(t->rows, t->nr_rows, sizeof(*t->rows), row_cmp);
-	return 0;
+	err = line_table__read_rows(t, &idx->sections, offset);
+	return err == -ENOMEM ? err : 0;
 }
 
 static int index_lines(struct dwarf_index *idx, struct unit *u)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Word offset;
-	int err = -ENOTSUP;
+	int err;
 
-	if (!dwarf_attr(&u->die, DW_AT_stmt_list, &attr) || dwarf_formudata(&attr, &offset))
+	if (!dwarf_attr(&u->die, DW_AT_stmt_list, &attr) || dwarf_formudata(&attr, &offset) ||
+	    !idx->sections.line)
 		return 0;
-	if (idx->sections.line)
-		err = line_table__read(&u->lines, &idx->sections, offset, u->comp_dir);
-	if (err == -ENOMEM)
-		return err;
-	if (err) {
-		pr_debug("dwarf: line program at 0x%llx: %s, decoded by libdw instead",
+	err = line_table__read(&u->lines, &idx->sections, offset, u->comp_dir);
+	if (err == -ENOTSUP) {
+		pr_debug("dwarf: line program at 0x%llx: %s, file names read by libdw instead",
 			 (unsigned long long)offset, strerror(-err));
-		return index_lines_libdw(idx, u);
+		return index_lines_libdw(idx, u, offset);
 	}
-	return 0;
+	return err == -ENOMEM ? err : 0;
 }
 
 /* The row in effect at @addr: the last at or below it, unless a sequence ended there. */
@@ -628,17 +632,19 @@ static const char *call_file(struct dwarf_index *idx, struct unit *u, uint64_t f
 
 /*
  * Add a node for @die, a function (@parent NO_NODE) or a call inlined into
- * @parent, at inline depth @depth. Returns it, or NO_NODE when @die has no
- * code (errno 0) or memory ran out (errno ENOMEM).
+ * @parent, at inline depth @depth. @r is the fast reader that read @die,
+ * or NULL when libdw did: then @d is the DIE as libdw has it. Returns the
+ * node, or NO_NODE when @die has no code (errno 0) or memory ran out
+ * (errno ENOMEM).
  */
 static uint32_t add_node(struct dwarf_index *idx, struct unit *u, const struct die_reader *r,
-			 const struct die *die, int depth, uint32_t parent)
+			 Dwarf_Die *d, const struct die *die, int depth, uint32_t parent)
 {
 	struct range_ctx ctx = { .node = u->nr_nodes };
 	struct level *l;
 	struct node *n;
 	size_t first;
-	Dwarf_Die d;
+	Dwarf_Die off_die;
 	int nr = 0;
 
 	errno = 0;
@@ -671,13 +677,15 @@ static uint32_t add_node(struct dwarf_index *idx, struct unit *u, const struct d
 		n->call_line = die->call_line <= UINT32_MAX ? die->call_line : 0;
 	}
 	if (die->has_ranges) {
-		nr = die_reader__ranges(r, die, add_scope_range, &ctx);
-		/* A list our reader does not read: libdw may. */
+		nr = r ? die_reader__ranges(r, die, add_scope_range, &ctx) : -ENOTSUP;
+		/* A list our reader does not read (or a DIE it did not read): libdw may. */
 		if (nr == -ENOTSUP) {
 			nr = 0;
 			l->nr = first;
-			if (dwarf_offdie(idx->dwarf, die->offset, &d))
-				nr = die_ranges(&d, add_scope_range, &ctx);
+			if (!d && dwarf_offdie(u->dwarf, die->offset, &off_die))
+				d = &off_die;
+			if (d)
+				nr = die_ranges(d, add_scope_range, &ctx);
 		}
 	} else {
 		uint64_t hi = die->high_pc_is_offset ? die->low_pc + die->high_pc : die->high_pc;
@@ -706,7 +714,7 @@ struct scope {
  * methods sit). Adds the nodes on the way. -ENOMEM, 0: skip the children,
  * 1: read them under @next.
  */
-static int enter(struct dwarf_index *idx, struct unit *u, const struct die_reader *r,
+static int enter(struct dwarf_index *idx, struct unit *u, const struct die_reader *r, Dwarf_Die *d,
 		 const struct die *die, const struct scope *cur, struct scope *next)
 {
 	uint32_t node;
@@ -714,13 +722,13 @@ static int enter(struct dwarf_index *idx, struct unit *u, const struct die_reade
 	*next = *cur;
 	switch (die->tag) {
 	case DW_TAG_subprogram:
-		node = add_node(idx, u, r, die, 0, NO_NODE);
+		node = add_node(idx, u, r, d, die, 0, NO_NODE);
 		*next = (struct scope){ node, 1 };
 		break;
 	case DW_TAG_inlined_subroutine:
 		if (cur->node == NO_NODE || cur->depth >= MAX_DEPTH)
 			return 0;
-		node = add_node(idx, u, r, die, cur->depth, cur->node);
+		node = add_node(idx, u, r, d, die, cur->depth, cur->node);
 		*next = (struct scope){ node, cur->depth + 1 };
 		break;
 	case DW_TAG_compile_unit:
@@ -744,7 +752,12 @@ static int enter(struct dwarf_index *idx, struct unit *u, const struct die_reade
 	return 1;
 }
 
-static int index_scopes(struct dwarf_index *idx, struct unit *u)
+/*
+ * Read the unit's functions and inlined calls with the fast DIE reader.
+ * Returns 0, -ENOMEM, -ENOTSUP (a unit or form it does not read) or
+ * -EINVAL (truncated or corrupt: it could not read on).
+ */
+static int index_scopes_fast(struct dwarf_index *idx, struct unit *u)
 {
 	struct scope stack[MAX_NESTING], root = { NO_NODE, 0 };
 	int top = -1, skip = 0, ret;
@@ -752,11 +765,8 @@ static int index_scopes(struct dwarf_index *idx, struct unit *u)
 	struct die die;
 
 	ret = die_reader__init(&r, &idx->dies, u->info_offset);
-	if (ret) {
-		pr_debug("dwarf: unit at 0x%llx: %s", (unsigned long long)u->info_offset,
-			 strerror(-ret));
-		return ret == -ENOMEM ? ret : 0;
-	}
+	if (ret)
+		return ret;
 	while ((ret = die_reader__next(&r, &die)) > 0) {
 		struct scope next;
 
@@ -771,7 +781,7 @@ static int index_scopes(struct dwarf_index *idx, struct unit *u)
 			skip += die.has_children;
 			continue;
 		}
-		ret = enter(idx, u, &r, &die, top >= 0 ? &stack[top] : &root, &next);
+		ret = enter(idx, u, &r, NULL, &die, top >= 0 ? &stack[top] : &root, &next);
 		if (ret < 0)
 			break;
 		if (!die.has_children)
@@ -782,11 +792,140 @@ static int index_scopes(struct dwarf_index *idx, struct unit *u)
 			skip = 1;
 	}
 	die_reader__release(&r);
-	if (ret == -ENOMEM)
-		return ret;
-	if (ret < 0)
-		pr_debug("dwarf: unit at 0x%llx: cannot read on at a DIE",
-			 (unsigned long long)u->info_offset);
+	return ret < 0 ? ret : 0;
+}
+
+/* @d as the fast reader gives a DIE, for enter(). */
+static void libdw_die(Dwarf_Die *d, struct die *die)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Addr lo, hi;
+	Dwarf_Word value;
+	Dwarf_Die ref;
+
+	*die = (struct die){
+		.offset = dwarf_dieoffset(d),
+		.tag = dwarf_tag(d) > 0 ? dwarf_tag(d) : 0,
+		.has_children = dwarf_haschildren(d) > 0,
+		.has_ranges = dwarf_hasattr(d, DW_AT_ranges),
+	};
+	if (!die->has_ranges && !dwarf_lowpc(d, &lo) && !dwarf_highpc(d, &hi)) {
+		die->has_low_pc = die->has_high_pc = true;
+		die->low_pc = lo;
+		die->high_pc = hi;
+	}
+	if (dwarf_attr(d, DW_AT_call_file, &attr) && !dwarf_formudata(&attr, &value)) {
+		die->has_call_file = true;
+		die->call_file = value;
+	}
+	if (dwarf_attr(d, DW_AT_call_line, &attr) && !dwarf_formudata(&attr, &value))
+		die->call_line = value;
+	/* As the fast reader: no origin in another file (dwz), whose offsets mean nothing here. */
+	if ((dwarf_attr(d, DW_AT_abstract_origin, &attr) ||
+	     dwarf_attr(d, DW_AT_specification, &attr)) &&
+	    dwarf_formref_die(&attr, &ref) && dwarf_cu_getdwarf(ref.cu) == dwarf_cu_getdwarf(d->cu))
+		die->origin = dwarf_dieoffset(&ref);
+}
+
+/*
+ * The slow way, for a unit the fast reader cannot read: libdw walks the
+ * children of @parent, read under @cur. Returns 0, -ENOMEM, or -EINVAL
+ * when libdw could not read on either.
+ */
+static int index_scopes_libdw(struct dwarf_index *idx, struct unit *u, Dwarf_Die *parent,
+			      const struct scope *cur, int nesting)
+{
+	Dwarf_Die child;
+	int ret;
+
+	for (ret = dwarf_child(parent, &child); !ret; ret = dwarf_siblingof(&child, &child)) {
+		struct scope next;
+		struct die die;
+
+		libdw_die(&child, &die);
+		ret = enter(idx, u, NULL, &child, &die, cur, &next);
+		if (ret < 0)
+			return ret;
+		/* As the fast reader does, deeper trees are not followed. */
+		if (ret && die.has_children && nesting + 1 < MAX_NESTING) {
+			ret = index_scopes_libdw(idx, u, &child, &next, nesting + 1);
+			if (ret)
+				return ret;
+		}
+	}
+	return ret < 0 ? -EINVAL : 0;
+}
+
+/* Forget the functions read so far: a reader that failed partway is read again by the other. */
+static void unit_reset_scopes(struct unit *u)
+{
+	u->nr_nodes = 0;
+	for (int d = 0; d < u->nr_levels; d++)
+		u->levels[d].nr = 0;
+}
+
+static const char *const fault_names[NR_DWARF_UNIT_FAULTS] = {
+	[DWARF_UNIT_SPLIT] = "split DWARF",
+	[DWARF_UNIT_UNKNOWN] = "a form or unit type the reader does not know",
+	[DWARF_UNIT_CORRUPT] = "truncated or corrupt",
+};
+
+/* Count unit @u lost, and warn of the first of the file (the others: see the frame summary). */
+static void unit_lost(struct dwarf_index *idx, struct unit *u, enum dwarf_unit_fault fault)
+{
+	const char *why = fault_names[fault], *dwo = NULL;
+	Dwarf_Attribute attr;
+	char buf[256];
+
+	idx->stats.lost++;
+	if (fault == DWARF_UNIT_SPLIT) {
+		if (dwarf_attr(&u->die, DW_AT_dwo_name, &attr) ||
+		    dwarf_attr(&u->die, DW_AT_GNU_dwo_name, &attr))
+			dwo = dwarf_formstring(&attr);
+		snprintf(buf, sizeof(buf), "split DWARF file '%s' not found", dwo ? dwo : "?");
+		why = buf;
+	}
+	log_printf(idx->warned ? LOG_DEBUG : LOG_WARN,
+		   "symbolize: cannot read the DWARF unit at 0x%llx of '%s' (its functions lose "
+		   "inline frames): %s",
+		   (unsigned long long)u->info_offset, idx->name ? idx->name : "(unnamed)", why);
+	idx->warned = true;
+}
+
+static int index_scopes(struct dwarf_index *idx, struct unit *u)
+{
+	struct scope root = { NO_NODE, 0 };
+	enum dwarf_unit_fault fault = DWARF_UNIT_SPLIT;
+	Dwarf_Die top = u->die;
+	int ret = 0;
+
+	idx->stats.units++;
+	if (!u->split) {
+		ret = index_scopes_fast(idx, u);
+		if (ret == -ENOMEM)
+			return ret;
+		fault = ret == -ENOTSUP ? DWARF_UNIT_UNKNOWN : DWARF_UNIT_CORRUPT;
+	}
+	if (ret || u->split) {
+		idx->stats.unread[fault]++;
+		unit_reset_scopes(u);
+		if (u->split) {
+			/* libdw finds the .dwo file (DW_AT_dwo_name, in the compilation directory). */
+			memset(&top, 0, sizeof(top));
+			dwarf_cu_info(u->die.cu, NULL, NULL, NULL, &top, NULL, NULL, NULL);
+			u->dwarf = top.cu ? dwarf_cu_getdwarf(top.cu) : NULL;
+		}
+		ret = u->dwarf ? index_scopes_libdw(idx, u, &top, &root, 0) : -ENOENT;
+		if (ret == -ENOMEM)
+			return ret;
+		if (ret) {
+			unit_lost(idx, u, fault);
+		} else {
+			idx->stats.by_libdw++;
+			pr_debug("dwarf: unit at 0x%llx: %s, read by libdw",
+				 (unsigned long long)u->info_offset, fault_names[fault]);
+		}
+	}
 	for (int d = 0; d < u->nr_levels; d++) {
 		struct level *l = &u->levels[d];
 
@@ -884,25 +1023,32 @@ static const char *die_name(Dwarf_Die *die)
 
 static bool name_eq(const void *entry, const void *key)
 {
-	return ((const struct name_entry *)entry)->die == *(const Dwarf_Off *)key;
+	const struct name_entry *e = entry, *k = key;
+
+	return e->die == k->die && e->dwarf == k->dwarf;
 }
 
-/* The name of @n, looked up once per DIE that holds it: libdw takes microseconds. */
-static const char *node_name(struct dwarf_index *idx, struct node *n)
+/*
+ * The name of @n of @u, looked up once per DIE that holds it: libdw takes
+ * microseconds. Kept out of line: most lookups find it in @n already, and
+ * inlined into dwarf_index__lookup() it cost that 1% more instructions.
+ */
+static __attribute__((noinline)) const char *node_name_find(struct dwarf_index *idx,
+							    const struct unit *u, struct node *n)
 {
-	uint64_t hash = hash_mix(0, n->name_die);
-	struct name_entry *e;
+	struct name_entry *e, key;
 	Dwarf_Die die;
+	uint64_t hash;
 
-	if (n->named)
-		return n->name;
-	e = hashtab__find(&idx->names, hash, name_eq, &n->name_die);
+	key = (struct name_entry){ .dwarf = u->dwarf, .die = n->name_die };
+	hash = hash_mix((uintptr_t)u->dwarf, n->name_die);
+	e = hashtab__find(&idx->names, hash, name_eq, &key);
 	if (!e) {
 		e = calloc(1, sizeof(*e));
 		if (!e)
 			return NULL;
-		e->die = n->name_die;
-		if (dwarf_offdie(idx->dwarf, n->name_die, &die))
+		*e = key;
+		if (dwarf_offdie(u->dwarf, n->name_die, &die))
 			e->name = die_name(&die);
 		if (hashtab__insert(&idx->names, hash, e)) {
 			free(e);
@@ -912,6 +1058,11 @@ static const char *node_name(struct dwarf_index *idx, struct node *n)
 	n->named = true;
 	n->name = e->name;
 	return n->name;
+}
+
+static inline const char *node_name(struct dwarf_index *idx, const struct unit *u, struct node *n)
+{
+	return n->named ? n->name : node_name_find(idx, u, n);
 }
 
 int dwarf_index__lookup(struct dwarf_index *idx, uint64_t vaddr, struct dwarf_loc *locs, int max)
@@ -961,7 +1112,7 @@ int dwarf_index__lookup(struct dwarf_index *idx, uint64_t vaddr, struct dwarf_lo
 				.line = callee->call_line,
 			};
 		}
-		locs[nr++].function = node_name(idx, n);
+		locs[nr++].function = node_name(idx, u, n);
 	}
 	return nr;
 }

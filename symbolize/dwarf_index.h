@@ -19,6 +19,12 @@
  *
  * Names are looked up when a lookup first needs them and kept per function.
  *
+ * A unit the fast DIE reader cannot read (a split DWARF skeleton, whose
+ * DIEs are in a .dwo file; a form it does not know; truncated data) is
+ * read through libdw instead, which is slower but rare. Units neither can
+ * read whole lose functions and inline chains: they are counted
+ * (dwarf_index__stats()), and the first of a file is warned about.
+ *
  * A lookup reports the chain innermost first, as addr2line -i does: the
  * innermost function with the line at the address, then each caller it was
  * inlined into with the line of that inlined call, ending with the function
@@ -50,12 +56,29 @@ struct dwarf_loc {
 	uint32_t discriminator;
 };
 
+/* Why the fast DIE reader could not read a unit. */
+enum dwarf_unit_fault {
+	DWARF_UNIT_SPLIT,   /* a split DWARF skeleton: the DIEs are in a .dwo file */
+	DWARF_UNIT_UNKNOWN, /* a form (or unit type or version) the reader does not know */
+	DWARF_UNIT_CORRUPT, /* truncated or corrupt: the reader could not read on */
+	NR_DWARF_UNIT_FAULTS,
+};
+
+/* What became of the units that lookups needed (units are read when first needed). */
+struct dwarf_index_stats {
+	uint64_t units;			       /* units read for a lookup */
+	uint64_t unread[NR_DWARF_UNIT_FAULTS]; /* ... the fast DIE reader could not read, by why */
+	uint64_t by_libdw;		       /* ... of those, read whole by libdw instead */
+	uint64_t lost;			       /* ... of those, libdw could not read whole either */
+};
+
 /*
  * Index the DWARF of @elf, which must stay open until dwarf_index__free()
- * (the index points into its sections). Returns NULL and sets errno on
- * failure: ENOENT when @elf has no DWARF.
+ * (the index points into its sections); @name (copied) names the file in
+ * warnings, may be NULL. Returns NULL and sets errno on failure: ENOENT
+ * when @elf has no DWARF.
  */
-struct dwarf_index *dwarf_index__new(Elf *elf);
+struct dwarf_index *dwarf_index__new(Elf *elf, const char *name);
 void dwarf_index__free(struct dwarf_index *idx);
 
 /*
@@ -66,5 +89,8 @@ void dwarf_index__free(struct dwarf_index *idx);
  * line, if the line table has one.
  */
 int dwarf_index__lookup(struct dwarf_index *idx, uint64_t vaddr, struct dwarf_loc *locs, int max);
+
+/* Adds @idx's counts to @stats. */
+void dwarf_index__add_stats(const struct dwarf_index *idx, struct dwarf_index_stats *stats);
 
 #endif

@@ -426,46 +426,86 @@ static void drop_overlaps(struct line_table *t)
 	t->nr_rows = out;
 }
 
+/*
+ * The header's fields up to its directory and file tables, with @c left at
+ * those, and where the program starts into @program: the header says its
+ * own length, so the program can be run even when the tables cannot be read.
+ */
+static int read_header(struct header *h, struct cursor *c, const struct line_sections *s,
+		       uint64_t offset, const uint8_t **program)
+{
+	uint64_t length;
+
+	*c = (struct cursor){ .big_endian = s->big_endian };
+	*h = (struct header){ .offset_size = 4 };
+	if (!s->line || offset >= s->line_size)
+		return -EINVAL;
+	c->p = s->line + offset;
+	c->end = s->line + s->line_size;
+	if (cursor__unit(c, &h->offset_size))
+		return -EINVAL;
+	h->version = cursor__u(c, 2);
+	if (h->version < 2 || h->version > 5)
+		return -ENOTSUP;
+	if (h->version >= 5)
+		cursor__skip(c,
+			     2); /* address and segment selector sizes: set_address says its own */
+	length = cursor__u(c, h->offset_size);
+	if (c->bad || length > (uint64_t)(c->end - c->p))
+		return -EINVAL;
+	*program = c->p + length;
+	h->min_inst_len = cursor__u(c, 1);
+	if (h->version >= 4)
+		cursor__u(c, 1); /* maximum operations per instruction: 1 but on VLIW */
+	cursor__u(c, 1); /* default_is_stmt: lookups use every row, as llvm-symbolizer does */
+	h->line_base = (int8_t)cursor__u(c, 1);
+	h->line_range = cursor__u(c, 1);
+	h->opcode_base = cursor__u(c, 1);
+	h->opcode_lengths = c->p;
+	cursor__skip(c, h->opcode_base ? h->opcode_base - 1 : 0);
+	if (c->bad || !h->line_range || !h->opcode_base || *program > c->end)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Run the program at @program into @t's rows, by @t's files, and clean
+ * them up: the one way rows get into a table, whoever read the file names,
+ * so that a table is sorted and without overlaps the same way whichever
+ * path built it.
+ */
+static int decode_rows(struct line_table *t, const struct header *h, struct cursor *c,
+		       const uint8_t *program)
+{
+	struct program pg = { .t = t, .sorted = true };
+	int err;
+
+	c->p = program;
+	c->bad = false;
+	err = run_program(&pg, h, c);
+	/* Rows after the last end of a sequence belong to none that finished. */
+	t->nr_rows = pg.seq_start;
+	if (!err && !pg.sorted) {
+		err = sort_sequences(t);
+		if (!err)
+			drop_overlaps(t);
+	}
+	return err;
+}
+
 int line_table__read(struct line_table *t, const struct line_sections *s, uint64_t offset,
 		     const char *comp_dir)
 {
-	struct cursor c = { .big_endian = s->big_endian };
-	struct program pg = { .t = t, .sorted = true };
-	struct header h = { .offset_size = 4 };
 	const uint8_t *program;
 	size_t alloc_files = 0;
-	uint64_t length;
+	struct cursor c;
+	struct header h;
 	int err;
 
 	memset(t, 0, sizeof(*t));
-	if (!s->line || offset >= s->line_size)
-		return -EINVAL;
-	c.p = s->line + offset;
-	c.end = s->line + s->line_size;
-	if (cursor__unit(&c, &h.offset_size))
-		return -EINVAL;
-	h.version = cursor__u(&c, 2);
-	if (h.version < 2 || h.version > 5)
-		return -ENOTSUP;
-	if (h.version >= 5)
-		cursor__skip(&c,
-			     2); /* address and segment selector sizes: set_address says its own */
-	length = cursor__u(&c, h.offset_size);
-	if (c.bad || length > (uint64_t)(c.end - c.p))
-		return -EINVAL;
-	program = c.p + length;
-	h.min_inst_len = cursor__u(&c, 1);
-	if (h.version >= 4)
-		cursor__u(&c, 1); /* maximum operations per instruction: 1 but on VLIW */
-	cursor__u(&c, 1); /* default_is_stmt: lookups use every row, as llvm-symbolizer does */
-	h.line_base = (int8_t)cursor__u(&c, 1);
-	h.line_range = cursor__u(&c, 1);
-	h.opcode_base = cursor__u(&c, 1);
-	h.opcode_lengths = c.p;
-	cursor__skip(&c, h.opcode_base ? h.opcode_base - 1 : 0);
-	if (c.bad || !h.line_range || !h.opcode_base)
-		return -EINVAL;
-
+	err = read_header(&h, &c, s, offset, &program);
+	if (err)
+		return err;
 	if (h.version < 5) {
 		err = read_v4_names(t, &h, &c, comp_dir, &alloc_files);
 	} else {
@@ -476,25 +516,31 @@ int line_table__read(struct line_table *t, const struct line_sections *s, uint64
 					      comp_dir);
 	}
 	free(h.dirs);
-	if (!err && program > c.end)
-		err = -EINVAL;
-	if (err) {
-		line_table__release(t);
-		return err;
-	}
-
-	c.p = program;
-	c.bad = false;
-	err = run_program(&pg, &h, &c);
-	/* Rows after the last end of a sequence belong to none that finished. */
-	t->nr_rows = pg.seq_start;
-	if (!err && !pg.sorted) {
-		err = sort_sequences(t);
-		if (!err)
-			drop_overlaps(t);
-	}
+	if (!err)
+		err = decode_rows(t, &h, &c, program);
 	if (err)
 		line_table__release(t);
+	return err;
+}
+
+int line_table__read_rows(struct line_table *t, const struct line_sections *s, uint64_t offset)
+{
+	const uint8_t *program;
+	struct cursor c;
+	struct header h;
+	int err;
+
+	free(t->rows);
+	t->rows = NULL;
+	t->nr_rows = 0;
+	err = read_header(&h, &c, s, offset, &program);
+	if (!err)
+		err = decode_rows(t, &h, &c, program);
+	if (err) {
+		free(t->rows);
+		t->rows = NULL;
+		t->nr_rows = 0;
+	}
 	return err;
 }
 

@@ -10,7 +10,9 @@
  * writes rows straight into the array the lookups search. It reads DWARF 2
  * to 5, either byte order; a program it does not understand (a form it
  * does not know in a DWARF 5 header) fails with -ENOTSUP, so that the
- * caller can fall back to libdw.
+ * caller can have libdw read the file names, and then this decoder the
+ * rows (libdw's own rows are sorted row by row, which interleaves
+ * overlapping sequences: no clean-up could untangle them again).
  *
  * Every read is bounds-checked: a corrupt program ends the table where it
  * goes wrong, never reads outside its section.
@@ -55,6 +57,16 @@ struct line_table {
  */
 int line_table__read(struct line_table *t, const struct line_sections *s, uint64_t offset,
 		     const char *comp_dir);
+
+/*
+ * Decode only the rows of the line program at @offset, into @t whose files
+ * the caller has set (t->files and t->nr_files, malloc()ed, freed by
+ * line_table__release()): for a header whose file table line_table__read()
+ * does not read (-ENOTSUP), when someone else (libdw) has read it. The rows
+ * are decoded and cleaned up exactly as line_table__read() does. Returns 0,
+ * -ENOMEM, -ENOTSUP or -EINVAL as it does; on failure @t has no rows.
+ */
+int line_table__read_rows(struct line_table *t, const struct line_sections *s, uint64_t offset);
 void line_table__release(struct line_table *t);
 
 #endif

@@ -119,13 +119,13 @@ static void module__load_debug(struct module *mod)
 	elf_symtab__syms(mod->tab, &nr_syms);
 	need_symbols = !nr_syms || elf_symtab__from_dynsym(mod->tab);
 	if (debuginfo__has_dwarf(elf))
-		mod->dwarf = dwarf_index__new(elf);
+		mod->dwarf = dwarf_index__new(elf, module_name(mod));
 	if (!mod->dwarf || need_symbols)
 		module__open_debug_file(mod);
 	if (!mod->debug_tab && need_symbols)
 		module__open_minidebuginfo(mod);
 	if (!mod->dwarf && mod->debug_tab && debuginfo__has_dwarf(elf_symtab__elf(mod->debug_tab)))
-		mod->dwarf = dwarf_index__new(elf_symtab__elf(mod->debug_tab));
+		mod->dwarf = dwarf_index__new(elf_symtab__elf(mod->debug_tab), module_name(mod));
 }
 
 /* The symbol covering @vaddr in the file's symbols or its debug file's, the closer of two. */
@@ -181,4 +181,10 @@ int module__function_start(struct module *mod, uint64_t vaddr, uint64_t *start)
 	if (!fdes)
 		return -ENOENT;
 	return fde_table__lookup(fdes, vaddr, start);
+}
+
+void module__add_dwarf_stats(const struct module *mod, struct dwarf_index_stats *stats)
+{
+	if (mod->dwarf)
+		dwarf_index__add_stats(mod->dwarf, stats);
 }

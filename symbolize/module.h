@@ -70,4 +70,7 @@ int module__lookup(struct module *mod, uint64_t vaddr, struct module_loc *locs);
  */
 int module__function_start(struct module *mod, uint64_t vaddr, uint64_t *start);
 
+/* Adds what became of the DWARF units of the file that lookups needed to @stats. */
+void module__add_dwarf_stats(const struct module *mod, struct dwarf_index_stats *stats);
+
 #endif

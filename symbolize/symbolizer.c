@@ -289,6 +289,8 @@ void symbolizer__free(struct symbolizer *sym)
 void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *stats)
 {
 	*stats = sym->stats;
+	for (size_t i = 0; i < sym->nr_mods; i++)
+		module__add_dwarf_stats(sym->mods[i], &stats->dwarf);
 }
 
 /* --- modules ------------------------------------------------------------ */

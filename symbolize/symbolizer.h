@@ -38,6 +38,7 @@
 #include <sys/types.h>
 
 #include "common/profile.h"
+#include "symbolize/dwarf_index.h"
 
 struct elf_cache;
 struct proc_maps;
@@ -65,6 +66,7 @@ struct symbolizer_stats {
 	uint64_t resolved;		    /* ... that named a function */
 	uint64_t unmapped;		    /* ... whose address no mapping covered */
 	uint64_t sources[NR_FRAME_SOURCES]; /* ... by how they were symbolized */
+	struct dwarf_index_stats dwarf;	    /* the DWARF units lookups needed, of every file */
 };
 
 /* Returns NULL and sets errno on failure. */

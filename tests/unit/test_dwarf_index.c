@@ -78,7 +78,7 @@ static struct dwarf_index *open_index(const char *path, int *fd, Elf **elf)
 		test__fail(__FILE__, __LINE__, "cannot open '%s'", path);
 		return NULL;
 	}
-	idx = dwarf_index__new(*elf);
+	idx = dwarf_index__new(*elf, path);
 	if (!idx)
 		test__fail(__FILE__, __LINE__, "dwarf_index__new('%s'): %s", path, strerror(errno));
 	return idx;
@@ -201,7 +201,7 @@ TEST(dwarf_index_no_dwarf)
 	CHECK(fd >= 0);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	errno = 0;
-	idx = elf ? dwarf_index__new(elf) : NULL;
+	idx = elf ? dwarf_index__new(elf, "symbols-stripped") : NULL;
 	if (!elf || idx || errno != ENOENT)
 		test__fail(__FILE__, __LINE__, "symbols-stripped: index %p, %s", (void *)idx,
 			   strerror(errno));
