@@ -145,11 +145,12 @@ static struct unwind_rule row_rule(Dwarf_Frame *frame, bool signal)
 }
 
 /*
- * The rows of the FDE covering [@lo, @hi), from whichever of @eh_cfi and
- * @debug_cfi has it, then a row that ends it. Whether it is a signal
- * trampoline libdw says, from its CIE.
+ * The rows of the FDE covering [@lo, @hi), from @f's .eh_frame (@eh_cfi) or,
+ * where that has no such FDE, its .debug_frame (whose DWARF is opened only
+ * then), then a row that ends it. Whether it is a signal trampoline libdw
+ * says, from its CIE.
  */
-static int add_fde(struct unwind_table *t, Dwarf_CFI *eh_cfi, Dwarf_CFI *debug_cfi, uint64_t lo,
+static int add_fde(struct unwind_table *t, struct elf_file *f, Dwarf_CFI *eh_cfi, uint64_t lo,
 		   uint64_t hi)
 {
 	static const struct unwind_rule none = { .cfa = UNWIND_CFA_NONE };
@@ -159,7 +160,7 @@ static int add_fde(struct unwind_table *t, Dwarf_CFI *eh_cfi, Dwarf_CFI *debug_c
 	int err;
 
 	if (!cfi || dwarf_cfi_addrframe(cfi, lo, &frame))
-		cfi = debug_cfi;
+		cfi = elf_file__debug_cfi(f);
 	else
 		free(frame);
 	while (cfi && addr < hi) {
@@ -221,7 +222,7 @@ static void table_compact(struct unwind_table *t)
 
 int unwind_table__build(struct unwind_table *t, struct elf_file *f)
 {
-	Dwarf_CFI *eh_cfi = elf_file__eh_cfi(f), *debug_cfi = elf_file__debug_cfi(f);
+	Dwarf_CFI *eh_cfi = elf_file__eh_cfi(f);
 	const struct fde_table *fdes;
 	Elf *elf = elf_file__elf(f);
 	GElf_Ehdr ehdr;
@@ -230,7 +231,7 @@ int unwind_table__build(struct unwind_table *t, struct elf_file *f)
 	if (!gelf_getehdr(elf, &ehdr) || ehdr.e_machine != EM_X86_64 ||
 	    gelf_getclass(elf) != ELFCLASS64)
 		return -ENOTSUP;
-	if (!eh_cfi && !debug_cfi)
+	if (!eh_cfi && !elf_file__debug_cfi(f))
 		return -ENOENT;
 	fdes = elf_file__fdes(f);
 	if (!fdes)
@@ -240,7 +241,7 @@ int unwind_table__build(struct unwind_table *t, struct elf_file *f)
 		uint64_t lo, hi;
 
 		fde_table__range(fdes, i, &lo, &hi);
-		err = add_fde(t, eh_cfi, debug_cfi, lo, hi);
+		err = add_fde(t, f, eh_cfi, lo, hi);
 	}
 	if (err)
 		return err;
