@@ -35,7 +35,9 @@ start_bg /usr/bin/python3.11 "$TMP/many_libs.py"
 sleep 1
 libs=$(awk '$2 ~ /x/ && $6 ~ /\.so/ { print $6 }' "/proc/$BG_PID/maps" | sort -u)
 
-strace -f -y -e trace=openat,mmap -o "$TMP/trace" \
+# LeakSanitizer (make asan) cannot run under ptrace.
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+	strace -f -y -e trace=openat,mmap -o "$TMP/trace" \
 	"$PROFILER" -p "$BG_PID" -d 2 -o "$TMP/p.pb.gz" 2>"$TMP/err"
 rc=$?
 if [[ $rc -ne 0 ]]; then
