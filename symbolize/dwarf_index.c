@@ -12,6 +12,7 @@
 #include "common/hashtab.h"
 #include "common/log.h"
 #include "common/search.h"
+#include "elf/elf_file.h"
 #include "die_reader.h"
 #include "dwarf_index.h"
 #include "line_table.h"
@@ -96,8 +97,9 @@ struct unit {
 };
 
 struct dwarf_index {
-	Dwarf *dwarf;
-	char *name; /* of the file, for warnings; may be NULL */
+	struct elf_file *file; /* our reference */
+	Dwarf *dwarf;	       /* @file's, which the unwinder's .debug_frame shares */
+	char *name;	       /* of the file, for warnings; may be NULL */
 	struct dwarf_index_stats stats;
 	bool warned; /* of a unit lost */
 	struct unit *units;
@@ -413,11 +415,16 @@ static void find_sections(struct dwarf_index *idx)
 		section_data(elf, shstrndx, ".debug_rnglists", &idx->dies.rnglists_size);
 }
 
-struct dwarf_index *dwarf_index__new(Elf *elf, const char *name)
+struct dwarf_index *dwarf_index__new(struct elf_file *file, const char *name)
 {
+	Dwarf *dwarf = elf_file__dwarf(file);
 	struct dwarf_index *idx;
 	int err;
 
+	if (!dwarf) {
+		errno = ENOENT;
+		return NULL;
+	}
 	idx = calloc(1, sizeof(*idx));
 	if (!idx)
 		return NULL;
@@ -425,13 +432,8 @@ struct dwarf_index *dwarf_index__new(Elf *elf, const char *name)
 		free(idx);
 		return NULL;
 	}
-	idx->dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-	if (!idx->dwarf) {
-		free(idx->name);
-		free(idx);
-		errno = ENOENT;
-		return NULL;
-	}
+	idx->file = elf_file__get(file);
+	idx->dwarf = dwarf;
 	find_sections(idx);
 	err = index_units(idx);
 	if (err) {
@@ -480,7 +482,7 @@ void dwarf_index__free(struct dwarf_index *idx)
 	free(idx->units);
 	free(idx->ranges);
 	free(idx->range_index.keys);
-	dwarf_end(idx->dwarf);
+	elf_file__put(idx->file);
 	free(idx->name);
 	free(idx);
 }

@@ -72,13 +72,16 @@ struct dwarf_index_stats {
 	uint64_t lost;			       /* ... of those, libdw could not read whole either */
 };
 
+struct elf_file;
+
 /*
- * Index the DWARF of @elf, which must stay open until dwarf_index__free()
- * (the index points into its sections); @name (copied) names the file in
- * warnings, may be NULL. Returns NULL and sets errno on failure: ENOENT
- * when @elf has no DWARF.
+ * Index the DWARF of @file, through its one libdw handle
+ * (elf_file__dwarf(), which other readers of the file share); the index
+ * takes a reference to @file, since it points into its sections. @name
+ * (copied) names the file in warnings, may be NULL. Returns NULL and sets
+ * errno on failure: ENOENT when @file has no DWARF.
  */
-struct dwarf_index *dwarf_index__new(Elf *elf, const char *name);
+struct dwarf_index *dwarf_index__new(struct elf_file *file, const char *name);
 void dwarf_index__free(struct dwarf_index *idx);
 
 /*

@@ -119,13 +119,13 @@ static void module__load_debug(struct module *mod)
 	elf_symtab__syms(mod->tab, &nr_syms);
 	need_symbols = !nr_syms || elf_symtab__from_dynsym(mod->tab);
 	if (debuginfo__has_dwarf(elf))
-		mod->dwarf = dwarf_index__new(elf, module_name(mod));
+		mod->dwarf = dwarf_index__new(elf_symtab__file(mod->tab), module_name(mod));
 	if (!mod->dwarf || need_symbols)
 		module__open_debug_file(mod);
 	if (!mod->debug_tab && need_symbols)
 		module__open_minidebuginfo(mod);
 	if (!mod->dwarf && mod->debug_tab && debuginfo__has_dwarf(elf_symtab__elf(mod->debug_tab)))
-		mod->dwarf = dwarf_index__new(elf_symtab__elf(mod->debug_tab), module_name(mod));
+		mod->dwarf = dwarf_index__new(elf_symtab__file(mod->debug_tab), module_name(mod));
 }
 
 /* The symbol covering @vaddr in the file's symbols or its debug file's, the closer of two. */

@@ -16,13 +16,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "elf/elf_file.h"
 #include "symbolize/dwarf_index.h"
 #include "symbolize/line_table.h"
 #include "test.h"
 
 struct fixture {
-	int fd;
-	Elf *elf;
+	struct elf_file *file;
+	Elf *elf; /* @file's */
 	struct dwarf_index *idx;
 };
 
@@ -30,24 +31,20 @@ static int fixture_open(struct fixture *f, const char *name)
 {
 	const char *path = test__fixture(name);
 
-	elf_version(EV_CURRENT);
 	f->idx = NULL;
 	f->elf = NULL;
-	f->fd = open(path, O_RDONLY);
-	if (f->fd < 0)
+	f->file = elf_file__open(path);
+	if (!f->file)
 		return -1;
-	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
-	if (f->elf)
-		f->idx = dwarf_index__new(f->elf, path);
+	f->elf = elf_file__elf(f->file);
+	f->idx = dwarf_index__new(f->file, path);
 	return f->idx ? 0 : -1;
 }
 
 static void fixture_close(struct fixture *f)
 {
 	dwarf_index__free(f->idx);
-	elf_end(f->elf);
-	if (f->fd >= 0)
-		close(f->fd);
+	elf_file__put(f->file);
 }
 
 static struct dwarf_index_stats stats_of(const struct fixture *f)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "elf/elf_file.h"
 #include "symbolize/dwarf_index.h"
 #include "test.h"
 #include "tests/loaded_object.h"
@@ -67,29 +68,25 @@ static bool ends_with(const char *s, const char *suffix)
 }
 
 /* Open @path's ELF and index its DWARF; NULL (and a failed check) when that fails. */
-static struct dwarf_index *open_index(const char *path, int *fd, Elf **elf)
+static struct dwarf_index *open_index(const char *path, struct elf_file **file)
 {
 	struct dwarf_index *idx;
 
-	elf_version(EV_CURRENT);
-	*elf = NULL;
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (*fd < 0 || !(*elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL))) {
+	*file = elf_file__open(path);
+	if (!*file) {
 		test__fail(__FILE__, __LINE__, "cannot open '%s'", path);
 		return NULL;
 	}
-	idx = dwarf_index__new(*elf, path);
+	idx = dwarf_index__new(*file, path);
 	if (!idx)
 		test__fail(__FILE__, __LINE__, "dwarf_index__new('%s'): %s", path, strerror(errno));
 	return idx;
 }
 
-static void close_index(struct dwarf_index *idx, int fd, Elf *elf)
+static void close_index(struct dwarf_index *idx, struct elf_file *file)
 {
 	dwarf_index__free(idx);
-	elf_end(elf);
-	if (fd >= 0)
-		close(fd);
+	elf_file__put(file);
 }
 
 static void check_loc(const struct dwarf_loc *loc, const char *function, int line)
@@ -105,11 +102,11 @@ TEST(dwarf_index_inline_chain)
 	struct dwarf_loc locs[DWARF_INDEX_MAX_DEPTH];
 	struct loaded_object self;
 	struct dwarf_index *idx;
-	int fd, n;
-	Elf *elf;
+	struct elf_file *file;
+	int n;
 
 	CHECK(loaded_object__find(&self, true));
-	idx = open_index("/proc/self/exe", &fd, &elf);
+	idx = open_index("/proc/self/exe", &file);
 	if (idx) {
 		n = dwarf_index__lookup(idx, pc - self.bias, locs, DWARF_INDEX_MAX_DEPTH);
 		CHECK_U64(n, 3);
@@ -121,7 +118,7 @@ TEST(dwarf_index_inline_chain)
 		CHECK_U64(n, 1);
 		check_loc(&locs[0], "dwarf_index_inner", inner_line);
 	}
-	close_index(idx, fd, elf);
+	close_index(idx, file);
 }
 
 /* --- the fixtures ------------------------------------------------------- */
@@ -151,10 +148,10 @@ TEST(dwarf_index_fixture_lines)
 	struct dwarf_loc locs[DWARF_INDEX_MAX_DEPTH];
 	uint32_t last_line = 0;
 	struct dwarf_index *idx;
-	int fd, n;
-	Elf *elf;
+	struct elf_file *file;
+	int n;
 
-	idx = open_index(test__fixture("symbols-pie"), &fd, &elf);
+	idx = open_index(test__fixture("symbols-pie"), &file);
 	for (size_t i = 0; idx && i < sizeof(names) / sizeof(names[0]); i++) {
 		uint64_t vaddr = fixture_vaddr(names[i]);
 
@@ -168,7 +165,7 @@ TEST(dwarf_index_fixture_lines)
 				   locs[0].line, last_line);
 		last_line = locs[0].line;
 	}
-	close_index(idx, fd, elf);
+	close_index(idx, file);
 }
 
 TEST(dwarf_index_no_dwarf)
@@ -177,14 +174,13 @@ TEST(dwarf_index_no_dwarf)
 	struct dwarf_index *idx;
 	uint64_t sized;
 	GElf_Ehdr ehdr;
-	int fd;
-	Elf *elf;
+	struct elf_file *file;
 
 	/* No unit covers _start (crt1.o has no DWARF) or the ELF header. */
-	idx = open_index(test__fixture("symbols-pie"), &fd, &elf);
+	idx = open_index(test__fixture("symbols-pie"), &file);
 	if (idx) {
 		sized = fixture_vaddr("fixture_sized");
-		CHECK(gelf_getehdr(elf, &ehdr));
+		CHECK(gelf_getehdr(elf_file__elf(file), &ehdr));
 		CHECK(dwarf_index__lookup(idx, fixture_vaddr("main"), locs, 1) == 1);
 		CHECK(dwarf_index__lookup(idx, ehdr.e_entry, locs, 1) == 0);
 		CHECK(dwarf_index__lookup(idx, 0, locs, 1) == 0);
@@ -193,17 +189,15 @@ TEST(dwarf_index_no_dwarf)
 		CHECK(dwarf_index__lookup(idx, sized, locs, 1) == 1);
 		CHECK(!locs[0].function);
 	}
-	close_index(idx, fd, elf);
+	close_index(idx, file);
 
 	/* A file without DWARF has no index. */
-	elf_version(EV_CURRENT);
-	fd = open(test__fixture("symbols-stripped"), O_RDONLY | O_CLOEXEC);
-	CHECK(fd >= 0);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	file = elf_file__open(test__fixture("symbols-stripped"));
+	CHECK(file);
 	errno = 0;
-	idx = elf ? dwarf_index__new(elf, "symbols-stripped") : NULL;
-	if (!elf || idx || errno != ENOENT)
+	idx = dwarf_index__new(file, "symbols-stripped");
+	if (idx || errno != ENOENT)
 		test__fail(__FILE__, __LINE__, "symbols-stripped: index %p, %s", (void *)idx,
 			   strerror(errno));
-	close_index(idx, fd, elf);
+	close_index(idx, file);
 }
