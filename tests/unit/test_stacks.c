@@ -14,7 +14,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,9 +27,8 @@
 #include "common/strset.h"
 #include "symbolize/stacks.h"
 #include "symbolize/symbolizer.h"
+#include "fixture_child.h"
 #include "test.h"
-
-extern char **environ;
 
 #define KSYM(off) (0xffffffff81000000ULL + (off))
 
@@ -49,77 +47,10 @@ static const char kallsyms_text[] = "ffffffff81000000 T _stext\n"
 /* Times are CLOCK_MONOTONIC; the profile's start is here. */
 #define START_MONO 1000000
 
-/* The running fixture: its pid and where its functions are. */
-struct fixture {
-	pid_t pid;
-	int in_fd;
-	FILE *out;
-	uint64_t unsized, after, beta, main;
-};
-
-/* Start symbols-pie --wait and read its symbols up to "ready". 0 or -1. */
-static int fixture_start(struct fixture *f)
-{
-	char path[PATH_MAX], line[256], name[64];
-	char *argv[] = { path, "--wait", NULL };
-	posix_spawn_file_actions_t fa;
-	unsigned long long addr, vaddr;
-	int in[2], out[2], err;
-
-	memset(f, 0, sizeof(*f));
-	f->in_fd = -1;
-	if (!realpath(test__fixture("symbols-pie"), path) || pipe2(in, O_CLOEXEC))
-		return -1;
-	if (pipe2(out, O_CLOEXEC)) {
-		close(in[0]);
-		close(in[1]);
-		return -1;
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-	err = posix_spawn(&f->pid, path, &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(in[0]);
-	close(out[1]);
-	f->in_fd = in[1];
-	if (err)
-		f->pid = 0;
-	f->out = fdopen(out[0], "r");
-	if (!f->out) {
-		close(out[0]);
-		return -1;
-	}
-	while (!err && fgets(line, sizeof(line), f->out)) {
-		if (!strcmp(line, "ready\n"))
-			return f->unsized && f->after && f->beta && f->main ? 0 : -1;
-		if (sscanf(line, "sym %63s %llx %llx", name, &addr, &vaddr) != 3)
-			continue;
-		if (!strcmp(name, "fixture_unsized"))
-			f->unsized = addr;
-		else if (!strcmp(name, "fixture_after"))
-			f->after = addr;
-		else if (!strcmp(name, "fixture_beta"))
-			f->beta = addr;
-		else if (!strcmp(name, "main"))
-			f->main = addr;
-	}
-	return -1;
-}
-
-static void fixture_stop(struct fixture *f)
-{
-	if (f->in_fd >= 0)
-		close(f->in_fd);
-	if (f->out)
-		fclose(f->out);
-	if (f->pid > 0)
-		waitpid(f->pid, NULL, 0);
-}
-
 struct env {
 	char kallsyms[32];
-	struct fixture fx;
+	struct fixture_child fx;
+	uint64_t unsized, after, beta, main; /* where the fixture's functions are */
 	struct profile *p;
 	struct file_table *files;
 	struct proc_maps *maps;
@@ -143,10 +74,19 @@ static int write_kallsyms(char *path)
 	return close(fd);
 }
 
+/* Where the fixture's function @name is loaded; 0 when it did not say. */
+static uint64_t fixture_addr(const struct fixture_child *c, const char *name)
+{
+	const struct fixture_sym *s = fixture_child__sym(c, name);
+
+	return s ? s->addr : 0;
+}
+
 /* Everything but the stacks; 0 or -1 with what failed reported. */
 static int env_init(struct env *e)
 {
 	struct symbolizer_opts opts = { .kallsyms_path = e->kallsyms };
+	char path[PATH_MAX];
 
 	memset(e, 0, sizeof(*e));
 	e->fx.in_fd = -1;
@@ -157,7 +97,11 @@ static int env_init(struct env *e)
 		test__fail(__FILE__, __LINE__, "cannot write kallsyms: %s", strerror(errno));
 		return -1;
 	}
-	if (fixture_start(&e->fx)) {
+	if (!realpath(test__fixture("symbols-pie"), path) || fixture_child__start(path, &e->fx) ||
+	    !(e->unsized = fixture_addr(&e->fx, "fixture_unsized")) ||
+	    !(e->after = fixture_addr(&e->fx, "fixture_after")) ||
+	    !(e->beta = fixture_addr(&e->fx, "fixture_beta")) ||
+	    !(e->main = fixture_addr(&e->fx, "main"))) {
 		test__fail(__FILE__, __LINE__, "cannot start symbols-pie");
 		return -1;
 	}
@@ -184,7 +128,7 @@ static void env_release(struct env *e)
 	stack_table__release(&e->t);
 	proc_maps__free(e->maps);
 	file_table__free(e->files);
-	fixture_stop(&e->fx);
+	fixture_child__stop(&e->fx);
 	if (e->kallsyms[0])
 		unlink(e->kallsyms);
 }
@@ -254,7 +198,7 @@ static int symbolize(struct env *e)
 static void check_minus_one(struct env *e)
 {
 	const uint64_t kernel[] = { KSYM(0x1300), KSYM(0x1300), KSYM(0x1410), 0 };
-	const uint64_t user[] = { e->fx.after, e->fx.after, e->fx.main + 1, 0 };
+	const uint64_t user[] = { e->after, e->after, e->main + 1, 0 };
 	const struct profile_sample *s;
 
 	CHECK(add(e, 1, false, START_MONO, kernel, user));
@@ -264,7 +208,7 @@ static void check_minus_one(struct env *e)
 					      "fixture_after", "fixture_unsized", "main", NULL });
 	/* A frame's address is the one looked up. */
 	CHECK_U64(s->frames[1]->address, KSYM(0x1300) - 1);
-	CHECK_U64(s->frames[4]->address, e->fx.after - 1);
+	CHECK_U64(s->frames[4]->address, e->after - 1);
 }
 
 TEST(stacks_return_address_minus_one)
@@ -285,7 +229,7 @@ static void check_bpf_skip(struct env *e)
 {
 	const uint64_t kernel[] = { KSYM(0x1010), KSYM(0x1110), KSYM(0x1300), KSYM(0x1410), 0 };
 	const uint64_t lower[] = { KSYM(0x1410), KSYM(0x1011), 0 };
-	const uint64_t user[] = { e->fx.beta + 1, 0 };
+	const uint64_t user[] = { e->beta + 1, 0 };
 
 	CHECK(add(e, 1, true, START_MONO, kernel, user));
 	CHECK(add(e, 2, false, START_MONO, kernel, user));

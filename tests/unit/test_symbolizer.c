@@ -15,7 +15,6 @@
 #include <limits.h>
 #include <link.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,10 +28,9 @@
 #include "common/log.h"
 #include "common/strset.h"
 #include "symbolize/symbolizer.h"
+#include "fixture_child.h"
 #include "test.h"
 #include "tests/loaded_object.h"
-
-extern char **environ;
 
 /* A function of the test program itself, kept whole under its own name. */
 #ifdef __clang__
@@ -376,87 +374,6 @@ TEST(symbolizer_symbol_versions)
 
 /* --- fixture programs, running ------------------------------------------ */
 
-struct fixture_sym {
-	char name[64];
-	uint64_t addr, vaddr;
-};
-
-struct child {
-	pid_t pid;
-	int in_fd;
-	FILE *out;
-	char build_id[2 * 64 + 1];
-	size_t nr;
-	struct fixture_sym syms[16];
-};
-
-/* Start @path --wait and read what it prints up to "ready"; 0 or -1. */
-static int child_start(const char *path, struct child *c)
-{
-	char *argv[] = { (char *)path, "--wait", NULL };
-	posix_spawn_file_actions_t fa;
-	int in[2], out[2], err;
-	char line[256];
-
-	memset(c, 0, sizeof(*c));
-	c->in_fd = -1;
-	if (pipe2(in, O_CLOEXEC))
-		return -1;
-	if (pipe2(out, O_CLOEXEC)) {
-		close(in[0]);
-		close(in[1]);
-		return -1;
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-	err = posix_spawn(&c->pid, path, &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(in[0]);
-	close(out[1]);
-	c->in_fd = in[1];
-	c->out = fdopen(out[0], "r");
-	if (err || !c->out) {
-		if (!c->out)
-			close(out[0]);
-		c->pid = err ? 0 : c->pid;
-		return -1;
-	}
-	while (fgets(line, sizeof(line), c->out)) {
-		struct fixture_sym *s = &c->syms[c->nr];
-		unsigned long long addr, vaddr;
-
-		if (!strcmp(line, "ready\n"))
-			return 0;
-		if (sscanf(line, "build-id %128s", c->build_id) == 1)
-			continue;
-		if (c->nr < 16 && sscanf(line, "sym %63s %llx %llx", s->name, &addr, &vaddr) == 3) {
-			s->addr = addr;
-			s->vaddr = vaddr;
-			c->nr++;
-		}
-	}
-	return -1;
-}
-
-static void child_stop(struct child *c)
-{
-	if (c->in_fd >= 0)
-		close(c->in_fd);
-	if (c->out)
-		fclose(c->out);
-	if (c->pid > 0)
-		waitpid(c->pid, NULL, 0);
-}
-
-static const struct fixture_sym *child_sym(const struct child *c, const char *name)
-{
-	for (size_t i = 0; i < c->nr; i++)
-		if (!strcmp(c->syms[i].name, name))
-			return &c->syms[i];
-	return NULL;
-}
-
 /*
  * Symbolize the child's functions. @stripped: they have no symbols, so
  * the names are BASENAME+0xVADDR, where VADDR is the function's start for
@@ -464,7 +381,8 @@ static const struct fixture_sym *child_sym(const struct child *c, const char *na
  * addresses in one function share a name, and the address itself in the
  * asm that has no CFI (fixture_after).
  */
-static void check_child(struct env *e, const struct child *c, const char *path, bool stripped)
+static void check_child(struct env *e, const struct fixture_child *c, const char *path,
+			bool stripped)
 {
 	static const char *const names[] = { "fixture_alpha", "fixture_beta", "fixture_local",
 					     "fixture_after", "main" };
@@ -473,7 +391,7 @@ static void check_child(struct env *e, const struct child *c, const char *path, 
 	char name[PATH_MAX + 32];
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		const struct fixture_sym *s = child_sym(c, names[i]);
+		const struct fixture_sym *s = fixture_child__sym(c, names[i]);
 		bool cfi = strcmp(names[i], "fixture_after"), same;
 
 		CHECK(s);
@@ -499,21 +417,22 @@ static void check_child(struct env *e, const struct child *c, const char *path, 
 		CHECK(symbolizer__user_frame(e->sym, e->maps, s->addr + 1) == f);
 	}
 	/* The 15 bytes after fixture_sized are in no function. */
-	f = symbolizer__user_frame(e->sym, e->maps, child_sym(c, "fixture_sized")->addr + 4);
+	f = symbolizer__user_frame(e->sym, e->maps,
+				   fixture_child__sym(c, "fixture_sized")->addr + 4);
 	snprintf(name, sizeof(name), "%s+0x%llx", base,
-		 (unsigned long long)child_sym(c, "fixture_sized")->vaddr + 4);
+		 (unsigned long long)fixture_child__sym(c, "fixture_sized")->vaddr + 4);
 	CHECK_STR(profile_frame__func(f)->name, name);
 }
 
 static void check_fixture_process(const char *fixture, bool stripped)
 {
 	char path[PATH_MAX];
-	struct child c;
+	struct fixture_child c;
 	struct env e;
 
 	CHECK(realpath(test__fixture(fixture), path));
-	if (child_start(path, &c)) {
-		child_stop(&c);
+	if (fixture_child__start(path, &c)) {
+		fixture_child__stop(&c);
 		CHECK(!"child_start");
 	}
 	if (env_init(&e, c.pid, NULL) == 0)
@@ -521,7 +440,7 @@ static void check_fixture_process(const char *fixture, bool stripped)
 	else
 		test__fail(__FILE__, __LINE__, "env_init: %s", strerror(errno));
 	env_release(&e);
-	child_stop(&c);
+	fixture_child__stop(&c);
 }
 
 TEST(symbolizer_process_pie)
@@ -564,7 +483,7 @@ static int copy_file(const char *from, const char *to)
 }
 
 /* Two processes of two copies of one file: two mappings, one build-id, all resolved. */
-static void check_copies(struct env *e, struct child *c, const char *path)
+static void check_copies(struct env *e, struct fixture_child *c, const char *path)
 {
 	const struct profile_frame *f[2];
 
@@ -573,8 +492,9 @@ static void check_copies(struct env *e, struct child *c, const char *path)
 		e->maps = proc_maps__read(c[i].pid, e->files);
 		CHECK(e->maps);
 		f[i] = symbolizer__user_frame(e->sym, e->maps,
-					      child_sym(&c[i], "fixture_beta")->addr);
-		check_resolved(f[i], child_sym(&c[i], "fixture_beta")->addr, "fixture_beta");
+					      fixture_child__sym(&c[i], "fixture_beta")->addr);
+		check_resolved(f[i], fixture_child__sym(&c[i], "fixture_beta")->addr,
+			       "fixture_beta");
 	}
 	CHECK(f[0]->mapping != f[1]->mapping);
 	CHECK_STR(f[1]->mapping->filename, path);
@@ -585,21 +505,22 @@ static void check_copies(struct env *e, struct child *c, const char *path)
 TEST(symbolizer_same_build_id)
 {
 	char dir[] = "/tmp/profiler-test-XXXXXX", path[64], orig[PATH_MAX];
-	struct child c[2] = { { .in_fd = -1 }, { .in_fd = -1 } };
+	struct fixture_child c[2] = { { .in_fd = -1 }, { .in_fd = -1 } };
 	struct env e = { 0 };
 
 	CHECK(realpath(test__fixture("symbols-pie"), orig));
 	CHECK(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/symbols-copy", dir);
-	if (copy_file(orig, path) || child_start(orig, &c[0]) || child_start(path, &c[1]))
+	if (copy_file(orig, path) || fixture_child__start(orig, &c[0]) ||
+	    fixture_child__start(path, &c[1]))
 		test__fail(__FILE__, __LINE__, "cannot start the copies");
 	else if (env_init(&e, 0, NULL) == 0)
 		check_copies(&e, c, path);
 	else
 		test__fail(__FILE__, __LINE__, "env_init: %s", strerror(errno));
 	env_release(&e);
-	child_stop(&c[0]);
-	child_stop(&c[1]);
+	fixture_child__stop(&c[0]);
+	fixture_child__stop(&c[1]);
 	unlink(path);
 	rmdir(dir);
 }
