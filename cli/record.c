@@ -159,7 +159,7 @@ static void print_summary(const struct profile *p, const struct options *o)
 		"profiler: %llu samples in %.1f s, %llu lost, %llu truncated, %llu stack errors, "
 		"%llu processes with unreadable maps\n",
 		(unsigned long long)p->stats.samples, p->duration / 1e9,
-		(unsigned long long)p->stats.lost, (unsigned long long)p->stats.truncated,
+		(unsigned long long)p->stats.lost_samples, (unsigned long long)p->stats.truncated,
 		(unsigned long long)p->stats.stack_errors,
 		(unsigned long long)p->stats.maps_unreadable);
 	for (size_t i = 0; i < p->nr_samples; i++) {
@@ -452,7 +452,7 @@ int record(const struct options *o)
 			stacks->max_stacks, (unsigned long long)stacks->overflowed,
 			(unsigned long long)stacks->dropped);
 	/* Dropped samples are in no stack of the profile: count them as lost ones. */
-	p->stats.lost += stacks->dropped;
+	p->stats.lost_samples += stacks->dropped;
 	if (p->stats.maps_unreadable)
 		pr_warn("%llu processes with unreadable maps (they exited first, or /proc hides "
 			"them): their user frames are [unknown]",

@@ -98,6 +98,7 @@ struct collector {
 	uint64_t nr_unwind_truncated; /* ... whose unwinding stopped short of the outermost frame */
 	uint64_t unwind_ns;	      /* CLOCK_MONOTONIC time spent unwinding them */
 	uint64_t nr_offcpu;	      /* intervals off CPU received */
+	uint64_t offcpu_ns;	      /* their total length */
 	struct unwind_maps *unwind_maps;		 /* CALL_GRAPH_CFI's tables */
 	uint64_t nr_sample_records, sample_record_bytes; /* on-CPU records drained */
 	/* User stacks whose unwinding says whether they are whole, and those that are not. */
@@ -528,7 +529,10 @@ static int handle_sample(struct collector *c, const struct sample_event *e)
 	s = stack_table__add(&c->stacks, e, thread_name, process_name, &is_new);
 	if (!s)
 		return -ENOMEM;
-	c->nr_offcpu += e->type == EVENT_OFFCPU;
+	if (e->type == EVENT_OFFCPU) {
+		c->nr_offcpu++;
+		c->offcpu_ns += e->weight_ns;
+	}
 	if (is_new)
 		stack_entry__set_maps(c, s);
 	return 0;
@@ -1150,8 +1154,10 @@ static uint64_t stat_sum(const struct collector *c, enum profile_stat stat)
 void collector__stats(const struct collector *c, struct profile_stats *stats)
 {
 	stats->samples = c->stacks.nr_samples - c->nr_offcpu;
-	stats->lost =
+	stats->lost_samples =
 		stat_sum(c, STAT_RINGBUF_FULL) + stat_sum(c, STAT_OFFCPU_DROPPED) + c->malformed;
+	stats->offcpu_intervals = c->nr_offcpu;
+	stats->offcpu_ns = c->offcpu_ns;
 	stats->maps_unreadable = count_unreadable(c);
 	stats->truncated = stat_sum(c, STAT_TRUNCATED) + c->nr_unwind_truncated;
 	stats->stack_errors =

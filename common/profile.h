@@ -113,11 +113,14 @@ enum profile_mode {
 };
 
 struct profile_stats {
-	uint64_t samples;	  /* samples received */
-	uint64_t lost;		  /* samples dropped: ring buffer full */
-	uint64_t truncated;	  /* samples whose stack filled the buffer */
-	uint64_t stack_errors;	  /* samples whose user or kernel stack could not be read */
-	uint64_t maps_unreadable; /* processes none of whose maps could be read */
+	uint64_t samples;	   /* on-CPU samples received */
+	uint64_t lost_samples;	   /* on-CPU samples dropped: ring buffer or stack table full */
+	uint64_t offcpu_intervals; /* intervals off CPU received (--off-cpu, --wall) */
+	uint64_t offcpu_ns;	   /* their total length */
+	uint64_t lost_offcpu;	   /* intervals off CPU dropped: no room to keep or send them */
+	uint64_t truncated;	   /* samples whose stack filled the buffer */
+	uint64_t stack_errors;	   /* samples whose user or kernel stack could not be read */
+	uint64_t maps_unreadable;  /* processes none of whose maps could be read */
 	uint64_t frames[NR_FRAME_SOURCES]; /* distinct frames, by how they were symbolized */
 	uint64_t dwarf_units_lost;	   /* DWARF units those needed that could not be read */
 };

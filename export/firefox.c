@@ -578,7 +578,7 @@ static int tables__add_markers(struct thread_tables *t, const struct profile *p)
 		const char *what;
 		uint64_t count;
 	} stats[NR_MARKERS] = {
-		{ "lost samples", p->stats.lost },
+		{ "lost samples", p->stats.lost_samples },
 		{ "truncated stacks", p->stats.truncated },
 		{ "stack read errors", p->stats.stack_errors },
 		{ "processes with unreadable maps", p->stats.maps_unreadable },

@@ -488,7 +488,7 @@ static int builder__header(struct builder *b, const struct profile *p)
 
 	b->comments[0] = builder__strf(b, "profiler: %" PRIu64 " samples at %" PRIu32 " Hz",
 				       profile__total(p), p->freq_hz);
-	b->comments[1] = builder__strf(b, "lost samples: %" PRIu64, p->stats.lost);
+	b->comments[1] = builder__strf(b, "lost samples: %" PRIu64, p->stats.lost_samples);
 	b->comments[2] = builder__strf(b, "truncated stacks: %" PRIu64, p->stats.truncated);
 	b->comments[3] = builder__strf(b, "stack read errors: %" PRIu64, p->stats.stack_errors);
 	b->comments[4] = builder__strf(b, "processes with unreadable maps: %" PRIu64,

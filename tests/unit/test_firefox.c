@@ -300,7 +300,7 @@ static struct profile *build(const struct small_sample *samples, size_t n)
 	p->start_time = 1700000000123456789ULL;
 	p->duration = 6000000;
 	p->mode = PROFILE_OFFCPU;
-	p->stats.lost = 2;
+	p->stats.lost_samples = 2;
 	p->stats.truncated = 1;
 	p->stats.stack_errors = 3;
 	for (size_t i = 0; i < n; i++) {
@@ -589,7 +589,7 @@ TEST(firefox_empty)
 	char *got;
 
 	CHECK(p);
-	p->stats.lost = 5;
+	p->stats.lost_samples = 5;
 	got = firefox_string(p);
 	profile__free(p);
 	CHECK(got);

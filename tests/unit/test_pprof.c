@@ -120,7 +120,7 @@ struct profile *export_test_profile(const unsigned int *order)
 		return NULL;
 	p->start_time = 1700000000123456789ULL;
 	p->duration = 5000000000ULL;
-	p->stats.lost = 2;
+	p->stats.lost_samples = 2;
 	p->stats.truncated = 1;
 	p->stats.stack_errors = 3;
 	p->stats.maps_unreadable = 4;
