@@ -26,6 +26,19 @@ const volatile __u32 target_tid;	   /* only this thread, if set */
 const volatile bool filter_cgroup;	   /* only tasks under the cgroup in `cgroups` */
 const volatile bool follow_children = true;
 const volatile __u64 offcpu_min_ns = 100000;
+/*
+ * Intervals off CPU shorter than this are summed by thread and stack, each
+ * sum sent once it reaches it (user space reads the rest when profiling
+ * stops); 0: every interval is sent alone. --wall, where every interval
+ * counts and a thread may block ten thousand times a second.
+ */
+const volatile __u64 offcpu_sum_ns;
+/* Samples of idle CPUs too (-a), as perf's `swapper`. */
+const volatile bool sample_idle;
+/* Keep each target thread's time on CPU in `oncpu` (--wall). */
+const volatile bool track_oncpu;
+/* Set by user space before attaching: when it started counting (bpf_ktime_get_ns()). */
+__u64 start_ns;
 const volatile bool offcpu_blocked_only = true; /* not the time waiting to run again */
 /* Walk the user stack's frame pointers: not when user space unwinds it from CFI. */
 const volatile bool user_fp_stack = true;
@@ -84,6 +97,24 @@ struct {
 	__type(value, struct sample_record);
 } offcpu SEC(".maps");
 
+/* Short intervals off CPU being summed (offcpu_sum_ns). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PROFILE_MAX_OFFCPU_SUMS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct offcpu_key);
+	__type(value, struct sample_record);
+} offcpu_sums SEC(".maps");
+
+/* Target threads' time on CPU (track_oncpu), read by user space when profiling stops. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PROFILE_MAX_OFFCPU);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32); /* tid */
+	__type(value, struct thread_oncpu);
+} oncpu SEC(".maps");
+
 /* Room to build a record in: too big for the BPF stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -123,12 +154,17 @@ struct {
 	__type(value, struct unwind_proc);
 } unwind_procs SEC(".maps");
 
-static __always_inline void stat_inc(__u32 stat)
+static __always_inline void stat_add(__u32 stat, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &stat);
 
 	if (v)
-		(*v)++;
+		*v += n;
+}
+
+static __always_inline void stat_inc(__u32 stat)
+{
+	stat_add(stat, 1);
 }
 
 static __always_inline bool is_active_target(__u32 tgid)
@@ -156,6 +192,53 @@ static __always_inline bool is_target(__u32 tgid, __u32 tid)
 struct task_struct___old {
 	long state;
 } __attribute__((preserve_access_index));
+
+/*
+ * Target thread @t (@tid of @tgid) leaves its CPU at @now: add the time since
+ * it came back. The first time it is seen leave, that is unknown: it has
+ * been on CPU since the scheduler picked it (se.prev_sum_exec_runtime is
+ * where that run started), and at most since counting started.
+ */
+static __always_inline void oncpu_leave(struct task_struct *t, __u32 tgid, __u32 tid, __u64 now,
+					bool exiting)
+{
+	struct thread_oncpu *v, first = { .pid = tgid, .exited = exiting };
+	__u64 ran;
+
+	if (!track_oncpu)
+		return;
+	v = bpf_map_lookup_elem(&oncpu, &tid);
+	if (v && v->exited)
+		return;
+	if (v)
+		v->exited = exiting;
+	if (v && v->in_ns) {
+		v->oncpu_ns += now - v->in_ns;
+		v->in_ns = 0;
+		return;
+	}
+	ran = BPF_CORE_READ(t, se.sum_exec_runtime) - BPF_CORE_READ(t, se.prev_sum_exec_runtime);
+	if (ran > now - start_ns)
+		ran = now - start_ns;
+	if (v) {
+		v->oncpu_ns += ran;
+		return;
+	}
+	first.oncpu_ns = ran;
+	bpf_map_update_elem(&oncpu, &tid, &first, BPF_NOEXIST);
+}
+
+/* Target thread @tid comes back on CPU at @now. */
+static __always_inline void oncpu_enter(__u32 tid, __u64 now)
+{
+	struct thread_oncpu *v;
+
+	if (!track_oncpu)
+		return;
+	v = bpf_map_lookup_elem(&oncpu, &tid);
+	if (v && !v->exited)
+		v->in_ns = now;
+}
 
 static __always_inline bool is_runnable(struct task_struct *t)
 {
@@ -635,6 +718,8 @@ static __always_inline void sample_head_init(struct sample_record *r, __u32 tgid
 	r->h.weight_ns = 0;
 	r->h.pid = tgid;
 	r->h.tid = tid;
+	r->h.nr_intervals = 1;
+	r->h.pad = 0;
 }
 
 /*
@@ -649,7 +734,7 @@ static __always_inline void sample_with_copy(void *ctx, __u32 tgid, __u32 tid)
 	r = bpf_ringbuf_reserve(&events, sizeof(*r) - PROFILE_LEAF_STACK_BYTES + stack_copy_bytes,
 				0);
 	if (!r) {
-		stat_inc(STAT_RINGBUF_FULL);
+		stat_inc(STAT_LOST_SAMPLES);
 		return;
 	}
 	sample_head_init(r, tgid, tid);
@@ -657,6 +742,26 @@ static __always_inline void sample_with_copy(void *ctx, __u32 tgid, __u32 tid)
 	r->h.nr_ips_room = PROFILE_MAX_IPS;
 	count_stack_flags(r->h.flags);
 	bpf_ringbuf_submit(r, wakeup_flags(tgid));
+}
+
+/*
+ * A sample of an idle CPU: its kernel stack (the idle loop, or an interrupt
+ * it was handling), with the process and thread named "swapper" on every CPU.
+ */
+static __always_inline void sample_idle_cpu(void *ctx)
+{
+	struct sample_record *r;
+	__u32 zero = 0, n;
+
+	r = bpf_map_lookup_elem(&scratch, &zero);
+	if (!r)
+		return;
+	sample_head_init(r, 0, 0);
+	n = record_stacks(ctx, r, NULL, false, 0);
+	__builtin_memcpy(r->h.comm, "swapper\0\0\0\0\0\0\0\0", PROFILE_COMM_LEN);
+	__builtin_memcpy(r->h.pcomm, r->h.comm, PROFILE_COMM_LEN);
+	if (send_record(r, n, wakeup_flags_full()))
+		stat_inc(STAT_LOST_SAMPLES);
 }
 
 SEC("perf_event")
@@ -667,6 +772,10 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 	const struct unwind_proc *proc;
 	struct sample_record *r;
 
+	if (!tid && sample_idle) {
+		sample_idle_cpu(ctx);
+		return 0;
+	}
 	if (!is_target(tgid, tid))
 		return 0;
 	proc = find_proc(tgid);
@@ -680,8 +789,68 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 	sample_head_init(r, tgid, tid);
 	n = record_stacks(ctx, r, proc, user_fp_stack, 0);
 	if (send_record(r, n, wakeup_flags(tgid)))
-		stat_inc(STAT_RINGBUF_FULL);
+		stat_inc(STAT_LOST_SAMPLES);
 	return 0;
+}
+
+/*
+ * The stacks of an off-CPU record, hashed (FNV-1a over whole words): the
+ * sums of short intervals are kept by thread and this. A record whose user
+ * stack user space unwinds has only the leaf's registers to tell it apart.
+ */
+static __always_inline __u64 stack_hash(const struct sample_record *r)
+{
+	const __u64 prime = 0x100000001b3ULL;
+	__u32 n = r->h.nr_kernel + r->h.nr_user;
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	h = (h ^ r->h.flags ^ ((__u64)r->h.nr_kernel << 32)) * prime;
+	for (__u32 i = 0; i < PROFILE_MAX_IPS; i++) {
+		if (i >= n)
+			break;
+		h = (h ^ r->ips[i]) * prime;
+	}
+	if (r->h.flags & SAMPLE_USER_REGS) {
+		h = (h ^ r->user_regs[PROFILE_REG_IP]) * prime;
+		h = (h ^ r->user_regs[PROFILE_REG_SP]) * prime;
+		h = (h ^ r->user_regs[PROFILE_REG_BP]) * prime;
+	}
+	return h;
+}
+
+/* Send off-CPU record @r, counting what it stood for as lost if there is no room. */
+static __always_inline void send_offcpu(struct sample_record *r)
+{
+	r->h.cpu = bpf_get_smp_processor_id();
+	if (send_record(r, r->h.nr_kernel + r->h.nr_user, wakeup_flags(r->h.pid)))
+		stat_add(STAT_LOST_OFFCPU, r->h.nr_intervals);
+}
+
+/*
+ * Add a short interval off CPU, @r of thread @tid, to its thread's sum for
+ * the same stacks, sending the sum once it is long enough; the first one
+ * of a stack starts a sum, or is sent alone when there is no room for it.
+ */
+static __always_inline void offcpu_add(struct sample_record *r, __u32 tid, __u64 ns)
+{
+	struct offcpu_key key = { .tid = tid, .stack_hash = stack_hash(r) };
+	struct sample_record *sum = bpf_map_lookup_elem(&offcpu_sums, &key);
+
+	if (sum) {
+		/* A thread comes back on one CPU at a time: no one else writes @sum. */
+		sum->h.weight_ns += ns;
+		sum->h.nr_intervals++;
+		if (sum->h.weight_ns >= offcpu_sum_ns) {
+			send_offcpu(sum);
+			bpf_map_delete_elem(&offcpu_sums, &key);
+		}
+		return;
+	}
+	r->h.weight_ns = ns;
+	if (bpf_map_update_elem(&offcpu_sums, &key, r, BPF_NOEXIST)) {
+		stat_inc(STAT_OFFCPU_SUMS_FULL);
+		send_offcpu(r);
+	}
 }
 
 /*
@@ -692,17 +861,19 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 SEC("tp_btf/sched_switch")
 int BPF_PROG(profile_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
+	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), ns;
 	__u32 tgid = id >> 32, tid = (__u32)id, next_tid = next->pid, zero = 0;
+	bool target = is_target(tgid, tid);
 	struct sample_record *r;
 
+	if (target)
+		oncpu_leave(prev, tgid, tid, now, false);
 	/*
 	 * The current task is still @prev here; a dying one will not be back.
 	 * One still runnable was preempted: waiting for a CPU is not blocking,
 	 * but it is wall-clock time.
 	 */
-	if (is_target(tgid, tid) && !prev->exit_state &&
-	    !(offcpu_blocked_only && is_runnable(prev))) {
+	if (target && !prev->exit_state && !(offcpu_blocked_only && is_runnable(prev))) {
 		r = bpf_map_lookup_elem(&scratch, &zero);
 		if (r) {
 			const struct unwind_proc *proc = find_proc(tgid);
@@ -711,6 +882,8 @@ int BPF_PROG(profile_switch, bool preempt, struct task_struct *prev, struct task
 			r->h.time_ns = now;
 			r->h.pid = tgid;
 			r->h.tid = tid;
+			r->h.nr_intervals = 1;
+			r->h.pad = 0;
 			/*
 			 * Without tables: with them expected, the top of the
 			 * stack, which user space unwinds as far as it goes
@@ -726,14 +899,18 @@ int BPF_PROG(profile_switch, bool preempt, struct task_struct *prev, struct task
 		}
 	}
 
+	oncpu_enter(next_tid, now);
 	r = bpf_map_lookup_elem(&offcpu, &next_tid);
 	if (!r)
 		return 0;
-	if (now - r->h.time_ns >= offcpu_min_ns) {
-		r->h.cpu = bpf_get_smp_processor_id();
-		r->h.weight_ns = now - r->h.time_ns;
-		if (send_record(r, r->h.nr_kernel + r->h.nr_user, wakeup_flags(r->h.pid)))
-			stat_inc(STAT_RINGBUF_FULL);
+	ns = now - r->h.time_ns;
+	if (ns < offcpu_min_ns) {
+		/* Too short to keep: --off-cpu's documented minimum. */
+	} else if (ns < offcpu_sum_ns) {
+		offcpu_add(r, next_tid, ns);
+	} else {
+		r->h.weight_ns = ns;
+		send_offcpu(r);
 	}
 	bpf_map_delete_elem(&offcpu, &next_tid);
 	return 0;
@@ -744,7 +921,7 @@ static __always_inline void emit_process_event(__u32 type, __u32 pid, __u32 ppid
 	struct process_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
 	if (!e) {
-		stat_inc(STAT_RINGBUF_FULL);
+		stat_inc(STAT_LOST_PROCESS);
 		return;
 	}
 	e->type = type;
@@ -804,6 +981,12 @@ int BPF_PROG(profile_exit, struct task_struct *p)
 {
 	__u32 tgid = p->tgid;
 
+	/*
+	 * This thread's time on CPU ends here, but for its last steps: when it
+	 * leaves its CPU for the last time, its process may have left the targets.
+	 */
+	if (is_target(tgid, p->pid))
+		oncpu_leave(p, tgid, p->pid, bpf_ktime_get_ns(), true);
 	if (BPF_CORE_READ(p, signal, live.counter))
 		return 0;
 	bpf_map_delete_elem(&seen, &tgid);

@@ -17,6 +17,8 @@
 #define PROFILE_MAX_TARGETS 16384
 /* Threads off CPU at once whose stacks are kept until they run again. */
 #define PROFILE_MAX_OFFCPU 65536
+/* Sums of short intervals off CPU (by thread and stack) kept at once. */
+#define PROFILE_MAX_OFFCPU_SUMS 16384
 
 /*
  * The user registers a sample records, indexed by their DWARF numbers in the
@@ -73,12 +75,15 @@ enum unwind_stop_reason {
 
 /* Indexes of the per-CPU `stats` array. */
 enum profile_stat {
-	STAT_RINGBUF_FULL,	 /* records lost: no room in the ring buffer */
+	STAT_LOST_SAMPLES,	 /* on-CPU samples lost: no room in the ring buffer */
 	STAT_USER_STACK_ERROR,	 /* records written whose user stack could not be read */
 	STAT_KERNEL_STACK_ERROR, /* ... whose kernel stack could not be read */
 	STAT_TRUNCATED,		 /* ... with a truncated stack */
 	STAT_OFFCPU_DROPPED,	 /* off-CPU intervals lost: too many threads off CPU */
 	STAT_NO_TABLES,		 /* records whose process had no unwind tables loaded yet */
+	STAT_LOST_OFFCPU,	 /* off-CPU records lost: no room in the ring buffer */
+	STAT_LOST_PROCESS,	 /* fork and exec records lost: no room in the ring buffer */
+	STAT_OFFCPU_SUMS_FULL,	 /* short intervals sent alone: no room to sum them */
 	STAT__MAX,
 };
 
@@ -95,7 +100,7 @@ struct sample_head {
 	__u32 type;
 	__u32 cpu;
 	__u64 time_ns;	 /* bpf_ktime_get_ns(): CLOCK_MONOTONIC; off CPU: when it left */
-	__u64 weight_ns; /* off CPU: how long; 0 for samples */
+	__u64 weight_ns; /* off CPU: how long, all @nr_intervals together; 0 for samples */
 	__u32 pid;	 /* thread group id */
 	__u32 tid;
 	__u32 flags; /* SAMPLE_* */
@@ -105,6 +110,31 @@ struct sample_head {
 	char pcomm[PROFILE_COMM_LEN]; /* the thread group leader's name */
 	__u32 nr_ips_room;	      /* addresses that follow, used or not */
 	__u32 user_stack_size; /* with SAMPLE_USER_REGS: bytes of stack after the registers */
+	/*
+	 * Off CPU: the intervals this record stands for. Short ones of one
+	 * thread and stack are summed in the BPF program (--wall), from the
+	 * first one's @time_ns on; 1 for samples.
+	 */
+	__u32 nr_intervals;
+	__u32 pad;
+};
+
+/*
+ * A target thread's time on CPU (--wall), by the clock and at the switches
+ * that time its intervals off CPU, so that the two add up to its time.
+ */
+struct thread_oncpu {
+	__u64 oncpu_ns; /* on CPU, up to when it last left one */
+	__u64 in_ns;	/* when it last came back on CPU; 0: off CPU (or not seen back) */
+	__u32 pid;
+	__u32 exited; /* counted to its exit: what follows is not its own */
+};
+
+/* A sum of short intervals off CPU: which thread, with which stacks. */
+struct offcpu_key {
+	__u32 tid;
+	__u32 pad;
+	__u64 stack_hash; /* of the record's flags and addresses (and leaf registers) */
 };
 
 /* The most addresses a record holds: both stacks whole. */

@@ -27,10 +27,12 @@ const char options_usage[] =
 "                          processes they fork from then on\n"
 "  -- COMMAND [ARGS...]    start COMMAND and profile it (and what it forks)\n"
 "                          until it exits\n"
-"  -a, --all               every process on the machine\n"
+"  -a, --all               every process on the machine, and idle CPUs as the\n"
+"                          process 'swapper' (as perf shows them)\n"
 "  -t, --tid TID           one thread\n"
 "      --cgroup PATH       the processes of a cgroup v2 directory\n"
 "      --no-inherit        do not follow processes forked by -p or COMMAND\n"
+"      --no-idle           with -a, leave out the samples of idle CPUs\n"
 "\n"
 "What to record:\n"
 "  -F, --freq HZ           samples per second per CPU (default 99)\n"
@@ -39,9 +41,12 @@ const char options_usage[] =
 "      --off-cpu           also time spent blocked off CPU, with the stack\n"
 "                          that blocked\n"
 "      --wall              on- and off-CPU time (blocked or waiting for a CPU)\n"
-"                          merged: each thread adds up to its wall-clock time\n"
-"      --off-cpu-min USEC  ignore shorter times off CPU (default 100)\n"
-"      --ringbuf-size BYTES ring buffer size (default: from -F and the CPU count)\n"
+"                          merged: each thread adds up to its wall-clock time;\n"
+"                          intervals under 10 ms are summed by thread and stack\n"
+"      --off-cpu-min USEC  ignore shorter times off CPU (default 100; with\n"
+"                          --wall 0: every interval counts)\n"
+"      --ringbuf-size BYTES ring buffer size (default: half a second of the\n"
+"                          records -F, the CPUs and --off-cpu/--wall produce)\n"
 "      --call-graph MODE   how user stacks are unwound (see CALL GRAPHS below):\n"
 "                          cfi (the default), fp, or dwarf[=SIZE]\n"
 "      --unwind-memory MB  kernel memory for cfi's unwind tables (default 32,\n"
@@ -99,6 +104,7 @@ enum {
 	OPT_OFFCPU,
 	OPT_WALL,
 	OPT_OFFCPU_MIN,
+	OPT_NO_IDLE,
 	OPT_CALL_GRAPH,
 	OPT_MAX_STACKS,
 	OPT_UNWIND_MEMORY,
@@ -118,6 +124,7 @@ static const struct option long_options[] = {
 	{ "off-cpu", no_argument, NULL, OPT_OFFCPU },
 	{ "wall", no_argument, NULL, OPT_WALL },
 	{ "off-cpu-min", required_argument, NULL, OPT_OFFCPU_MIN },
+	{ "no-idle", no_argument, NULL, OPT_NO_IDLE },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
@@ -282,6 +289,7 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 		   size_t size)
 {
 	const char *format = NULL;
+	bool offcpu_min_given = false;
 	uint64_t v;
 	int c, kinds;
 
@@ -347,6 +355,9 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 		case OPT_NO_INHERIT:
 			o->no_inherit = 1;
 			break;
+		case OPT_NO_IDLE:
+			o->no_idle = 1;
+			break;
 		case OPT_OFFCPU:
 			o->offcpu = 1;
 			break;
@@ -359,6 +370,7 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 					    "invalid --off-cpu-min '%s': expected microseconds",
 					    optarg);
 			o->offcpu_min_ns = v * 1000;
+			offcpu_min_given = true;
 			break;
 		case OPT_MAX_STACKS:
 			if (!parse_u64(optarg, 1, 1ULL << 32, &o->max_stacks))
@@ -398,6 +410,9 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 				    argv[optind]);
 		o->command = &argv[optind];
 	}
+	/* Wall-clock time is all of it: no interval is too short, unless the user says so. */
+	if (o->wall && !offcpu_min_given)
+		o->offcpu_min_ns = 0;
 	if (o->call_graph == CALL_GRAPH_DWARF && o->offcpu)
 		return fail(err, size,
 			    "--call-graph dwarf copies the stacks of on-CPU samples only: use the "

@@ -20,6 +20,8 @@
 #define DEFAULT_FREQ_HZ 99
 #define DEFAULT_PPROF_OUTPUT "profile.pb.gz"
 #define DEFAULT_OFFCPU_MIN_US 100
+/* --wall sums intervals off CPU shorter than this by thread and stack. */
+#define WALL_SUM_US 10000
 /* Distinct stacks kept before new ones go to overflow buckets: bounds memory. */
 #define DEFAULT_MAX_STACKS 200000
 /* -o may be given this many times: one profile, written in several formats. */
@@ -47,6 +49,7 @@ struct options {
 	int offcpu;		/* record time off CPU (set by --wall too) */
 	int wall;		/* merge on- and off-CPU time into wall-clock time */
 	uint64_t offcpu_min_ns; /* shorter intervals off CPU are not recorded */
+	int no_idle;		/* -a: leave out the samples of idle CPUs */
 	uint64_t max_stacks;	/* --max-stacks */
 	int verbose;
 	int help;

@@ -253,6 +253,12 @@ static void raise_nofile_limit(void)
 	}
 }
 
+/* stacks_opts.thread_cpu: what the collector measured. */
+static bool thread_cpu(void *arg, uint32_t pid, uint32_t tid, uint64_t *ns)
+{
+	return collector__thread_cpu_ns(arg, pid, tid, ns);
+}
+
 int record(const struct options *o)
 {
 	struct collector_opts copts = {
@@ -266,6 +272,9 @@ int record(const struct options *o)
 		.no_inherit = o->no_inherit,
 		.offcpu = o->offcpu,
 		.offcpu_min_ns = o->offcpu_min_ns,
+		.offcpu_sum_ns = o->wall ? WALL_SUM_US * 1000ULL : 0,
+		.idle = !o->no_idle,
+		.thread_cpu = o->wall,
 		.call_graph = o->call_graph,
 		.stack_bytes = o->stack_bytes,
 		.unwind_table_bytes = o->unwind_table_bytes,
@@ -280,7 +289,7 @@ int record(const struct options *o)
 	struct invoker user, *invoker = NULL;
 	struct privilege_needs needs;
 	const struct stack_table *stacks;
-	struct overflow_frame overflow;
+	struct pseudo_frame overflow, unsampled;
 	struct stacks_opts stack_opts = { 0 };
 	int err, ret = 1, status;
 
@@ -461,7 +470,9 @@ int record(const struct options *o)
 	p->start_time = collector__start_real(c);
 	p->duration = collector__duration(c);
 	pr_info("symbolizing %zu stacks", stacks->entries.nr);
-	err = overflow_frame__init(&overflow, p->strings);
+	err = pseudo_frame__init(&overflow, p->strings, OVERFLOW_FRAME_NAME);
+	if (!err)
+		err = pseudo_frame__init(&unsampled, p->strings, UNSAMPLED_FRAME_NAME);
 	/* Under sudo, perf maps are trusted from the user who ran it, as the profiles are theirs. */
 	symopts.trusted_uid = invoker ? invoker->uid : getuid();
 	symopts.elf_cache = collector__elf_cache(c);
@@ -470,6 +481,11 @@ int record(const struct options *o)
 		err = -ENOMEM;
 	stack_opts.start_mono = collector__start_mono(c);
 	stack_opts.overflow = &overflow;
+	if (o->wall) {
+		stack_opts.thread_cpu = thread_cpu;
+		stack_opts.thread_cpu_arg = c;
+		stack_opts.unsampled = &unsampled;
+	}
 	stack_opts.stop = &abort_signal;
 	if (!err)
 		err = stacks__symbolize(p, sym, stacks, &stack_opts);

@@ -33,11 +33,25 @@
 
 /* How long the reader sleeps between drains when nothing wakes it. */
 #define DRAIN_INTERVAL_MS 10
-/* Seconds of samples the ring buffer holds by default, a margin for slow drains. */
+/*
+ * The ring buffer holds, by default, half a second of the most records the
+ * chosen modes produce, a margin for slow drains (see ringbuf_bytes()).
+ */
 #define RINGBUF_SECONDS_NUM 1
 #define RINGBUF_SECONDS_DEN 2
 #define RINGBUF_MIN_BYTES (1ULL << 20)
 #define RINGBUF_MAX_AUTO_BYTES (256ULL << 20)
+/*
+ * Off-CPU records a CPU may send a second, budgeted: one per interval of at
+ * least --off-cpu-min (one thread switched in after another), at most
+ * RINGBUF_OFFCPU_MAX_RATE, or with sums, one per sum or longer interval.
+ */
+#define RINGBUF_OFFCPU_MAX_RATE 10000
+/*
+ * An off-CPU record's bytes, budgeted: its head and 64 addresses. Each is
+ * sent with the addresses it has; a deeper one takes the room of shallower.
+ */
+#define RINGBUF_OFFCPU_RECORD_BYTES (sizeof(struct sample_head) + 64 * sizeof(__u64))
 /* A process's maps are re-read at most this often, for addresses they do not cover. */
 #define MAPS_REFRESH_NS (20ULL * 1000 * 1000)
 
@@ -98,6 +112,7 @@ struct collector {
 	uint64_t nr_unwind_truncated; /* ... whose unwinding stopped short of the outermost frame */
 	uint64_t unwind_ns;	      /* CLOCK_MONOTONIC time spent unwinding them */
 	uint64_t nr_offcpu;	      /* intervals off CPU received */
+	uint64_t nr_offcpu_records;   /* ... in this many records (short ones are summed) */
 	uint64_t offcpu_ns;	      /* their total length */
 	struct unwind_maps *unwind_maps;		 /* CALL_GRAPH_CFI's tables */
 	uint64_t nr_sample_records, sample_record_bytes; /* on-CPU records drained */
@@ -105,6 +120,7 @@ struct collector {
 	uint64_t nr_judged, nr_broken;
 	uint64_t nr_broken_by[NR_STACK_ENDS]; /* by UNWIND_STOP_* */
 	struct hashtab broken_files; /* struct broken_file by name: where broken stacks end */
+	struct hashtab thread_cpu;   /* struct thread_cpu by pid and tid, with opts.thread_cpu */
 	int err;		     /* first error in the ring-buffer callback */
 	volatile sig_atomic_t stopping;
 };
@@ -204,6 +220,34 @@ static bool unwind_tables_supported(void)
 #endif
 }
 
+/*
+ * The ring buffer's default size: RINGBUF_SECONDS of on-CPU records, each
+ * at its largest (@record_bytes), from every CPU at -F, plus as long of
+ * off-CPU records at their budgeted rate and size; then bounded and
+ * rounded up to a power of two, as the kernel wants it.
+ */
+static uint64_t ringbuf_bytes(const struct collector_opts *opts, int nr_cpus, uint64_t record_bytes)
+{
+	uint64_t per_second = (uint64_t)opts->freq_hz * nr_cpus * record_bytes;
+
+	if (opts->offcpu) {
+		uint64_t every_ns = opts->offcpu_sum_ns > opts->offcpu_min_ns ?
+					    opts->offcpu_sum_ns :
+					    opts->offcpu_min_ns;
+		uint64_t rate = every_ns ? 1000000000ULL / every_ns : RINGBUF_OFFCPU_MAX_RATE;
+
+		if (rate > RINGBUF_OFFCPU_MAX_RATE)
+			rate = RINGBUF_OFFCPU_MAX_RATE;
+		per_second += rate * nr_cpus * RINGBUF_OFFCPU_RECORD_BYTES;
+	}
+	per_second = per_second * RINGBUF_SECONDS_NUM / RINGBUF_SECONDS_DEN;
+	if (per_second < RINGBUF_MIN_BYTES)
+		per_second = RINGBUF_MIN_BYTES;
+	if (per_second > RINGBUF_MAX_AUTO_BYTES)
+		per_second = RINGBUF_MAX_AUTO_BYTES;
+	return per_second;
+}
+
 struct collector *collector__new(const struct collector_opts *opts, struct strset *strings)
 {
 	struct collector *c;
@@ -248,11 +292,6 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 		pr_warn("cannot open the BPF program: %s", strerror(-err));
 		goto out_free;
 	}
-	/*
-	 * Half a second of samples from every CPU, as many again for intervals
-	 * off CPU (at most one per context switch of a target, whose rate no
-	 * setting bounds: --off-cpu-min and the drain keep it in check).
-	 */
 	if (opts->call_graph == CALL_GRAPH_CFI && !unwind_tables_supported()) {
 		pr_info("unwind tables are x86-64 only: using frame pointers");
 		c->opts.call_graph = CALL_GRAPH_FP;
@@ -261,17 +300,8 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	stack_bytes = call_graph_stack_bytes(opts);
 	/* A whole record: most are far smaller, but each must fit. */
 	record_bytes = sizeof(struct sample_record) + stack_bytes;
-	rb_bytes = opts->ringbuf_bytes;
-	if (!rb_bytes) {
-		rb_bytes = (uint64_t)opts->freq_hz * nr_cpus * record_bytes * RINGBUF_SECONDS_NUM /
-			   RINGBUF_SECONDS_DEN;
-		if (opts->offcpu)
-			rb_bytes *= 2;
-		if (rb_bytes < RINGBUF_MIN_BYTES)
-			rb_bytes = RINGBUF_MIN_BYTES;
-		if (rb_bytes > RINGBUF_MAX_AUTO_BYTES)
-			rb_bytes = RINGBUF_MAX_AUTO_BYTES;
-	}
+	rb_bytes = opts->ringbuf_bytes ? opts->ringbuf_bytes :
+					 ringbuf_bytes(opts, nr_cpus, record_bytes);
 	rb_bytes = round_up_pow2(rb_bytes);
 	c->skel->rodata->wakeup_bytes = rb_bytes / 4;
 	c->skel->rodata->filter_targets = !opts->system_wide;
@@ -280,6 +310,9 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	c->skel->rodata->offcpu_blocked_only = !opts->offcpu_runnable;
 	c->skel->rodata->follow_children = !opts->no_inherit;
 	c->skel->rodata->offcpu_min_ns = opts->offcpu_min_ns;
+	c->skel->rodata->offcpu_sum_ns = opts->offcpu_sum_ns;
+	c->skel->rodata->sample_idle = opts->idle && opts->system_wide && !opts->cgroup;
+	c->skel->rodata->track_oncpu = opts->thread_cpu;
 	c->skel->rodata->stack_copy_bytes = stack_bytes;
 	c->skel->rodata->user_fp_stack = opts->call_graph == CALL_GRAPH_FP;
 	c->skel->rodata->unwind_tables = opts->call_graph == CALL_GRAPH_CFI;
@@ -316,7 +349,7 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 			(unsigned long long)rb_bytes, strerror(-err));
 		goto out_free;
 	}
-	pr_debug("ring buffer: %llu bytes", (unsigned long long)rb_bytes);
+	pr_info("ring buffer: %llu bytes", (unsigned long long)rb_bytes);
 
 	err = profile_bpf__load(c->skel);
 	if (err) {
@@ -367,6 +400,9 @@ void collector__free(struct collector *c)
 	unwind_maps__free(c->unwind_maps);
 	unwinder__free(c->unwinder);
 	elf_cache__free(c->elves);
+	hashtab__for_each_entry(&c->thread_cpu, i, p)
+		free(p);
+	hashtab__release(&c->thread_cpu);
 	for (i = 0; i < c->nr_targets; i++)
 		if (c->targets[i].pidfd >= 0)
 			close(c->targets[i].pidfd);
@@ -530,7 +566,8 @@ static int handle_sample(struct collector *c, const struct sample_event *e)
 	if (!s)
 		return -ENOMEM;
 	if (e->type == EVENT_OFFCPU) {
-		c->nr_offcpu++;
+		c->nr_offcpu += e->nr_intervals;
+		c->nr_offcpu_records++;
 		c->offcpu_ns += e->weight_ns;
 	}
 	if (is_new)
@@ -822,10 +859,76 @@ int collector__open_cpu_clock(uint32_t freq_hz, int cpu)
 	return fd < 0 ? -errno : fd;
 }
 
+/* A thread's time on CPU, from the BPF program's `oncpu` map. */
+struct thread_cpu {
+	uint32_t pid, tid;
+	uint64_t ns;
+};
+
+static uint64_t thread_hash(uint32_t pid, uint32_t tid)
+{
+	return hash_mix(hash_mix(0, pid), tid);
+}
+
+static bool thread_cpu_eq(const void *entry, const void *key)
+{
+	const struct thread_cpu *a = entry, *b = key;
+
+	return a->pid == b->pid && a->tid == b->tid;
+}
+
+/*
+ * Take the targets' time on CPU from the BPF program, threads still on CPU
+ * up to the stop. A thread missing from it (the map was full, or it never
+ * left its CPU) keeps the time of its samples.
+ */
+static int read_thread_cpu(struct collector *c)
+{
+	const struct bpf_map *map = c->skel->maps.oncpu;
+	struct thread_oncpu v;
+	__u32 tid, next;
+	bool first = true;
+
+	while (!bpf_map__get_next_key(map, first ? NULL : &tid, &next, sizeof(next))) {
+		struct thread_cpu key, *t;
+		bool added;
+
+		first = false;
+		tid = next;
+		if (bpf_map__lookup_elem(map, &tid, sizeof(tid), &v, sizeof(v), 0))
+			continue;
+		key = (struct thread_cpu){ .pid = v.pid, .tid = tid };
+		t = hashtab__find_or_add(&c->thread_cpu, thread_hash(v.pid, tid), thread_cpu_eq,
+					 &key, sizeof(*t), &added);
+		if (!t)
+			return -ENOMEM;
+		*t = key;
+		t->ns = v.oncpu_ns;
+		if (v.in_ns && v.in_ns < c->stop_mono)
+			t->ns += c->stop_mono - v.in_ns;
+	}
+	return 0;
+}
+
+bool collector__thread_cpu_ns(const struct collector *c, uint32_t pid, uint32_t tid, uint64_t *ns)
+{
+	struct thread_cpu key = { .pid = pid, .tid = tid };
+	const struct thread_cpu *t =
+		hashtab__find(&c->thread_cpu, thread_hash(pid, tid), thread_cpu_eq, &key);
+
+	if (t)
+		*ns = t->ns;
+	return t != NULL;
+}
+
 int collector__start(struct collector *c)
 {
 	int err, attached = 0;
 
+	/* From here on (the tracepoints count time on and off CPU from their attaching). */
+	c->start_mono = now_ns(CLOCK_MONOTONIC);
+	c->start_real = now_ns(CLOCK_REALTIME);
+	c->skel->bss->start_ns = c->start_mono;
 	/* Tracepoints first, so no fork of a target is missed once sampling runs. */
 	err = profile_bpf__attach(c->skel);
 	if (err) {
@@ -870,8 +973,6 @@ int collector__start(struct collector *c)
 		pr_warn("no online CPU to sample");
 		return -ENODEV;
 	}
-	c->start_mono = now_ns(CLOCK_MONOTONIC);
-	c->start_real = now_ns(CLOCK_REALTIME);
 	pr_debug("sampling %d cpus at %u Hz", attached, c->opts.freq_hz);
 	return 0;
 }
@@ -953,9 +1054,35 @@ static int flush_offcpu(struct collector *c)
 		}
 		e->type = EVENT_OFFCPU;
 		e->weight_ns = c->stop_mono - start.h.time_ns;
+		e->nr_intervals = 1;
 		e->tid = tid;
 		unwind_sample(c, &c->event);
 		err = handle_sample(c, e);
+	}
+	return err;
+}
+
+/* Sums of short intervals off CPU not sent yet: every interval counts with --wall. */
+static int flush_offcpu_sums(struct collector *c)
+{
+	const struct bpf_map *map = c->skel->maps.offcpu_sums;
+	struct offcpu_key key, next;
+	struct sample_record sum;
+	bool first = true;
+	int err = 0;
+
+	while (!err && !bpf_map__get_next_key(map, first ? NULL : &key, &next, sizeof(next))) {
+		first = false;
+		key = next;
+		if (bpf_map__lookup_elem(map, &key, sizeof(key), &sum, sizeof(sum), 0))
+			continue;
+		sum.h.nr_ips_room = PROFILE_MAX_IPS;
+		if (event__parse(&sum, sizeof(sum), &c->event) || c->event.type != EVENT_OFFCPU) {
+			c->malformed++;
+			continue;
+		}
+		unwind_sample(c, &c->event);
+		err = handle_sample(c, &c->event.sample);
 	}
 	return err;
 }
@@ -1086,7 +1213,11 @@ int collector__run(struct collector *c)
 		err = err < 0 ? err : 0;
 	}
 	if (!err && c->opts.offcpu)
+		err = flush_offcpu_sums(c);
+	if (!err && c->opts.offcpu)
 		err = flush_offcpu(c);
+	if (!err && c->opts.thread_cpu)
+		err = read_thread_cpu(c);
 	if (c->err)
 		err = c->err;
 	if (err)
@@ -1153,11 +1284,11 @@ static uint64_t stat_sum(const struct collector *c, enum profile_stat stat)
 
 void collector__stats(const struct collector *c, struct profile_stats *stats)
 {
-	stats->samples = c->stacks.nr_samples - c->nr_offcpu;
-	stats->lost_samples =
-		stat_sum(c, STAT_RINGBUF_FULL) + stat_sum(c, STAT_OFFCPU_DROPPED) + c->malformed;
+	stats->samples = c->stacks.nr_samples - c->nr_offcpu_records;
+	stats->lost_samples = stat_sum(c, STAT_LOST_SAMPLES) + c->malformed;
 	stats->offcpu_intervals = c->nr_offcpu;
 	stats->offcpu_ns = c->offcpu_ns;
+	stats->lost_offcpu = stat_sum(c, STAT_LOST_OFFCPU) + stat_sum(c, STAT_OFFCPU_DROPPED);
 	stats->maps_unreadable = count_unreadable(c);
 	stats->truncated = stat_sum(c, STAT_TRUNCATED) + c->nr_unwind_truncated;
 	stats->stack_errors =

@@ -57,6 +57,13 @@ struct collector_opts {
 	bool offcpu;		/* record intervals off CPU too */
 	bool offcpu_runnable;	/* ... also those spent waiting for a CPU (preempted) */
 	uint64_t offcpu_min_ns; /* shorter intervals are not recorded */
+	/*
+	 * Shorter intervals are summed by thread and stack, each sum sent
+	 * once it is this long (--wall); 0: every interval is its own record.
+	 */
+	uint64_t offcpu_sum_ns;
+	bool idle;	 /* with @system_wide and no @cgroup: sample idle CPUs too, as "swapper" */
+	bool thread_cpu; /* measure each thread's CPU time (thread_cpu.h): --wall */
 	enum call_graph call_graph;
 	uint32_t stack_bytes;	     /* CALL_GRAPH_DWARF: bytes of stack to copy; 0: the default */
 	uint64_t unwind_table_bytes; /* CALL_GRAPH_CFI: the tables' memory; 0: the default */
@@ -107,6 +114,13 @@ int collector__check_offcpu(const char *btf_path);
 void collector__stop(struct collector *c);
 
 const struct stack_table *collector__stacks(const struct collector *c);
+/*
+ * With collector_opts.thread_cpu, after collector__run(): the CPU time of
+ * thread @tid of @pid during the recording, as the scheduler counted it,
+ * into *@ns. false when it is not known (thread_cpu.h).
+ */
+bool collector__thread_cpu_ns(const struct collector *c, uint32_t pid, uint32_t tid, uint64_t *ns);
+
 /* Counters of samples seen, lost, truncated and stack errors. */
 void collector__stats(const struct collector *c, struct profile_stats *stats);
 /* CLOCK_MONOTONIC and CLOCK_REALTIME at start, and the time sampled, in ns. */

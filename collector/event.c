@@ -36,6 +36,7 @@ static int parse_sample(const unsigned char *data, size_t size, struct event *ev
 	e->weight_ns = h.weight_ns;
 	e->pid = h.pid;
 	e->tid = h.tid;
+	e->nr_intervals = h.nr_intervals ? h.nr_intervals : 1;
 	e->stack.flags = h.flags;
 	e->stack.nr_kernel = h.nr_kernel;
 	e->stack.nr_user = h.nr_user;

@@ -39,6 +39,7 @@ struct sample_event {
 	__u64 weight_ns;
 	__u32 pid;
 	__u32 tid;
+	__u32 nr_intervals; /* off CPU: intervals in @weight_ns (at least 1) */
 	struct thread_stacks stack;
 	/* With SAMPLE_USER_REGS: the user registers at the sample, or when it left the CPU. */
 	__u64 user_regs[PROFILE_NR_REGS];

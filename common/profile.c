@@ -152,7 +152,9 @@ uint64_t profile__total(const struct profile *p)
 
 uint64_t profile_sample__cpu_ns(const struct profile *p, const struct profile_sample *s)
 {
-	return s->offcpu ? 0 : s->count * p->period_ns;
+	if (s->offcpu)
+		return 0;
+	return s->cpu_measured ? s->cpu_ns : s->count * p->period_ns;
 }
 
 uint64_t profile_sample__offcpu_ns(const struct profile_sample *s)

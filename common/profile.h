@@ -98,6 +98,13 @@ struct profile_sample {
 	bool truncated;	    /* a stack filled its buffer: outer frames may be missing */
 	bool offcpu;	    /* intervals off CPU, not on-CPU samples */
 	uint64_t offcpu_ns; /* off CPU: the intervals' total length */
+	/*
+	 * On CPU, with @cpu_measured: the time on CPU these samples stand for,
+	 * their share of their thread's CPU time as the scheduler counted it
+	 * (--wall); else they weigh one period each.
+	 */
+	bool cpu_measured;
+	uint64_t cpu_ns;
 };
 
 /*
@@ -153,7 +160,10 @@ void profile__sort(struct profile *p);
 /* Total of all samples' counts. */
 uint64_t profile__total(const struct profile *p);
 
-/* @s's on-CPU time (count * period), off-CPU time, and their sum, the wall-clock time; ns. */
+/*
+ * @s's on-CPU time (its measured share, else count * period), off-CPU
+ * time, and their sum, the wall-clock time; ns.
+ */
 uint64_t profile_sample__cpu_ns(const struct profile *p, const struct profile_sample *s);
 uint64_t profile_sample__offcpu_ns(const struct profile_sample *s);
 uint64_t profile_sample__wall_ns(const struct profile *p, const struct profile_sample *s);

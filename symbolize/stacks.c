@@ -9,10 +9,10 @@
 #include "stacks.h"
 #include "symbolizer.h"
 
-int overflow_frame__init(struct overflow_frame *f, struct strset *strings)
+int pseudo_frame__init(struct pseudo_frame *f, struct strset *strings, const char *name)
 {
 	memset(f, 0, sizeof(*f));
-	f->line.name = strset__add(strings, "[stack table full]");
+	f->line.name = strset__add(strings, name);
 	f->frame.lines = &f->line;
 	f->frame.nr_lines = 1;
 	f->frame.source = FRAME_NO_MAPPING;
@@ -50,6 +50,71 @@ static uint32_t stack_frames(struct symbolizer *sym, const struct stack_entry *s
 		frames[n++] =
 			symbolizer__user_frame(sym, s->maps, s->ips[s->nr_kernel + u] - (u > 0));
 	return n;
+}
+
+/* @n * @part / @whole, without overflow: @part <= @whole. */
+static uint64_t share(uint64_t n, uint64_t part, uint64_t whole)
+{
+	return (uint64_t)((unsigned __int128)n * part / whole);
+}
+
+/*
+ * Give the on-CPU samples of each thread of sorted @p (contiguous by pid
+ * and tid) their share of the thread's measured CPU time, the last one
+ * what is left so the shares add up; then a sample of @opts->unsampled to
+ * each thread with CPU time and none. 0 or -ENOMEM.
+ */
+static int share_thread_cpu(struct profile *p, const struct stacks_opts *opts)
+{
+	size_t nr = p->nr_samples;
+
+	for (size_t i = 0, j; i < nr; i = j) {
+		uint32_t pid = p->samples[i].pid, tid = p->samples[i].tid;
+		uint64_t count = 0, given = 0, cpu_ns, first_time = UINT64_MAX;
+		size_t last = i;
+
+		for (j = i; j < nr && p->samples[j].pid == pid && p->samples[j].tid == tid; j++) {
+			const struct profile_sample *s = &p->samples[j];
+
+			if (!s->offcpu) {
+				count += s->count;
+				last = j;
+			}
+			if (s->times && s->count && s->times[0] < first_time)
+				first_time = s->times[0];
+		}
+		if (!opts->thread_cpu(opts->thread_cpu_arg, pid, tid, &cpu_ns))
+			continue;
+		for (size_t k = i; count && k < j; k++) {
+			struct profile_sample *s = &p->samples[k];
+
+			if (s->offcpu)
+				continue;
+			s->cpu_measured = true;
+			s->cpu_ns = k == last ? cpu_ns - given : share(cpu_ns, s->count, count);
+			given += s->cpu_ns;
+		}
+		if (!count && cpu_ns) {
+			const struct profile_frame *frame = &opts->unsampled->frame;
+			struct profile_sample unsampled = {
+				.pid = pid,
+				.tid = tid,
+				.process_name = p->samples[i].process_name,
+				.thread_name = p->samples[i].thread_name,
+				.nr_frames = 1,
+				.frames = &frame,
+				.count = 1,
+				.times = first_time != UINT64_MAX ? &first_time : NULL,
+				.cpu_measured = true,
+				.cpu_ns = cpu_ns,
+			};
+
+			/* Appended past @nr: the loop does not look at it. */
+			if (!profile__add_sample(p, &unsampled))
+				return -ENOMEM;
+		}
+	}
+	return 0;
 }
 
 int stacks__symbolize(struct profile *p, struct symbolizer *sym, const struct stack_table *stacks,
@@ -102,6 +167,16 @@ int stacks__symbolize(struct profile *p, struct symbolizer *sym, const struct st
 			goto out_nomem;
 	}
 	profile__sort(p);
+	if (opts->thread_cpu) {
+		if (!opts->unsampled) {
+			err = -EINVAL;
+			goto out;
+		}
+		err = share_thread_cpu(p, opts);
+		if (err)
+			goto out;
+		profile__sort(p);
+	}
 out:
 	free(frames);
 	free(times);

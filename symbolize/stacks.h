@@ -19,6 +19,8 @@
  *    addresses: its samples get the one frame "[stack table full]".
  *  - Timestamps become ns since @start_mono (CLOCK_MONOTONIC); one taken
  *    before it counts as 0.
+ *  - With a thread's measured CPU time (--wall), its samples on CPU stand
+ *    for that time, not one period each: see stacks_opts.thread_cpu.
  *
  * Why here: it drives the symbolizer, and reads the collector's output
  * type, as each stage reads the one before it (export/ reads the profile).
@@ -40,22 +42,39 @@ struct stack_table;
 struct strset;
 struct symbolizer;
 
-/* The one frame of an overflow bucket's samples. */
-struct overflow_frame {
+/* A frame that names no code, standing for a stack that is not known. */
+struct pseudo_frame {
 	struct profile_line line;
 	struct profile_frame frame;
 };
 
+/* The one frame of an overflow bucket's samples. */
+#define OVERFLOW_FRAME_NAME "[stack table full]"
+/* ... and of a thread's time on CPU when it was never sampled there (--wall). */
+#define UNSAMPLED_FRAME_NAME "[on CPU, not sampled]"
+
 /*
- * Fill @f with "[stack table full]", interned in @strings. The samples of a
- * profile point to @f->frame: it must outlive the profile. 0 or -ENOMEM.
+ * Fill @f with @name, interned in @strings. The samples of a profile point
+ * to @f->frame: it must outlive the profile. 0 or -ENOMEM.
  */
-int overflow_frame__init(struct overflow_frame *f, struct strset *strings);
+int pseudo_frame__init(struct pseudo_frame *f, struct strset *strings, const char *name);
+
+/* The CPU time of thread @tid of @pid into *@ns: true when it is known. */
+typedef bool (*thread_cpu_fn)(void *arg, uint32_t pid, uint32_t tid, uint64_t *ns);
 
 struct stacks_opts {
 	uint64_t start_mono; /* CLOCK_MONOTONIC ns that sample times are made relative to */
 	/* For overflow buckets; may be NULL when the table never overflowed. */
-	const struct overflow_frame *overflow;
+	const struct pseudo_frame *overflow;
+	/*
+	 * When not NULL (--wall): each thread's samples on CPU share its CPU
+	 * time in proportion to their counts (profile_sample.cpu_ns), and a
+	 * thread with CPU time but no sample on CPU gets one sample of
+	 * @unsampled (which must then be set), at its first record's time.
+	 */
+	thread_cpu_fn thread_cpu;
+	void *thread_cpu_arg;
+	const struct pseudo_frame *unsampled;
 	/* When not NULL: checked before each stack, and a nonzero value aborts. */
 	const volatile sig_atomic_t *stop;
 };
@@ -64,8 +83,8 @@ struct stacks_opts {
  * Add one sample to @p for each entry of @stacks, its frames from @sym, then
  * sort @p (profile__sort()). The frames belong to @sym, which must outlive
  * @p. Returns 0, -ENOMEM, -EINVAL for an overflow bucket with no
- * @opts->overflow, or -EINTR when *@opts->stop became nonzero; samples
- * added by then stay in @p.
+ * @opts->overflow (or a thread_cpu with no unsampled frame), or -EINTR
+ * when *@opts->stop became nonzero; samples added by then stay in @p.
  */
 int stacks__symbolize(struct profile *p, struct symbolizer *sym, const struct stack_table *stacks,
 		      const struct stacks_opts *opts);

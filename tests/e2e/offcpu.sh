@@ -6,7 +6,7 @@
 
 require_bpf "--wall: half asleep, half burning" "--off-cpu: time blocked in sleep_phase" \
 	"--wall: sample types" "--off-cpu: sample types" "--wall folded: counts are microseconds" \
-	"--off-cpu folded: time asleep only"
+	"--off-cpu folded: time asleep only" "--wall: 20 us sleeps add up to the wall time"
 
 # sample_types FILE: the profile's sample types, as pprof -raw lists them
 # ("type/unit" each, the default one marked [dflt]).
@@ -78,5 +78,26 @@ if profile --off-cpu -F 499 -f folded -o "$TMP/off.folded" -- "$WORKLOADS/sleepe
 	fi
 else
 	fail "--off-cpu folded: time asleep only: profiler failed"
+	sed 's/^/#   /' "$TMP/err"
+fi
+
+# Every interval off CPU counts under --wall, however short: a thread that
+# sleeps 20 us at a time, ten thousand times a second, adds up to the time it
+# ran (which it prints itself) within 1%.
+if profile --wall -f folded -o "$TMP/short.folded" -- "$WORKLOADS/short_sleeps" 3 20 \
+	>"$TMP/short.out" 2>"$TMP/err"; then
+	ran=$(($(cat "$TMP/short.out") / 1000))
+	total=$(awk '/^short_sleeps;/ { n += $NF } END { print n + 0 }' "$TMP/short.folded")
+	sleeping=$(awk '/;short_sleep;/ { n += $NF } END { print n + 0 }' "$TMP/short.folded")
+	if [[ $ran -gt 2900000 && $sleeping -gt 0 ]] && within "$total" "$ran" $((ran / 100)); then
+		ok "--wall: 20 us sleeps add up to the wall time ($total us of $ran us," \
+			"$sleeping us in short_sleep)"
+	else
+		fail "--wall: 20 us sleeps add up to the wall time ($total us of $ran us expected" \
+			"within 1%, $sleeping us in short_sleep)"
+		sed 's/^/#   /' "$TMP/err"
+	fi
+else
+	fail "--wall: 20 us sleeps add up to the wall time: profiler failed"
 	sed 's/^/#   /' "$TMP/err"
 fi

@@ -56,7 +56,7 @@ struct env {
 	struct proc_maps *maps;
 	struct symbolizer *sym;
 	struct stack_table t;
-	struct overflow_frame overflow;
+	struct pseudo_frame overflow;
 	const char *comm;
 };
 
@@ -110,7 +110,7 @@ static int env_init(struct env *e)
 		e->files = file_table__new(e->p->strings);
 	if (e->files)
 		e->maps = proc_maps__read(e->fx.pid, e->files);
-	if (e->maps && !overflow_frame__init(&e->overflow, e->p->strings))
+	if (e->maps && !pseudo_frame__init(&e->overflow, e->p->strings, OVERFLOW_FRAME_NAME))
 		e->sym = symbolizer__new(e->p->strings, &opts);
 	if (e->sym)
 		e->comm = strset__add(e->p->strings, "worker");
