@@ -361,3 +361,84 @@ TEST(stacks_stop)
 		check_stop(&e);
 	env_release(&e);
 }
+
+/* Measured CPU time of thread 1: 1,000,003 ns; of thread 2: 40 ns; thread 3 unknown. */
+static bool fake_thread_cpu(void *arg, uint32_t pid, uint32_t tid, uint64_t *ns)
+{
+	(void)arg;
+	(void)pid;
+	if (tid == 3)
+		return false;
+	*ns = tid == 1 ? 1000003 : 40;
+	return true;
+}
+
+/*
+ * --wall: a thread's samples on CPU share its measured CPU time by their
+ * counts, adding up to it exactly; its intervals off CPU keep their length.
+ * A thread with CPU time and no sample on CPU gets it in one sample of the
+ * "not sampled" frame; one whose time is unknown keeps a period a sample.
+ */
+static void check_thread_cpu(struct env *e)
+{
+	const uint64_t a[] = { KSYM(0x1410), 0 }, b[] = { KSYM(0x1310), 0 };
+	struct pseudo_frame unsampled;
+	struct stacks_opts opts = {
+		.start_mono = START_MONO,
+		.thread_cpu = fake_thread_cpu,
+		.unsampled = &unsampled,
+	};
+	uint64_t on = 0, off = 0, n_unsampled = 0;
+
+	CHECK(pseudo_frame__init(&unsampled, e->p->strings, UNSAMPLED_FRAME_NAME) == 0);
+	/* Thread 1: stack a twice, stack b once, and an interval off CPU. */
+	CHECK(add(e, 1, false, START_MONO + 10, a, NULL));
+	CHECK(add(e, 1, false, START_MONO + 20, a, NULL));
+	CHECK(add(e, 1, false, START_MONO + 30, b, NULL));
+	CHECK(add(e, 1, true, START_MONO + 40, a, NULL));
+	/* Thread 2: off CPU only. Thread 3: on CPU, time unknown. */
+	CHECK(add(e, 2, true, START_MONO + 50, a, NULL));
+	CHECK(add(e, 3, false, START_MONO + 60, a, NULL));
+	CHECK(stacks__symbolize(e->p, e->sym, &e->t, &opts) == 0);
+
+	for (size_t i = 0; i < e->p->nr_samples; i++) {
+		const struct profile_sample *s = &e->p->samples[i];
+
+		if (s->tid == 1 && !s->offcpu) {
+			CHECK(s->cpu_measured);
+			/* Two thirds and one third, give or take the rounding. */
+			CHECK(s->cpu_ns == (s->count == 2 ? 666668 : 333334) ||
+			      s->cpu_ns == (s->count == 2 ? 666669 : 333335));
+			on += profile_sample__cpu_ns(e->p, s);
+		}
+		if (s->tid == 1 && s->offcpu)
+			off += profile_sample__offcpu_ns(s);
+		if (s->tid == 2 && !s->offcpu) {
+			n_unsampled++;
+			CHECK(s->frames[0] == &unsampled.frame);
+			CHECK_U64(profile_sample__cpu_ns(e->p, s), 40);
+			CHECK(s->times);
+			CHECK_U64(s->times[0], 50);
+		}
+		if (s->tid == 3) {
+			CHECK(!s->cpu_measured);
+			CHECK_U64(profile_sample__cpu_ns(e->p, s), e->p->period_ns);
+		}
+	}
+	CHECK_U64(on, 1000003);
+	CHECK_U64(off, 500);
+	CHECK_U64(n_unsampled, 1);
+	/* Still in the profile's order: the new sample was sorted in. */
+	CHECK_U64(e->p->nr_samples, 6);
+	for (size_t i = 1; i < e->p->nr_samples; i++)
+		CHECK(e->p->samples[i - 1].tid <= e->p->samples[i].tid);
+}
+
+TEST(stacks_thread_cpu_shared_by_samples)
+{
+	struct env e;
+
+	if (!env_init(&e))
+		check_thread_cpu(&e);
+	env_release(&e);
+}
