@@ -1180,6 +1180,21 @@ static void collector__report_unwinding(const struct collector *c)
 			100.0 * c->nr_broken / c->nr_judged, why);
 }
 
+/* What the ring buffer could not take, besides samples and intervals (profile_stats has those). */
+static void collector__report_ring(const struct collector *c)
+{
+	uint64_t lost = stat_sum(c, STAT_LOST_PROCESS), alone = stat_sum(c, STAT_OFFCPU_SUMS_FULL);
+
+	if (lost)
+		pr_warn("%llu fork and exec events lost (ring buffer full): processes started then "
+			"may be missing or show [unknown] frames; try a larger --ringbuf-size",
+			(unsigned long long)lost);
+	if (alone)
+		pr_info("off-CPU: %llu short intervals sent alone: more than %d threads and stacks "
+			"at once",
+			(unsigned long long)alone, PROFILE_MAX_OFFCPU_SUMS);
+}
+
 int collector__run(struct collector *c)
 {
 	uint64_t deadline = c->opts.duration_ns ? c->start_mono + c->opts.duration_ns : 0;
@@ -1226,6 +1241,7 @@ int collector__run(struct collector *c)
 		settle_stale_maps(c, true);
 	targets_alive(c);
 	collector__report_unwinding(c);
+	collector__report_ring(c);
 	return err;
 }
 
