@@ -165,4 +165,48 @@ uint64_t profile_sample__wall_ns(const struct profile *p, const struct profile_s
  */
 uint64_t profile_sample__folded_count(const struct profile *p, const struct profile_sample *s);
 
+/*
+ * The summary of a profile: the counts that say what it holds and what it
+ * misses, one "what: N" line each, built in one place so that stderr, the
+ * pprof comments, the Firefox markers and the SVG's subtitle say the same
+ * in the same words. The lines, in this order:
+ *
+ *   on-CPU samples: N in S s at F Hz    (stats.samples, duration, freq_hz)
+ *   samples lost: N                     (stats.lost_samples)
+ *   intervals off CPU: N (S s)          (stats.offcpu_intervals, offcpu_ns;
+ *   intervals off CPU lost: N            these two with --off-cpu and --wall)
+ *   truncated stacks: N
+ *   stack read errors: N
+ *   processes with unreadable maps: N
+ *   frames: N with source lines, N function only, N unnamed, N unmapped, N JIT
+ *   DWARF units unreadable: N
+ *
+ * Counts are plain decimal numbers (no separators), times in seconds with
+ * a point, whatever the locale, so scripts can read any of the outputs.
+ * Each line belongs to a group; stderr and the SVG put a group on one line
+ * of text. A new count is one more line in profile__summary().
+ */
+enum profile_summary_group {
+	SUMMARY_SAMPLES, /* what was recorded, and what was lost */
+	SUMMARY_STACKS,	 /* how much of the stacks could be read */
+	SUMMARY_FRAMES,	 /* how well their frames were named */
+	NR_SUMMARY_GROUPS,
+};
+
+#define PROFILE_SUMMARY_MAX 16
+#define PROFILE_SUMMARY_LEN 128
+
+struct profile_summary_line {
+	enum profile_summary_group group;
+	char text[PROFILE_SUMMARY_LEN]; /* "what: N", no newline */
+};
+
+struct profile_summary {
+	size_t nr;
+	struct profile_summary_line lines[PROFILE_SUMMARY_MAX]; /* grouped, in group order */
+};
+
+/* Fill @sum with @p's summary lines. */
+void profile__summary(const struct profile *p, struct profile_summary *sum);
+
 #endif

@@ -123,10 +123,11 @@ else
 	check "firefox: truncated stacks (roots: $root)" \
 		awk -v r="$root" 'BEGIN { exit !(r ~ /^\[truncated\] (9[0-9]|100)\./) }'
 
-	# "profiler: N samples in S s, N lost, N truncated, N stack errors, N processes ..."
-	want=$(awk '/ samples in / { gsub(",", ""); printf "lost samples: %s, truncated stacks: %s, " \
-		"stack read errors: %s, processes with unreadable maps: %s", $7, $9, $11, $14 }' \
-		"$TMP/err")
+	# The four counts the Firefox output has, from the profiler's summary.
+	want="lost samples: $(summary_count "$TMP/err" "samples lost"), truncated stacks:"
+	want+=" $(summary_count "$TMP/err" "truncated stacks"), stack read errors:"
+	want+=" $(summary_count "$TMP/err" "stack read errors"), processes with unreadable maps:"
+	want+=" $(summary_count "$TMP/err" "processes with unreadable maps")"
 	got=$(pq profile markers --category Other --limit 100 --session deep --json |
 		js 'd.markers.map(m => m.name).join(", ")')
 	check "firefox: statistics markers ($got)" test "$got" = "$want"
