@@ -23,6 +23,8 @@ struct profile *profile__new(uint32_t freq_hz)
 	}
 	p->freq_hz = freq_hz;
 	p->period_ns = freq_hz ? 1000000000ULL / freq_hz : 0;
+	if (uname(&p->host))
+		memset(&p->host, 0, sizeof(p->host));
 	return p;
 }
 

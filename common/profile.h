@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/utsname.h>
 
 struct strset;
 
@@ -135,9 +136,10 @@ struct profile {
 	uint64_t duration;   /* ns */
 	enum profile_mode mode;
 	struct profile_stats stats;
+	struct utsname host; /* the machine recorded on; all "" when uname() failed */
 };
 
-/* Returns NULL and sets errno on failure. */
+/* Returns NULL and sets errno on failure. @host is this machine's. */
 struct profile *profile__new(uint32_t freq_hz);
 void profile__free(struct profile *p);
 

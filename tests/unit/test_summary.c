@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The profile's summary (profile__summary()): its lines, and the same lines,
- * numbers and words, in the outputs that have room for them: pprof's
- * comments and the SVG's subtitle.
+ * numbers and words, in every output that has room for them: pprof's
+ * comments, the Firefox Profiler's markers and the SVG's subtitle.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +10,7 @@
 
 #include "common/profile.h"
 #include "common/strset.h"
+#include "export/firefox.h"
 #include "export/pprof.h"
 #include "export/svg.h"
 #include "export_test.h"
@@ -141,6 +142,69 @@ TEST(summary_in_pprof_comments)
 		       !strcmp(pp->string_table[idx], wall_lines[i]);
 	}
 	perftools__profiles__profile__free_unpacked(pp, NULL);
+	CHECK_U64(n, NR_WALL_LINES);
+	CHECK(same);
+}
+
+/*
+ * The names of the first thread's markers in firefox__write()'s output: the
+ * marker table's "name" column indexes the string array, one string a line.
+ * A malloc()ed, NULL-terminated array of malloc()ed strings; NULL on failure.
+ */
+static char **marker_names(const char *json)
+{
+	const char *names = strstr(json, "\"markers\":{");
+	const char *strs = strstr(json, "\"stringArray\":[\n");
+	char **out = calloc(PROFILE_SUMMARY_MAX + 1, sizeof(*out));
+	size_t n = 0;
+
+	names = names ? strstr(names, "\"name\":[") : NULL;
+	if (!names || !strs || !out) {
+		free(out);
+		return NULL;
+	}
+	strs += strlen("\"stringArray\":[\n");
+	for (const char *p = names + strlen("\"name\":["); *p != ']' && n < PROFILE_SUMMARY_MAX;) {
+		char *end;
+		unsigned long idx = strtoul(p, &end, 10);
+		const char *s = strs;
+
+		for (unsigned long k = 0; k < idx && s; k++) {
+			s = strchr(s, '\n');
+			s = s ? s + 1 : NULL;
+		}
+		if (end == p || !s || *s != '"')
+			break;
+		out[n++] = strndup(s + 1, strchr(s + 1, '"') - (s + 1));
+		p = *end == ',' ? end + 1 : end;
+	}
+	return out;
+}
+
+static int write_firefox(const struct profile *p, FILE *out)
+{
+	return firefox__write(p, out, false);
+}
+
+/* In the Firefox Profiler's format, one marker a line, on the first thread. */
+TEST(summary_in_firefox_markers)
+{
+	struct profile *p = wall_profile();
+	char *json = p ? export_test_string(write_firefox, p, NULL) : NULL;
+	char **names;
+	size_t n = 0;
+	bool same = true;
+
+	profile__free(p);
+	CHECK(json);
+	names = marker_names(json);
+	free(json);
+	CHECK(names);
+	for (; names[n]; n++)
+		same = same && n < NR_WALL_LINES && !strcmp(names[n], wall_lines[n]);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
 	CHECK_U64(n, NR_WALL_LINES);
 	CHECK(same);
 }
