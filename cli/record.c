@@ -150,34 +150,21 @@ static void print_targets(const struct options *o)
 	fprintf(stderr, " at %u Hz%s\n", o->freq_hz, o->duration_ns ? "" : ", Ctrl-C to stop");
 }
 
+/* The profile's summary (profile__summary()), a line per group, then what was written. */
 static void print_summary(const struct profile *p, const struct options *o)
 {
-	const uint64_t *frames = p->stats.frames;
-	uint64_t intervals = 0, offcpu_ns = 0;
+	struct profile_summary sum;
+	size_t n = 0;
 
-	fprintf(stderr,
-		"profiler: %llu samples in %.1f s, %llu lost, %llu truncated, %llu stack errors, "
-		"%llu processes with unreadable maps\n",
-		(unsigned long long)p->stats.samples, p->duration / 1e9,
-		(unsigned long long)p->stats.lost_samples, (unsigned long long)p->stats.truncated,
-		(unsigned long long)p->stats.stack_errors,
-		(unsigned long long)p->stats.maps_unreadable);
-	for (size_t i = 0; i < p->nr_samples; i++) {
-		if (p->samples[i].offcpu) {
-			intervals += p->samples[i].count;
-			offcpu_ns += p->samples[i].offcpu_ns;
-		}
+	profile__summary(p, &sum);
+	while (n < sum.nr) {
+		enum profile_summary_group group = sum.lines[n].group;
+
+		fprintf(stderr, "profiler: %s", sum.lines[n++].text);
+		for (; n < sum.nr && sum.lines[n].group == group; n++)
+			fprintf(stderr, "; %s", sum.lines[n].text);
+		fputc('\n', stderr);
 	}
-	if (p->mode != PROFILE_CPU)
-		fprintf(stderr, "profiler: %llu intervals off CPU, %.3f s in all\n",
-			(unsigned long long)intervals, offcpu_ns / 1e9);
-	fprintf(stderr,
-		"profiler: frames: %llu with source lines, %llu function only, %llu unnamed, "
-		"%llu unmapped, %llu JIT; %llu DWARF units unreadable\n",
-		(unsigned long long)frames[FRAME_LINES], (unsigned long long)frames[FRAME_SYMBOL],
-		(unsigned long long)frames[FRAME_NO_SYMBOL],
-		(unsigned long long)frames[FRAME_NO_MAPPING], (unsigned long long)frames[FRAME_JIT],
-		(unsigned long long)p->stats.dwarf_units_lost);
 	for (size_t i = 0; i < o->nr_outputs; i++)
 		if (strcmp(o->outputs[i].path, "-"))
 			fprintf(stderr, "profiler: wrote %s (%s)\n", o->outputs[i].path,

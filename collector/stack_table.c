@@ -172,6 +172,7 @@ struct stack_entry *stack_table__add(struct stack_table *t, const struct sample_
 	else if (push_time(s, e->time_ns))
 		goto out_nomem;
 	s->weight_ns += e->weight_ns;
+	s->nr_intervals += e->nr_intervals;
 	t->overflowed += s->overflow;
 	t->nr_samples++;
 	return s;

@@ -39,11 +39,12 @@ struct stack_entry {
 	bool maps_stale;	      /* @maps misses the leaf: look again at the end */
 	uint32_t flags;		      /* SAMPLE_* of the first sample */
 	uint16_t nr_kernel, nr_user;
-	bool offcpu;	    /* intervals off CPU, not samples */
-	bool overflow;	    /* an overflow bucket: new stacks past max_stacks, no frames */
-	uint64_t count;	    /* samples, or intervals off CPU */
-	uint64_t weight_ns; /* off CPU: the intervals' total length */
-	uint64_t *times;    /* @count CLOCK_MONOTONIC timestamps, ns; NULL with no_times */
+	bool offcpu;	       /* intervals off CPU, not samples */
+	bool overflow;	       /* an overflow bucket: new stacks past max_stacks, no frames */
+	uint64_t count;	       /* samples, or intervals off CPU */
+	uint64_t weight_ns;    /* off CPU: the intervals' total length */
+	uint64_t nr_intervals; /* off CPU: the intervals, several per record when summed */
+	uint64_t *times;       /* @count CLOCK_MONOTONIC timestamps, ns; NULL with no_times */
 	size_t alloc_times;
 	uint64_t ips[]; /* nr_kernel kernel then nr_user user addresses, leaf first */
 };

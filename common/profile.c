@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +23,8 @@ struct profile *profile__new(uint32_t freq_hz)
 	}
 	p->freq_hz = freq_hz;
 	p->period_ns = freq_hz ? 1000000000ULL / freq_hz : 0;
+	if (uname(&p->host))
+		memset(&p->host, 0, sizeof(p->host));
 	return p;
 }
 
@@ -157,6 +162,13 @@ uint64_t profile_sample__cpu_ns(const struct profile *p, const struct profile_sa
 	return s->cpu_measured ? s->cpu_ns : s->count * p->period_ns;
 }
 
+uint64_t profile_sample__events(const struct profile_sample *s)
+{
+	if (s->unsampled)
+		return 0;
+	return s->offcpu && s->intervals ? s->intervals : s->count;
+}
+
 uint64_t profile_sample__offcpu_ns(const struct profile_sample *s)
 {
 	return s->offcpu ? s->offcpu_ns : 0;
@@ -178,4 +190,68 @@ uint64_t profile_sample__folded_count(const struct profile *p, const struct prof
 		break;
 	}
 	return s->count;
+}
+
+/* @ns in seconds, rounded to @decimals (0 to 9) digits after the point: no locale, no float. */
+static const char *seconds(char buf[32], uint64_t ns, int decimals)
+{
+	uint64_t unit = 1000000000, scale = 1, v;
+
+	for (int i = 0; i < decimals; i++) {
+		unit /= 10;
+		scale *= 10;
+	}
+	v = ns / unit + (ns % unit >= (unit + 1) / 2);
+	if (decimals)
+		snprintf(buf, 32, "%" PRIu64 ".%0*" PRIu64, v / scale, decimals, v % scale);
+	else
+		snprintf(buf, 32, "%" PRIu64, v);
+	return buf;
+}
+
+static void summary__add(struct profile_summary *sum, enum profile_summary_group group,
+			 const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void summary__add(struct profile_summary *sum, enum profile_summary_group group,
+			 const char *fmt, ...)
+{
+	struct profile_summary_line *l;
+	va_list ap;
+
+	if (sum->nr >= PROFILE_SUMMARY_MAX)
+		return;
+	l = &sum->lines[sum->nr++];
+	l->group = group;
+	va_start(ap, fmt);
+	vsnprintf(l->text, sizeof(l->text), fmt, ap);
+	va_end(ap);
+}
+
+void profile__summary(const struct profile *p, struct profile_summary *sum)
+{
+	const struct profile_stats *st = &p->stats;
+	char s1[32], s2[32], hz[32] = "";
+
+	sum->nr = 0;
+	if (p->freq_hz)
+		snprintf(hz, sizeof(hz), " at %" PRIu32 " Hz", p->freq_hz);
+	summary__add(sum, SUMMARY_SAMPLES, "on-CPU samples: %" PRIu64 " in %s s%s", st->samples,
+		     seconds(s1, p->duration, 1), hz);
+	summary__add(sum, SUMMARY_SAMPLES, "samples lost: %" PRIu64, st->lost_samples);
+	if (p->mode != PROFILE_CPU) {
+		summary__add(sum, SUMMARY_SAMPLES, "intervals off CPU: %" PRIu64 " (%s s)",
+			     st->offcpu_intervals, seconds(s2, st->offcpu_ns, 3));
+		summary__add(sum, SUMMARY_SAMPLES, "intervals off CPU lost: %" PRIu64,
+			     st->lost_offcpu);
+	}
+	summary__add(sum, SUMMARY_STACKS, "truncated stacks: %" PRIu64, st->truncated);
+	summary__add(sum, SUMMARY_STACKS, "stack read errors: %" PRIu64, st->stack_errors);
+	summary__add(sum, SUMMARY_STACKS, "processes with unreadable maps: %" PRIu64,
+		     st->maps_unreadable);
+	summary__add(sum, SUMMARY_FRAMES,
+		     "frames: %" PRIu64 " with source lines, %" PRIu64 " function only, %" PRIu64
+		     " unnamed, %" PRIu64 " unmapped, %" PRIu64 " JIT",
+		     st->frames[FRAME_LINES], st->frames[FRAME_SYMBOL], st->frames[FRAME_NO_SYMBOL],
+		     st->frames[FRAME_NO_MAPPING], st->frames[FRAME_JIT]);
+	summary__add(sum, SUMMARY_FRAMES, "DWARF units unreadable: %" PRIu64, st->dwarf_units_lost);
 }

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/utsname.h>
 
 struct strset;
 
@@ -105,6 +106,10 @@ struct profile_sample {
 	 */
 	bool cpu_measured;
 	uint64_t cpu_ns;
+	/* Off CPU: the intervals, more than @count when some were summed; 0: @count. */
+	uint64_t intervals;
+	/* The stand-in for a thread's time on CPU that no sample saw: counts no sample. */
+	bool unsampled;
 };
 
 /*
@@ -142,9 +147,10 @@ struct profile {
 	uint64_t duration;   /* ns */
 	enum profile_mode mode;
 	struct profile_stats stats;
+	struct utsname host; /* the machine recorded on; all "" when uname() failed */
 };
 
-/* Returns NULL and sets errno on failure. */
+/* Returns NULL and sets errno on failure. @host is this machine's. */
 struct profile *profile__new(uint32_t freq_hz);
 void profile__free(struct profile *p);
 
@@ -156,6 +162,12 @@ struct profile_sample *profile__add_sample(struct profile *p, const struct profi
 
 /* Order samples by pid, tid, thread name, then stack (names and addresses, leaf last). */
 void profile__sort(struct profile *p);
+
+/*
+ * What @s counts as events, in pprof's samples/count: on-CPU samples, or
+ * intervals off CPU; none for the unsampled stand-in.
+ */
+uint64_t profile_sample__events(const struct profile_sample *s);
 
 /* Total of all samples' counts. */
 uint64_t profile__total(const struct profile *p);
@@ -174,5 +186,49 @@ uint64_t profile_sample__wall_ns(const struct profile *p, const struct profile_s
  * them; or microseconds of wall-clock time.
  */
 uint64_t profile_sample__folded_count(const struct profile *p, const struct profile_sample *s);
+
+/*
+ * The summary of a profile: the counts that say what it holds and what it
+ * misses, one "what: N" line each, built in one place so that stderr, the
+ * pprof comments, the Firefox markers and the SVG's subtitle say the same
+ * in the same words. The lines, in this order:
+ *
+ *   on-CPU samples: N in S s at F Hz    (stats.samples, duration, freq_hz)
+ *   samples lost: N                     (stats.lost_samples)
+ *   intervals off CPU: N (S s)          (stats.offcpu_intervals, offcpu_ns;
+ *   intervals off CPU lost: N            these two with --off-cpu and --wall)
+ *   truncated stacks: N
+ *   stack read errors: N
+ *   processes with unreadable maps: N
+ *   frames: N with source lines, N function only, N unnamed, N unmapped, N JIT
+ *   DWARF units unreadable: N
+ *
+ * Counts are plain decimal numbers (no separators), times in seconds with
+ * a point, whatever the locale, so scripts can read any of the outputs.
+ * Each line belongs to a group; stderr and the SVG put a group on one line
+ * of text. A new count is one more line in profile__summary().
+ */
+enum profile_summary_group {
+	SUMMARY_SAMPLES, /* what was recorded, and what was lost */
+	SUMMARY_STACKS,	 /* how much of the stacks could be read */
+	SUMMARY_FRAMES,	 /* how well their frames were named */
+	NR_SUMMARY_GROUPS,
+};
+
+#define PROFILE_SUMMARY_MAX 16
+#define PROFILE_SUMMARY_LEN 128
+
+struct profile_summary_line {
+	enum profile_summary_group group;
+	char text[PROFILE_SUMMARY_LEN]; /* "what: N", no newline */
+};
+
+struct profile_summary {
+	size_t nr;
+	struct profile_summary_line lines[PROFILE_SUMMARY_MAX]; /* grouped, in group order */
+};
+
+/* Fill @sum with @p's summary lines. */
+void profile__summary(const struct profile *p, struct profile_summary *sum);
 
 #endif

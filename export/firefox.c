@@ -23,6 +23,9 @@
 #define JSON_BUF_SIZE (64 * 1024)
 #define NO_INDEX UINT32_MAX
 
+/* The processed format's version we write (see firefox.h): later frontends upgrade it. */
+#define FIREFOX_PROCESSED_VERSION 49
+
 enum category {
 	CAT_USER,
 	CAT_KERNEL,
@@ -30,6 +33,7 @@ enum category {
 	CAT_OFFCPU,
 	CAT_OTHER,
 };
+#define CAT_OTHER_STR "4"
 
 /* meta.categories, indexed by enum category. Never "transparent": it means idle. */
 static const char categories_json[] =
@@ -55,8 +59,6 @@ static const struct {
 	[SPECIAL_UNKNOWN] = { "[unknown]", CAT_OTHER },
 	[SPECIAL_OFFCPU] = { "[off-CPU]", CAT_OFFCPU },
 };
-
-#define NR_MARKERS 4
 
 /*
  * The JSON goes out through one buffer, to the FILE or through the gzip writer.
@@ -157,13 +159,12 @@ static void json__ms(struct json *j, uint64_t ns)
 	json__put(j, tmp, digits + 1);
 }
 
-/* @s as a JSON string: quotes, backslashes and control characters escaped, bad UTF-8 U+FFFD. */
-static void json__str(struct json *j, const char *s)
+/* @s escaped for a JSON string: quotes, backslashes and control characters, bad UTF-8 U+FFFD. */
+static void json__str_body(struct json *j, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *p = (const unsigned char *)s, *run = p;
 
-	json__lit(j, "\"");
 	for (;;) {
 		unsigned char c = *p;
 		size_t n;
@@ -196,14 +197,38 @@ static void json__str(struct json *j, const char *s)
 		}
 		run = p;
 	}
+}
+
+/* @s as a JSON string. */
+static void json__str(struct json *j, const char *s)
+{
+	json__lit(j, "\"");
+	json__str_body(j, s);
 	json__lit(j, "\"");
 }
 
-/* A row of the frame table: location string, line (0: unknown), category. */
+/* A row of the resource table: a module ("library"), by its name's string index. */
+struct ff_resource {
+	uint32_t name;
+};
+
+/* A row of the function table: name, module and source file (NO_INDEX: none). */
+struct ff_func {
+	uint32_t name;
+	uint32_t resource;
+	uint32_t file;
+};
+
+/*
+ * A row of the frame table: a function at a line (0: unknown), in a
+ * category, at a depth of its frame's inline chain (0: the function that
+ * holds the address; 1: what was inlined into it ...).
+ */
 struct ff_frame {
-	uint32_t str;
+	uint32_t func;
 	uint32_t line;
 	uint32_t category;
+	uint32_t inline_depth;
 };
 
 /* A row of the stack table: the stack's leaf frame and the stack it extends. */
@@ -214,7 +239,8 @@ struct ff_stack {
 
 /* A row of the samples table. */
 struct ff_row {
-	uint64_t time; /* ns since the profile's start */
+	uint64_t time;	    /* ns since the profile's start */
+	uint64_t weight_ns; /* the time it stands for: a period on CPU, its share off CPU */
 	uint32_t stack;
 	bool offcpu;
 };
@@ -224,7 +250,7 @@ struct ff_string {
 	size_t len;
 };
 
-/* Where the thread's location strings live; freed with the thread's tables. */
+/* Where the thread's copied strings live; freed with the thread's tables. */
 struct text_block {
 	struct text_block *next;
 	size_t used, size;
@@ -239,11 +265,15 @@ struct text_block {
  * in index order, the order in which they are written.
  */
 struct thread_tables {
-	struct hashtab string_ids, frame_ids, stack_ids;
+	struct hashtab string_ids, resource_ids, func_ids, frame_ids, stack_ids;
 	/* struct profile_frame * → offset + 1 in @lines of its frames, outermost first. */
 	struct hashtab line_ids;
 	struct ff_string *strings;
 	size_t nr_strings, alloc_strings;
+	struct ff_resource *resources;
+	size_t nr_resources, alloc_resources;
+	struct ff_func *funcs;
+	size_t nr_funcs, alloc_funcs;
 	struct ff_frame *frames;
 	size_t nr_frames, alloc_frames;
 	uint32_t *lines;
@@ -256,12 +286,10 @@ struct thread_tables {
 	size_t alloc_sorted_rows;
 	/* The sample added last: walk.path[level] is its stack index at that level. */
 	struct stack_walk walk;
-	uint32_t special[NR_SPECIAL]; /* frame index, NO_INDEX until used */
-	uint32_t markers[NR_MARKERS]; /* marker names' string indexes */
+	uint32_t special[NR_SPECIAL];	       /* frame index, NO_INDEX until used */
+	uint32_t markers[PROFILE_SUMMARY_MAX]; /* marker names' string indexes */
 	size_t nr_markers;
 	struct text_block *text;
-	char *scratch; /* a location string being built */
-	size_t alloc_scratch;
 };
 
 /* Empty @t for the next thread, keeping the arrays' memory. */
@@ -270,10 +298,13 @@ static void tables__reset(struct thread_tables *t)
 	struct text_block *b, *next;
 
 	hashtab__release(&t->string_ids);
+	hashtab__release(&t->resource_ids);
+	hashtab__release(&t->func_ids);
 	hashtab__release(&t->frame_ids);
 	hashtab__release(&t->stack_ids);
 	hashtab__release(&t->line_ids);
-	t->nr_strings = t->nr_frames = t->nr_lines = t->nr_stacks = t->nr_rows = 0;
+	t->nr_strings = t->nr_resources = t->nr_funcs = t->nr_frames = 0;
+	t->nr_lines = t->nr_stacks = t->nr_rows = 0;
 	t->nr_markers = 0;
 	stack_walk__reset(&t->walk);
 	for (int i = 0; i < NR_SPECIAL; i++)
@@ -289,13 +320,14 @@ static void tables__release(struct thread_tables *t)
 {
 	tables__reset(t);
 	free(t->strings);
+	free(t->resources);
+	free(t->funcs);
 	free(t->frames);
 	free(t->lines);
 	free(t->stacks);
 	free(t->rows);
 	free(t->sorted_rows);
 	stack_walk__release(&t->walk);
-	free(t->scratch);
 }
 
 /* A copy of @s (@len bytes, NUL added) that lives as long as the thread's tables. */
@@ -339,7 +371,7 @@ static bool string_eq(const void *entry, const void *key)
 }
 
 /*
- * Index of @s (@len bytes) in the thread's string table, adding it on first
+ * Index of @s (@len bytes) in the thread's string array, adding it on first
  * use: @s itself when @stable (it outlives the tables), else a copy.
  */
 static int64_t tables__string(struct thread_tables *t, const char *s, size_t len, bool stable)
@@ -366,6 +398,87 @@ static int64_t tables__string(struct thread_tables *t, const char *s, size_t len
 	return t->nr_strings++;
 }
 
+/* tables__string() of a NUL-terminated string that outlives the tables. */
+static int64_t tables__cstring(struct thread_tables *t, const char *s)
+{
+	return tables__string(t, s, strlen(s), true);
+}
+
+/* Index of the resource table's row for the module named @name (a string index). */
+static int64_t tables__resource(struct thread_tables *t, uint32_t name)
+{
+	uint64_t hash = hash_u64(name);
+	uintptr_t id = (uintptr_t)hashtab__find(&t->resource_ids, hash, hash_u64_eq, NULL);
+
+	if (id)
+		return id - 1;
+	if (t->nr_resources >= NO_INDEX)
+		return -EOVERFLOW;
+	if (array__reserve(&t->resources, &t->alloc_resources, t->nr_resources + 1,
+			   sizeof(*t->resources)) ||
+	    hashtab__insert(&t->resource_ids, hash, (void *)(uintptr_t)(t->nr_resources + 1)))
+		return -ENOMEM;
+	t->resources[t->nr_resources].name = name;
+	return t->nr_resources++;
+}
+
+struct func_key {
+	struct ff_func func;
+	const struct ff_func *funcs;
+};
+
+static bool func_eq(const void *entry, const void *key)
+{
+	const struct func_key *k = key;
+	const struct ff_func *f = &k->funcs[(uintptr_t)entry - 1];
+
+	return f->name == k->func.name && f->resource == k->func.resource &&
+	       f->file == k->func.file;
+}
+
+/*
+ * Index of the function table's row for @name in @module, from source file
+ * @file; @module and @file may be NULL.
+ */
+static int64_t tables__func(struct thread_tables *t, const char *name, const char *module,
+			    const char *file)
+{
+	struct func_key key = { { 0, NO_INDEX, NO_INDEX }, t->funcs };
+	int64_t str, resource;
+	uint64_t hash;
+	uintptr_t id;
+
+	str = tables__cstring(t, name);
+	if (str < 0)
+		return str;
+	key.func.name = str;
+	if (module) {
+		str = tables__cstring(t, module);
+		resource = str < 0 ? str : tables__resource(t, str);
+		if (resource < 0)
+			return resource;
+		key.func.resource = resource;
+	}
+	if (file) {
+		str = tables__cstring(t, file);
+		if (str < 0)
+			return str;
+		key.func.file = str;
+	}
+	hash = hash_mix(hash_u64(((uint64_t)key.func.resource << 32) | key.func.name),
+			key.func.file);
+	id = (uintptr_t)hashtab__find(&t->func_ids, hash, func_eq, &key);
+	if (id)
+		return id - 1;
+	if (t->nr_funcs >= NO_INDEX)
+		return -EOVERFLOW;
+	if (array__reserve(&t->funcs, &t->alloc_funcs, t->nr_funcs + 1, sizeof(*t->funcs)) ||
+	    hashtab__insert(&t->func_ids, hash, (void *)(uintptr_t)(t->nr_funcs + 1)))
+		return -ENOMEM;
+	t->funcs[t->nr_funcs] = key.func;
+	return t->nr_funcs++;
+}
+
 struct frame_key {
 	struct ff_frame frame;
 	const struct ff_frame *frames;
@@ -376,16 +489,17 @@ static bool frame_eq(const void *entry, const void *key)
 	const struct frame_key *k = key;
 	const struct ff_frame *f = &k->frames[(uintptr_t)entry - 1];
 
-	return f->str == k->frame.str && f->line == k->frame.line &&
-	       f->category == k->frame.category;
+	return f->func == k->frame.func && f->line == k->frame.line &&
+	       f->category == k->frame.category && f->inline_depth == k->frame.inline_depth;
 }
 
-/* Index of the frame table's row for @str at @line in @category, adding it on first use. */
-static int64_t tables__frame(struct thread_tables *t, uint32_t str, uint32_t line,
-			     enum category category)
+/* Index of the frame table's row for @func at @line in @category and @inline_depth. */
+static int64_t tables__frame(struct thread_tables *t, uint32_t func, uint32_t line,
+			     enum category category, uint32_t inline_depth)
 {
-	struct frame_key key = { { str, line, category }, t->frames };
-	uint64_t hash = hash_mix(hash_u64(((uint64_t)category << 32) | str), line);
+	struct frame_key key = { { func, line, category, inline_depth }, t->frames };
+	uint64_t hash =
+		hash_mix(hash_mix(hash_u64(((uint64_t)category << 32) | func), line), inline_depth);
 	uintptr_t id = (uintptr_t)hashtab__find(&t->frame_ids, hash, frame_eq, &key);
 
 	if (id)
@@ -402,14 +516,14 @@ static int64_t tables__frame(struct thread_tables *t, uint32_t str, uint32_t lin
 /* The frame index of special frame @which. */
 static int64_t tables__special(struct thread_tables *t, enum special which)
 {
-	int64_t str, frame;
+	int64_t func, frame;
 
 	if (t->special[which] != NO_INDEX)
 		return t->special[which];
-	str = tables__string(t, specials[which].name, strlen(specials[which].name), true);
-	if (str < 0)
-		return str;
-	frame = tables__frame(t, str, 0, specials[which].category);
+	func = tables__func(t, specials[which].name, NULL, NULL);
+	if (func < 0)
+		return func;
+	frame = tables__frame(t, func, 0, specials[which].category, 0);
 	if (frame >= 0)
 		t->special[which] = frame;
 	return frame;
@@ -425,33 +539,6 @@ static const char *frame_module(const struct profile_frame *f)
 		return f->kernel ? "[kernel.kallsyms]" : NULL;
 	slash = strrchr(path, '/');
 	return slash && slash[1] ? slash + 1 : path;
-}
-
-/*
- * The string index of "@name (in @module)", or of @name when @module is
- * NULL. The profiler reads the module up to the first ')': one in @module
- * becomes '_'.
- */
-static int64_t tables__location(struct thread_tables *t, const char *name, const char *module)
-{
-	size_t name_len = strlen(name), module_len, len;
-	char *p;
-
-	if (!module)
-		return tables__string(t, name, name_len, true);
-	module_len = strlen(module);
-	len = name_len + strlen(" (in ") + module_len + strlen(")");
-	if (array__reserve(&t->scratch, &t->alloc_scratch, len, 1))
-		return -ENOMEM;
-	p = t->scratch;
-	memcpy(p, name, name_len);
-	p += name_len;
-	memcpy(p, " (in ", strlen(" (in "));
-	p += strlen(" (in ");
-	for (size_t i = 0; i < module_len; i++)
-		*p++ = module[i] == ')' ? '_' : module[i];
-	*p = ')';
-	return tables__string(t, t->scratch, len, false);
 }
 
 /*
@@ -478,12 +565,13 @@ static int64_t tables__profile_frame(struct thread_tables *t, const struct profi
 	/* lines[] runs innermost first. */
 	for (uint32_t i = f->nr_lines; i-- > 0;) {
 		const struct profile_line *l = &f->lines[i];
-		int64_t str = tables__location(t, l->name ? l->name : "[unknown]", module);
+		int64_t func =
+			tables__func(t, l->name ? l->name : "[unknown]", module, l->filename);
 		int64_t frame;
 
-		if (str < 0)
-			return str;
-		frame = tables__frame(t, str, l->line, category);
+		if (func < 0)
+			return func;
+		frame = tables__frame(t, func, l->line, category, f->nr_lines - 1 - i);
 		if (frame < 0)
 			return frame;
 		t->lines[t->nr_lines++] = frame;
@@ -518,8 +606,12 @@ static int64_t tables__stack(struct thread_tables *t, uint32_t prefix, uint32_t 
  * that far are taken from the walk's path, which holds the previous
  * sample's stack index at each level, rather than looked up again. The root
  * is the "[truncated]" frame's stack for a truncated sample, else none.
+ * An on-CPU row stands for one sampling period; the rows of intervals off
+ * CPU share their total length, the remainder going to the later rows so
+ * that they add up to it exactly.
  */
-static int tables__add_sample(struct thread_tables *t, const struct profile_sample *s)
+static int tables__add_sample(struct thread_tables *t, const struct profile *p,
+			      const struct profile_sample *s)
 {
 	uint32_t n = s->nr_frames, level;
 	int64_t stack, frame;
@@ -564,31 +656,29 @@ static int tables__add_sample(struct thread_tables *t, const struct profile_samp
 	    array__reserve(&t->rows, &t->alloc_rows, t->nr_rows + s->count, sizeof(*t->rows)))
 		return -ENOMEM;
 	for (uint64_t k = 0; k < s->count; k++) {
-		t->rows[t->nr_rows].time = s->times ? s->times[k] : 0;
-		t->rows[t->nr_rows].offcpu = s->offcpu;
-		t->rows[t->nr_rows++].stack = stack;
+		struct ff_row *r = &t->rows[t->nr_rows++];
+
+		r->time = s->times ? s->times[k] : 0;
+		r->offcpu = s->offcpu;
+		r->stack = stack;
+		r->weight_ns =
+			s->offcpu ?
+				(uint64_t)((unsigned __int128)s->offcpu_ns * (k + 1) / s->count -
+					   (unsigned __int128)s->offcpu_ns * k / s->count) :
+				p->period_ns;
 	}
 	return 0;
 }
 
-/* The markers' names, in the thread's string table. 0 or -errno. */
+/* The markers' names, the profile's summary lines, in the thread's string array. 0 or -errno. */
 static int tables__add_markers(struct thread_tables *t, const struct profile *p)
 {
-	const struct {
-		const char *what;
-		uint64_t count;
-	} stats[NR_MARKERS] = {
-		{ "lost samples", p->stats.lost_samples },
-		{ "truncated stacks", p->stats.truncated },
-		{ "stack read errors", p->stats.stack_errors },
-		{ "processes with unreadable maps", p->stats.maps_unreadable },
-	};
+	struct profile_summary sum;
 
-	for (int i = 0; i < NR_MARKERS; i++) {
-		char name[64];
-		int len =
-			snprintf(name, sizeof(name), "%s: %" PRIu64, stats[i].what, stats[i].count);
-		int64_t str = tables__string(t, name, len, false);
+	profile__summary(p, &sum);
+	for (size_t i = 0; i < sum.nr; i++) {
+		int64_t str =
+			tables__string(t, sum.lines[i].text, strlen(sum.lines[i].text), false);
 
 		if (str < 0)
 			return str;
@@ -652,85 +742,257 @@ struct thread_info {
 	const char *name, *process_name;
 };
 
+/* "@name":[@n copies of @value] */
+static void json__repeat(struct json *j, const char *name, const char *value, size_t n)
+{
+	json__lit(j, "\"");
+	json__put(j, name, strlen(name));
+	json__lit(j, "\":[");
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			json__lit(j, ",");
+		json__put(j, value, strlen(value));
+	}
+	json__lit(j, "]");
+}
+
+/* A column's separator: none before the first value. */
+static void json__sep(struct json *j, size_t i)
+{
+	if (i)
+		json__lit(j, ",");
+}
+
+/* An index, or null for NO_INDEX. */
+static void json__index(struct json *j, uint32_t v)
+{
+	if (v == NO_INDEX)
+		json__lit(j, "null");
+	else
+		json__u64(j, v);
+}
+
+/*
+ * The samples table. Weighted by time (weightType "tracing-ms": each row
+ * weighs the milliseconds it stands for) in off-CPU and wall-clock
+ * profiles, so that the call tree's shares are shares of time; in CPU
+ * profiles every row weighs one sample (weight null).
+ */
+static void json__samples(struct json *j, const struct thread_tables *t, const struct profile *p)
+{
+	bool weighted = p->mode != PROFILE_CPU;
+
+	json__lit(j, "\"samples\":{\"weightType\":");
+	if (weighted) {
+		json__lit(j, "\"tracing-ms\",\n\"weight\":[");
+		for (size_t i = 0; i < t->nr_rows; i++) {
+			json__sep(j, i);
+			json__ms(j, t->rows[i].weight_ns);
+		}
+		json__lit(j, "],\n");
+	} else {
+		json__lit(j, "\"samples\",\"weight\":null,\n");
+	}
+	json__lit(j, "\"stack\":[");
+	for (size_t i = 0; i < t->nr_rows; i++) {
+		json__sep(j, i);
+		json__u64(j, t->rows[i].stack);
+	}
+	json__lit(j, "],\n\"time\":[");
+	for (size_t i = 0; i < t->nr_rows; i++) {
+		json__sep(j, i);
+		json__ms(j, t->rows[i].time);
+	}
+	json__lit(j, "],\n\"threadCPUDelta\":[");
+	for (size_t i = 0; i < t->nr_rows; i++) {
+		json__sep(j, i);
+		json__u64(j, t->rows[i].offcpu ? 0 : p->period_ns);
+	}
+	json__lit(j, "],\"length\":");
+	json__u64(j, t->nr_rows);
+	json__lit(j, "},\n");
+}
+
+/* The markers: intervals spanning the profile (phase 1), in the Other category. */
+static void json__markers(struct json *j, const struct thread_tables *t, const struct profile *p)
+{
+	size_t n = t->nr_markers;
+
+	json__lit(j, "\"markers\":{");
+	json__repeat(j, "data", "null", n);
+	json__lit(j, ",\"name\":[");
+	for (size_t i = 0; i < n; i++) {
+		json__sep(j, i);
+		json__u64(j, t->markers[i]);
+	}
+	json__lit(j, "],");
+	json__repeat(j, "startTime", "0", n);
+	json__lit(j, ",\"endTime\":[");
+	for (size_t i = 0; i < n; i++) {
+		json__sep(j, i);
+		json__ms(j, p->duration);
+	}
+	json__lit(j, "],");
+	json__repeat(j, "phase", "1", n);
+	json__lit(j, ",");
+	json__repeat(j, "category", CAT_OTHER_STR, n);
+	json__lit(j, ",\"length\":");
+	json__u64(j, n);
+	json__lit(j, "},\n");
+}
+
+/* The stack table; a stack's category is its leaf frame's (every frame has one). */
+static void json__stacks(struct json *j, const struct thread_tables *t)
+{
+	size_t n = t->nr_stacks;
+
+	json__lit(j, "\"stackTable\":{\"frame\":[");
+	for (size_t i = 0; i < n; i++) {
+		json__sep(j, i);
+		json__u64(j, t->stacks[i].frame);
+	}
+	json__lit(j, "],\n\"category\":[");
+	for (size_t i = 0; i < n; i++) {
+		json__sep(j, i);
+		json__u64(j, t->frames[t->stacks[i].frame].category);
+	}
+	json__lit(j, "],\n");
+	json__repeat(j, "subcategory", "0", n);
+	json__lit(j, ",\n\"prefix\":[");
+	for (size_t i = 0; i < n; i++) {
+		json__sep(j, i);
+		json__index(j, t->stacks[i].prefix);
+	}
+	json__lit(j, "],\"length\":");
+	json__u64(j, n);
+	json__lit(j, "},\n");
+}
+
+/* The frame table: no addresses (the profile is symbolicated), a line where known. */
+static void json__frames(struct json *j, const struct thread_tables *t)
+{
+	size_t n = t->nr_frames;
+
+	json__lit(j, "\"frameTable\":{");
+	json__repeat(j, "address", "-1", n);
+	json__lit(j, ",\n\"inlineDepth\":[");
+	for (size_t i = 0; i < n; i++) {
+		json__sep(j, i);
+		json__u64(j, t->frames[i].inline_depth);
+	}
+	json__lit(j, "],\n\"category\":[");
+	for (size_t i = 0; i < n; i++) {
+		json__sep(j, i);
+		json__u64(j, t->frames[i].category);
+	}
+	json__lit(j, "],\n");
+	json__repeat(j, "subcategory", "0", n);
+	json__lit(j, ",\n\"func\":[");
+	for (size_t i = 0; i < n; i++) {
+		json__sep(j, i);
+		json__u64(j, t->frames[i].func);
+	}
+	json__lit(j, "],\n");
+	json__repeat(j, "nativeSymbol", "null", n);
+	json__lit(j, ",");
+	json__repeat(j, "innerWindowID", "0", n);
+	json__lit(j, ",");
+	json__repeat(j, "implementation", "null", n);
+	json__lit(j, ",\n\"line\":[");
+	for (size_t i = 0; i < n; i++) {
+		json__sep(j, i);
+		if (t->frames[i].line)
+			json__u64(j, t->frames[i].line);
+		else
+			json__lit(j, "null");
+	}
+	json__lit(j, "],\n");
+	json__repeat(j, "column", "null", n);
+	json__lit(j, ",\"length\":");
+	json__u64(j, n);
+	json__lit(j, "},\n");
+}
+
+/* The function table (C functions: not JS, their source file where known) and the modules. */
+static void json__funcs(struct json *j, const struct thread_tables *t)
+{
+	size_t n = t->nr_funcs;
+
+	json__lit(j, "\"funcTable\":{\"name\":[");
+	for (size_t i = 0; i < n; i++) {
+		json__sep(j, i);
+		json__u64(j, t->funcs[i].name);
+	}
+	json__lit(j, "],\n");
+	json__repeat(j, "isJS", "false", n);
+	json__lit(j, ",");
+	json__repeat(j, "relevantForJS", "false", n);
+	json__lit(j, ",\n\"resource\":[");
+	for (size_t i = 0; i < n; i++) {
+		json__sep(j, i);
+		if (t->funcs[i].resource == NO_INDEX)
+			json__lit(j, "-1");
+		else
+			json__u64(j, t->funcs[i].resource);
+	}
+	json__lit(j, "],\n\"fileName\":[");
+	for (size_t i = 0; i < n; i++) {
+		json__sep(j, i);
+		json__index(j, t->funcs[i].file);
+	}
+	json__lit(j, "],\n");
+	json__repeat(j, "lineNumber", "null", n);
+	json__lit(j, ",");
+	json__repeat(j, "columnNumber", "null", n);
+	json__lit(j, ",\"length\":");
+	json__u64(j, n);
+	json__lit(j, "},\n");
+
+	/* Modules are libraries (resource type 1) without an entry in "libs". */
+	n = t->nr_resources;
+	json__lit(j, "\"resourceTable\":{");
+	json__repeat(j, "lib", "null", n);
+	json__lit(j, ",\"name\":[");
+	for (size_t i = 0; i < n; i++) {
+		json__sep(j, i);
+		json__u64(j, t->resources[i].name);
+	}
+	json__lit(j, "],");
+	json__repeat(j, "host", "null", n);
+	json__lit(j, ",");
+	json__repeat(j, "type", "1", n);
+	json__lit(j, ",\"length\":");
+	json__u64(j, n);
+	json__lit(j, "},\n\"nativeSymbols\":{\"libIndex\":[],\"address\":[],\"name\":[],"
+		     "\"functionSize\":[],\"length\":0},\n");
+}
+
 static void json__thread(struct json *j, const struct thread_tables *t,
 			 const struct thread_info *ti, const struct profile *p)
 {
-	json__lit(j, "{\"name\":");
+	json__lit(j, "{\"processType\":\"default\",\"processStartupTime\":0,"
+		     "\"processShutdownTime\":null,\"registerTime\":0,\"unregisterTime\":null,"
+		     "\"pausedRanges\":[],\"name\":");
 	json__str(j, ti->name ? ti->name : "[unknown]");
+	json__lit(j, ",\"isMainThread\":");
+	if (ti->pid == ti->tid)
+		json__lit(j, "true");
+	else
+		json__lit(j, "false");
 	json__lit(j, ",\"processName\":");
 	json__str(j, ti->process_name ? ti->process_name : "[unknown]");
-	json__lit(j, ",\"processType\":\"default\",\"pid\":");
+	/* The format's pids are strings. */
+	json__lit(j, ",\"pid\":\"");
 	json__u64(j, ti->pid);
-	json__lit(j, ",\"tid\":");
+	json__lit(j, "\",\"tid\":");
 	json__u64(j, ti->tid);
-	json__lit(j, ",\"registerTime\":0,\"unregisterTime\":null,\n");
-
-	json__lit(j, "\"markers\":{\"schema\":{\"name\":0,\"startTime\":1,\"endTime\":2,"
-		     "\"phase\":3,\"category\":4,\"data\":5},\"data\":[");
-	for (size_t i = 0; i < t->nr_markers; i++) {
-		/* Phase 1: an interval, from startTime to endTime. */
-		json__lit(j, "\n[");
-		json__u64(j, t->markers[i]);
-		json__lit(j, ",0,");
-		json__ms(j, p->duration);
-		json__lit(j, ",1,");
-		json__u64(j, CAT_OTHER);
-		json__lit(j, ",null]");
-		if (i + 1 < t->nr_markers)
-			json__lit(j, ",");
-	}
-
-	json__lit(j, "]},\n\"samples\":{\"schema\":{\"stack\":0,\"time\":1,\"eventDelay\":2,"
-		     "\"threadCPUDelta\":3},\"data\":[");
-	for (size_t i = 0; i < t->nr_rows; i++) {
-		json__lit(j, "\n[");
-		json__u64(j, t->rows[i].stack);
-		json__lit(j, ",");
-		json__ms(j, t->rows[i].time);
-		json__lit(j, ",0,");
-		json__u64(j, t->rows[i].offcpu ? 0 : p->period_ns);
-		json__lit(j, "]");
-		if (i + 1 < t->nr_rows)
-			json__lit(j, ",");
-	}
-
-	json__lit(j, "]},\n\"frameTable\":{\"schema\":{\"location\":0,\"relevantForJS\":1,"
-		     "\"innerWindowID\":2,\"implementation\":3,\"line\":4,\"column\":5,"
-		     "\"category\":6,\"subcategory\":7},\"data\":[");
-	for (size_t i = 0; i < t->nr_frames; i++) {
-		const struct ff_frame *f = &t->frames[i];
-
-		json__lit(j, "\n[");
-		json__u64(j, f->str);
-		json__lit(j, ",false,0,null,");
-		if (f->line)
-			json__u64(j, f->line);
-		else
-			json__lit(j, "null");
-		json__lit(j, ",null,");
-		json__u64(j, f->category);
-		json__lit(j, ",0]");
-		if (i + 1 < t->nr_frames)
-			json__lit(j, ",");
-	}
-
-	json__lit(j, "]},\n\"stackTable\":{\"schema\":{\"prefix\":0,\"frame\":1},\"data\":[");
-	for (size_t i = 0; i < t->nr_stacks; i++) {
-		const struct ff_stack *s = &t->stacks[i];
-
-		json__lit(j, "\n[");
-		if (s->prefix == NO_INDEX)
-			json__lit(j, "null");
-		else
-			json__u64(j, s->prefix);
-		json__lit(j, ",");
-		json__u64(j, s->frame);
-		json__lit(j, "]");
-		if (i + 1 < t->nr_stacks)
-			json__lit(j, ",");
-	}
-
-	json__lit(j, "]},\n\"stringTable\":[");
+	json__lit(j, ",\n");
+	json__samples(j, t, p);
+	json__markers(j, t, p);
+	json__stacks(j, t);
+	json__frames(j, t);
+	json__funcs(j, t);
+	json__lit(j, "\"stringArray\":[");
 	for (size_t i = 0; i < t->nr_strings; i++) {
 		json__lit(j, "\n");
 		json__str(j, t->strings[i].s);
@@ -740,21 +1002,51 @@ static void json__thread(struct json *j, const struct thread_tables *t,
 	json__lit(j, "]}");
 }
 
+/*
+ * The machine the profile was recorded on, as the profiler shows it
+ * (meta.oscpu, "Platform:" in profiler-cli): "Linux 6.1.0-9-amd64 x86_64",
+ * as `uname -srm` prints it.
+ */
+static void json__host(struct json *j, const struct profile *p)
+{
+	const struct utsname *u = &p->host;
+
+	if (!*u->sysname)
+		return;
+	json__lit(j, ",\"platform\":");
+	json__str(j, u->sysname);
+	json__lit(j, ",\"oscpu\":\"");
+	/* Within a JSON string: escaped one by one, the quotes around them written here. */
+	json__str_body(j, u->sysname);
+	if (*u->release) {
+		json__lit(j, " ");
+		json__str_body(j, u->release);
+	}
+	if (*u->machine) {
+		json__lit(j, " ");
+		json__str_body(j, u->machine);
+	}
+	json__lit(j, "\"");
+}
+
 static void json__meta(struct json *j, const struct profile *p)
 {
-	json__lit(j, "{\"meta\":{\"version\":24,\"interval\":");
+	json__lit(j, "{\"meta\":{\"version\":24,\"preprocessedProfileVersion\":");
+	json__u64(j, FIREFOX_PROCESSED_VERSION);
+	json__lit(j, ",\"interval\":");
 	/* A frequency of 0 (no sampling: an off-CPU-only profile) has no period. */
 	json__ms(j, p->period_ns ? p->period_ns : 1000000);
 	json__lit(j, ",\"startTime\":");
 	json__ms(j, p->start_time);
-	json__lit(j,
-		  ",\"shutdownTime\":null,\"processType\":0,\"product\":\"profiler\","
-		  "\"stackwalk\":1,\"debug\":0,\"gcpoison\":0,\"asyncstack\":0,"
-		  "\"presymbolicated\":true,\"sampleUnits\":{\"time\":\"ms\",\"eventDelay\":\"ms\","
-		  "\"threadCPUDelta\":\"ns\"},\n\"categories\":");
+	json__lit(j, ",\"profilingStartTime\":0,\"profilingEndTime\":");
+	json__ms(j, p->duration);
+	json__lit(j, ",\"processType\":0,\"product\":\"profiler\",\"stackwalk\":1,\"debug\":false,"
+		     "\"symbolicated\":true");
+	json__host(j, p);
+	json__lit(j, ",\n\"sampleUnits\":{\"time\":\"ms\",\"eventDelay\":\"ms\","
+		     "\"threadCPUDelta\":\"ns\"},\n\"categories\":");
 	json__put(j, categories_json, sizeof(categories_json) - 1);
-	json__lit(j, ",\"markerSchema\":[]},\n\"libs\":[],\"pausedRanges\":[],\"processes\":[],"
-		     "\n\"threads\":[");
+	json__lit(j, ",\"markerSchema\":[]},\n\"libs\":[],\"pages\":[],\n\"threads\":[");
 }
 
 static int cmp_u32(uint32_t a, uint32_t b)
@@ -865,7 +1157,7 @@ static int write_threads(struct json *j, const struct profile *p, struct thread_
 		tables__reset(t);
 		thread_info(&ti, order + i, k - i);
 		for (size_t s = i; s < k && !err; s++)
-			err = tables__add_sample(t, order[s]);
+			err = tables__add_sample(t, p, order[s]);
 		if (!err && i == 0)
 			err = tables__add_markers(t, p);
 		if (!err)

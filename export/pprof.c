@@ -108,11 +108,6 @@ struct function_entry {
 	uint64_t id;
 };
 
-/* A Location with its one Line, in one allocation. */
-enum {
-	NR_COMMENTS = 6
-};
-
 /* A Location and its Lines, one per function at the address (inlined ones first). */
 struct location_msg {
 	Perftools__Profiles__Location msg;
@@ -137,7 +132,7 @@ struct builder {
 	struct arena arena;
 	Perftools__Profiles__Profile prof;
 	Perftools__Profiles__ValueType sample_types[3], *sample_type_ptrs[3], period_type;
-	int64_t comments[NR_COMMENTS];
+	int64_t comments[PROFILE_SUMMARY_MAX];
 	int64_t label_keys[NR_KEYS];
 	struct str_memo thread_memo, process_memo;
 
@@ -376,7 +371,7 @@ static int builder__sample(struct builder *b, const struct profile *p,
 	if (!msg->value || !labels || !msg->label)
 		return -ENOMEM;
 	/* In the order of builder__header()'s sample types. */
-	msg->value[0] = s->count;
+	msg->value[0] = profile_sample__events(s);
 	switch (p->mode) {
 	case PROFILE_CPU:
 		msg->value[1] = profile_sample__cpu_ns(p, s);
@@ -440,6 +435,7 @@ static int builder__header(struct builder *b, const struct profile *p)
 	static const char *const label_keys[NR_KEYS] = { "pid", "tid", "thread", "process" };
 	Perftools__Profiles__Profile *prof = &b->prof;
 	int64_t samples, count, cpu, nanoseconds, second;
+	struct profile_summary sum;
 
 	/* pprof rejects a table without "" first, even for an empty profile. */
 	if (array__reserve(&prof->string_table, &b->alloc_strings, 1, sizeof(*prof->string_table)))
@@ -486,25 +482,14 @@ static int builder__header(struct builder *b, const struct profile *p)
 	prof->time_nanos = p->start_time;
 	prof->duration_nanos = p->duration;
 
-	b->comments[0] = builder__strf(b, "profiler: %" PRIu64 " samples at %" PRIu32 " Hz",
-				       profile__total(p), p->freq_hz);
-	b->comments[1] = builder__strf(b, "lost samples: %" PRIu64, p->stats.lost_samples);
-	b->comments[2] = builder__strf(b, "truncated stacks: %" PRIu64, p->stats.truncated);
-	b->comments[3] = builder__strf(b, "stack read errors: %" PRIu64, p->stats.stack_errors);
-	b->comments[4] = builder__strf(b, "processes with unreadable maps: %" PRIu64,
-				       p->stats.maps_unreadable);
-	b->comments[5] = builder__strf(b,
-				       "frames: %" PRIu64 " with source lines, %" PRIu64
-				       " function only, %" PRIu64 " unnamed, %" PRIu64
-				       " unmapped, %" PRIu64 " JIT",
-				       p->stats.frames[FRAME_LINES], p->stats.frames[FRAME_SYMBOL],
-				       p->stats.frames[FRAME_NO_SYMBOL],
-				       p->stats.frames[FRAME_NO_MAPPING],
-				       p->stats.frames[FRAME_JIT]);
-	for (int i = 0; i < NR_COMMENTS; i++)
+	/* The summary, a comment a line (go tool pprof -comments). */
+	profile__summary(p, &sum);
+	for (size_t i = 0; i < sum.nr; i++) {
+		b->comments[i] = builder__strf(b, "%s", sum.lines[i].text);
 		if (b->comments[i] < 0)
 			return -ENOMEM;
-	prof->n_comment = NR_COMMENTS;
+	}
+	prof->n_comment = sum.nr;
 	prof->comment = b->comments;
 
 	for (int i = 0; i < NR_KEYS; i++) {

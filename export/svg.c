@@ -25,8 +25,11 @@
 #define MARGIN_X 10
 #define GRAPH_W (IMAGE_W - 2 * MARGIN_X)
 #define FRAME_H 16
-#define TOP_H 76    /* title, summary, buttons and legend above the frames */
-#define BOTTOM_H 30 /* the details line below */
+/* Above the frames: title, buttons, the graph's total, the profile's summary, the legend. */
+#define TOP_H 76     /* all but the summary */
+#define SUMMARY_Y 62 /* the summary's first line, the baseline */
+#define SUMMARY_H 15 /* ... and the lines after it */
+#define BOTTOM_H 30  /* the details line below */
 /* Frames narrower than 0.1 px are not drawn, flamegraph.pl's default minimum: 1 / 10 px. */
 #define MIN_WIDTH_DIV 10
 /* A label's room: 3 px either side, 7.2 px per character of 12 px monospace. */
@@ -249,7 +252,9 @@ struct svg_writer {
 	uint64_t total;
 	unsigned int height;
 	const char *unit, *unit_one; /* "samples" and "sample", or "µs" for both */
-	char *name;		     /* a name made valid XML */
+	struct profile_summary sum;
+	unsigned int nr_summary; /* lines of text the summary takes: one per group */
+	char *name;		 /* a name made valid XML */
 	size_t alloc_name;
 };
 
@@ -502,7 +507,11 @@ static int flame__walk(struct flame *fl, struct svg_writer *w, uint64_t total)
 	return err;
 }
 
-/* The title, the summary line (with what was not drawn), the buttons and the legend. */
+/*
+ * The title; the graph's total (with what was not drawn); the profile's
+ * summary, a group of profile__summary()'s lines on each line of text, in
+ * the same words as stderr; the buttons and the legend.
+ */
 static void svg__header(struct svg_writer *w, const struct flame *fl)
 {
 	const struct profile *p = w->p;
@@ -512,7 +521,8 @@ static void svg__header(struct svg_writer *w, const struct flame *fl)
 		[PROFILE_WALL] = "Wall-clock flame graph",
 	};
 	char total[32], elided[32];
-	unsigned int x = MARGIN_X;
+	unsigned int x = MARGIN_X, y = SUMMARY_Y;
+	unsigned int legend_y = SUMMARY_Y - 8 + w->nr_summary * SUMMARY_H;
 
 	svg__printf(w,
 		    "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
@@ -546,6 +556,18 @@ static void svg__header(struct svg_writer *w, const struct flame *fl)
 			p->mode == PROFILE_CPU ? "samples" : "the time");
 	}
 	svg__puts(w, "</text>\n");
+	for (size_t i = 0; i < w->sum.nr; y += SUMMARY_H) {
+		enum profile_summary_group group = w->sum.lines[i].group;
+		const char *sep = "";
+
+		svg__printf(w, "<text class=\"stats\" x=\"%u\" y=\"%u\" text-anchor=\"middle\">",
+			    IMAGE_W / 2, y);
+		for (; i < w->sum.nr && w->sum.lines[i].group == group; i++, sep = "; ") {
+			svg__puts(w, sep);
+			svg__escaped(w, w->sum.lines[i].text, strlen(w->sum.lines[i].text));
+		}
+		svg__puts(w, "</text>\n");
+	}
 	svg__printf(w,
 		    "<text id=\"unzoom\" class=\"btn hide\" x=\"%u\" y=\"24\">Reset zoom</text>\n",
 		    MARGIN_X);
@@ -558,16 +580,16 @@ static void svg__header(struct svg_writer *w, const struct flame *fl)
 		const struct kind_style *s = &kind_styles[legend_kinds[i]];
 
 		svg__printf(w,
-			    "<rect x=\"%u\" y=\"54\" width=\"12\" height=\"12\" "
-			    "fill=\"rgb(%u,%u,%u)\"/><text x=\"%u\" y=\"64\">%s</text>",
-			    x, s->base[0] + s->range[0] / 2, s->base[1] + s->range[1] / 2,
-			    s->base[2] + s->range[2] / 2, x + 16, s->label);
+			    "<rect x=\"%u\" y=\"%u\" width=\"12\" height=\"12\" "
+			    "fill=\"rgb(%u,%u,%u)\"/><text x=\"%u\" y=\"%u\">%s</text>",
+			    x, legend_y, s->base[0] + s->range[0] / 2, s->base[1] + s->range[1] / 2,
+			    s->base[2] + s->range[2] / 2, x + 16, legend_y + 10, s->label);
 		x += 16 + strlen(s->label) * CHAR_W100 / 100 + 18;
 	}
 	svg__printf(w,
-		    "<text x=\"%u\" y=\"64\" text-anchor=\"end\">color: kind; shade: hashed "
+		    "<text x=\"%u\" y=\"%u\" text-anchor=\"end\">color: kind; shade: hashed "
 		    "name. Click: zoom, Esc: reset, Ctrl-F or /: search</text></g>\n",
-		    IMAGE_W - MARGIN_X);
+		    IMAGE_W - MARGIN_X, legend_y + 10);
 }
 
 /* The script last, once the frames it reads are in the document. */
@@ -622,7 +644,10 @@ int svg__write(const struct profile *p, FILE *out)
 		if (err)
 			goto out_free;
 	}
-	w.height = TOP_H + (fl.max_depth + 1) * FRAME_H + BOTTOM_H;
+	profile__summary(p, &w.sum);
+	for (size_t i = 0; i < w.sum.nr; i++)
+		w.nr_summary += !i || w.sum.lines[i].group != w.sum.lines[i - 1].group;
+	w.height = TOP_H + w.nr_summary * SUMMARY_H + (fl.max_depth + 1) * FRAME_H + BOTTOM_H;
 	svg__header(&w, &fl);
 	svg__puts(&w, "<g id=\"frames\">\n");
 	if (w.total) {

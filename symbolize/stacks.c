@@ -107,6 +107,7 @@ static int share_thread_cpu(struct profile *p, const struct stacks_opts *opts)
 				.times = first_time != UINT64_MAX ? &first_time : NULL,
 				.cpu_measured = true,
 				.cpu_ns = cpu_ns,
+				.unsampled = true,
 			};
 
 			/* Appended past @nr: the loop does not look at it. */
@@ -141,6 +142,7 @@ int stacks__symbolize(struct profile *p, struct symbolizer *sym, const struct st
 			.truncated = s->flags & (SAMPLE_USER_TRUNCATED | SAMPLE_KERNEL_TRUNCATED),
 			.offcpu = s->offcpu,
 			.offcpu_ns = s->weight_ns,
+			.intervals = s->offcpu ? s->nr_intervals : 0,
 		};
 
 		if (opts->stop && *opts->stop) {

@@ -29,7 +29,7 @@ leftovers() {
 
 # Lines on stderr that are not progress or the summary.
 messages() {
-	grep -vE '^profiler: (profiling |[0-9]+ samples in|frames: |wrote |stopped .* when profiling ended)' "$1"
+	grep -vE '^profiler: (profiling |on-CPU samples: |truncated stacks: |frames: |wrote |stopped .* when profiling ended)' "$1"
 }
 
 # --- the target dies ---------------------------------------------------------

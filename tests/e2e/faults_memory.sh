@@ -10,7 +10,7 @@ require_bpf "memory: stacks past --max-stacks are counted, not lost" \
 
 if "$PROFILER" -F 999 --max-stacks 100 -o "$TMP/cap.folded" -o "$TMP/cap.pb.gz" \
 	-o "$TMP/cap.json.gz" -o "$TMP/cap.svg" -- "$WORKLOADS/many_stacks" 2 2>"$TMP/err"; then
-	samples=$(awk '/ samples in / { print $2 }' "$TMP/err")
+	samples=$(summary_count "$TMP/err" "on-CPU samples")
 	overflowed=$(sed -n 's/.*(--max-stacks): \([0-9]*\) samples of newer stacks.*/\1/p' "$TMP/err")
 	dropped=$(sed -n 's/.*counted as \[stack table full\], \([0-9]*\) dropped$/\1/p' "$TMP/err")
 	stacks=$(grep -vc '\[stack table full\]' "$TMP/cap.folded")

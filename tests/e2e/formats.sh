@@ -34,17 +34,19 @@ from_pprof() {
 		END { flush() }' | sum_stacks
 }
 
-# Firefox: every sample row's stack, frames "function (in module)".
+# Firefox (the processed format): every sample row's stack, from the
+# thread's stack, frame and function tables; a row counts one sample (CPU
+# profiles have no weights).
 from_firefox() {
 	node -e '
 		const zlib = require("zlib"), fs = require("fs");
 		const p = JSON.parse(zlib.gunzipSync(fs.readFileSync(process.argv[1])));
 		for (const t of p.threads) {
-			const st = t.stackTable.data, fr = t.frameTable.data, strs = t.stringTable;
-			for (const [stack] of t.samples.data) {
+			const st = t.stackTable, fr = t.frameTable, fn = t.funcTable;
+			for (const stack of t.samples.stack) {
 				const names = [];
-				for (let s = stack; s !== null; s = st[s][0])
-					names.unshift(strs[fr[st[s][1]][0]].replace(/ \(in [^)]*\)$/, ""));
+				for (let s = stack; s !== null; s = st.prefix[s])
+					names.unshift(t.stringArray[fn.name[fr.func[st.frame[s]]]]);
 				console.log([t.processName, ...names].join(";") + " 1");
 			}
 		}' "$1" | sum_stacks

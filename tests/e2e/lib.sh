@@ -94,6 +94,17 @@ folded_leaf_pct() {
 		END { if (total) printf "%.0f", 100 * hot / total; else print "none" }' "$1"
 }
 
+# summary_count FILE WHAT: N, from "WHAT: N" in the profile's summary as FILE
+# holds it: the profiler's stderr ("profiler: " lines, several to a line
+# apart by "; "), `go tool pprof -comments` (one a line), the Firefox
+# markers' names; empty when FILE has none. WHAT is one of the summary's
+# words (common/profile.h): "on-CPU samples", "samples lost", "intervals off
+# CPU", "intervals off CPU lost", "truncated stacks", "stack read errors",
+# "processes with unreadable maps", "DWARF units unreadable".
+summary_count() {
+	sed -nE "s/^(.*(: |; ))?$2: ([0-9]+).*/\3/p" "$1" | head -n 1
+}
+
 # tag_values FILE KEY [PPROF_ARGS...]: the values of label KEY in FILE, one a
 # line, from `go tool pprof -tags`.
 tag_values() {

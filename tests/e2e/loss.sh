@@ -13,14 +13,12 @@ start_bg "$WORKLOADS/split" 50 50 5
 sleep 0.3
 if "$PROFILER" -p "$first,$BG_PID" -F 4999 -d 2 --ringbuf-size 4096 --call-graph dwarf=1024 -o "$TMP/loss.pb.gz" \
 	2>"$TMP/err"; then
-	summary=$(grep -E '^profiler: [0-9]+ samples in ' "$TMP/err")
-	lost=$(sed -nE 's/^profiler: [0-9]+ samples in [0-9.]+ s, ([0-9]+) lost(,.*)?$/\1/p' \
-		<<<"$summary")
+	summary=$(grep -E '^profiler: on-CPU samples: ' "$TMP/err")
+	lost=$(summary_count "$TMP/err" "samples lost")
 	check "a full ring buffer loses samples (${summary:-no summary line})" \
 		test "${lost:-0}" -gt 0
-	comment=$(pprof -comments "$TMP/loss.pb.gz" 2>/dev/null |
-		sed -nE 's/^lost samples: ([0-9]+)$/\1/p')
-	check "the profile records the loss ('lost samples: ${comment:-none}', stderr ${lost:-none})" \
+	comment=$(summary_count <(pprof -comments "$TMP/loss.pb.gz" 2>/dev/null) "samples lost")
+	check "the profile records the loss ('samples lost: ${comment:-none}', stderr ${lost:-none})" \
 		test -n "$lost" -a "$comment" = "$lost"
 else
 	fail "a full ring buffer loses samples: profiler failed"

@@ -5,8 +5,9 @@
 . "$(dirname "$0")/lib.sh"
 
 require_bpf "--wall: half asleep, half burning" "--off-cpu: time blocked in sleep_phase" \
-	"--wall: sample types" "--off-cpu: sample types" "--wall folded: counts are microseconds" \
-	"--off-cpu folded: time asleep only" "--wall: 20 us sleeps add up to the wall time"
+	"--wall: sample types" "--wall: one summary in every output" "--off-cpu: sample types" \
+	"--wall folded: counts are microseconds" "--off-cpu folded: time asleep only" \
+	"--wall: 20 us sleeps add up to the wall time"
 
 # sample_types FILE: the profile's sample types, as pprof -raw lists them
 # ("type/unit" each, the default one marked [dflt]).
@@ -22,8 +23,27 @@ profile() {
 	nice -n -20 "$PROFILER" "$@"
 }
 
-if profile --wall -F 499 -o "$TMP/wall.pb.gz" -- "$WORKLOADS/sleeper" 3 10 10 \
-	2>"$TMP/err"; then
+# The summary's lines, one a line: from stderr ("profiler: A: N; B: N"),
+# pprof's comments, the markers of the Firefox output's first thread, the
+# SVG's lines of text under its title (class "stats").
+summary_stderr() {
+	grep -E '^profiler: (on-CPU samples|truncated stacks|frames): ' "$1" |
+		sed 's/^profiler: //; s/; /\n/g'
+}
+summary_pprof() {
+	pprof -comments "$1" 2>/dev/null
+}
+summary_firefox() {
+	python3 -c 'import gzip, json, sys
+t = json.load(gzip.open(sys.argv[1]))["threads"][0]
+print("\n".join(t["stringArray"][i] for i in t["markers"]["name"]))' "$1"
+}
+summary_svg() {
+	sed -n 's|^<text class="stats"[^>]*>\(.*\)</text>$|\1|p' "$1" | sed 's/; /\n/g'
+}
+
+if profile --wall -F 499 -o "$TMP/wall.pb.gz" -o "$TMP/wall.json.gz" -o "$TMP/wall.svg" -- \
+	"$WORKLOADS/sleeper" 3 10 10 2>"$TMP/err"; then
 	asleep=$(pct "$TMP/wall.pb.gz" sleep_phase cum)
 	burning=$(pct "$TMP/wall.pb.gz" burn_phase cum)
 	if within "$asleep" 50 5 && within "$burning" 50 5; then
@@ -35,6 +55,29 @@ if profile --wall -F 499 -o "$TMP/wall.pb.gz" -- "$WORKLOADS/sleeper" 3 10 10 \
 	fi
 	types=$(sample_types "$TMP/wall.pb.gz")
 	check "--wall: sample types ($types)" test "$types" = "samples/count wall/nanoseconds[dflt]"
+
+	# The same counts in the same words everywhere: on-CPU samples are not
+	# the pprof samples/count total, which adds the intervals off CPU.
+	summary_stderr "$TMP/err" >"$TMP/sum.stderr"
+	summary_pprof "$TMP/wall.pb.gz" >"$TMP/sum.pprof"
+	summary_firefox "$TMP/wall.json.gz" >"$TMP/sum.firefox" 2>&1
+	summary_svg "$TMP/wall.svg" >"$TMP/sum.svg"
+	samples=$(summary_count "$TMP/sum.stderr" "on-CPU samples")
+	intervals=$(summary_count "$TMP/sum.stderr" "intervals off CPU")
+	rows=$(pprof -raw "$TMP/wall.pb.gz" 2>/dev/null |
+		awk '/^Samples:/ { s = 1; getline; next } /^Locations/ { s = 0 }
+			s && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+:$/ { n += $1 } END { print n + 0 }')
+	state="on-CPU samples ${samples:-none}, intervals off CPU ${intervals:-none}, samples/count $rows"
+	if [[ ${samples:-0} -gt 0 && ${intervals:-0} -gt 0 && $rows -eq $((samples + intervals)) ]] &&
+		cmp -s "$TMP/sum.stderr" "$TMP/sum.pprof" && cmp -s "$TMP/sum.stderr" "$TMP/sum.firefox" &&
+		cmp -s "$TMP/sum.stderr" "$TMP/sum.svg"; then
+		ok "--wall: one summary in every output ($state; $(wc -l <"$TMP/sum.stderr") lines)"
+	else
+		fail "--wall: one summary in every output ($state)"
+		for f in stderr pprof firefox svg; do
+			sed "s/^/#   $f: /" "$TMP/sum.$f"
+		done
+	fi
 else
 	fail "--wall: half asleep, half burning: profiler failed"
 	sed 's/^/#   /' "$TMP/err"

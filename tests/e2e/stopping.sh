@@ -19,7 +19,7 @@ stop_with() {
 	kill "$BG_PID"
 	if [[ $rc -eq 0 ]] && pprof -top "$TMP/$sig.pb.gz" >"$TMP/top" 2>&1 &&
 		grep -q ' hot_a$' "$TMP/top"; then
-		ok "$sig writes a complete profile ($(grep -o '[0-9]* samples in [0-9.]* s' "$TMP/err"))"
+		ok "$sig writes a complete profile ($(grep -o 'on-CPU samples: [0-9]* in [0-9.]* s' "$TMP/err"))"
 	else
 		fail "$sig writes a complete profile (exit $rc)"
 		sed 's/^/#   /' "$TMP/err" "$TMP/top"
@@ -41,10 +41,9 @@ fi
 
 # A 200-deep recursion overflows the 127 frames a sample holds.
 if "$PROFILER" -F 199 -o "$TMP/deep.pb.gz" -- "$WORKLOADS/deep" 200 1 2>"$TMP/err"; then
-	samples=$(awk '/ samples in / { print $2 }' "$TMP/err")
-	truncated=$(awk '/ samples in / { for (i = 1; i < NF; i++) if ($(i + 1) ~ /^truncated/) print $i }' \
-		"$TMP/err")
-	comment=$(pprof -comments "$TMP/deep.pb.gz" 2>/dev/null | awk -F': ' '/^truncated stacks/ { print $2 }')
+	samples=$(summary_count "$TMP/err" "on-CPU samples")
+	truncated=$(summary_count "$TMP/err" "truncated stacks")
+	comment=$(summary_count <(pprof -comments "$TMP/deep.pb.gz" 2>/dev/null) "truncated stacks")
 	if [[ -n $samples && $samples -gt 0 && ${truncated:-0} -ge $((samples * 9 / 10)) &&
 		$comment == "$truncated" ]]; then
 		ok "truncated stacks are counted ($truncated of $samples, in stderr and the pprof comments)"

@@ -36,9 +36,9 @@ folded_count() {
 	awk -v w="$2" '$0 ~ w { n += $NF } END { print n + 0 }' "$1"
 }
 
-# truncated_count STDERR: the "N truncated" of the profiler's summary.
+# truncated_count STDERR: the "truncated stacks: N" of the profiler's summary.
 truncated_count() {
-	sed -n 's/.* samples in .*, \([0-9]*\) truncated,.*/\1/p' "$1"
+	summary_count "$1" "truncated stacks"
 }
 
 profile() {
@@ -103,7 +103,7 @@ if profile "$name" --call-graph dwarf -o "$TMP/nofp.pb.gz" -o "$TMP/nofp.folded"
 	# A rare sample may still end in code whose caller nothing tells (a
 	# vDSO or dynamic-linker entry point without CFI): at most 1%.
 	cut=$(truncated_count "$TMP/err")
-	all=$(sed -n 's/^profiler: \([0-9]*\) samples in .*/\1/p' "$TMP/err")
+	all=$(summary_count "$TMP/err" "on-CPU samples")
 	check "$name: $cut of $all stacks truncated" test "$((${cut:-1000} * 100))" -le "${all:-0}"
 	if perf record -q -F 499 --call-graph dwarf -o "$TMP/perf-dwarf.data" -- \
 		"$WORKLOADS/frameless-nofp" 70 30 4 >/dev/null 2>"$TMP/perf.err"; then

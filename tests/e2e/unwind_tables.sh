@@ -8,14 +8,14 @@ require_bpf "unwind tables: records carry addresses only" \
 	"unwind tables: -a -F 999 loses nothing" \
 	"unwind tables: a table over --unwind-memory is counted and said"
 
-# summary_field STDERR FIELD: the number before FIELD ("lost", "truncated")
-# in the profiler's summary line, and "samples" for the samples.
+# summary_field STDERR FIELD: the profiler's count of "samples" (on CPU),
+# "lost" samples or "truncated" stacks, from its summary.
 summary_field() {
-	if [[ $2 == samples ]]; then
-		sed -n 's/^profiler: \([0-9]*\) samples in .*/\1/p' "$1"
-	else
-		sed -n "s/^profiler: [0-9]* samples in .*, \([0-9]*\) $2,.*/\1/p" "$1"
-	fi
+	case $2 in
+	samples) summary_count "$1" "on-CPU samples" ;;
+	lost) summary_count "$1" "samples lost" ;;
+	truncated) summary_count "$1" "truncated stacks" ;;
+	esac
 }
 
 # start_deep SECONDS: a 30-frame stack spinning on each CPU; pids in $pids.

@@ -300,9 +300,19 @@ static struct profile *build(const struct small_sample *samples, size_t n)
 	p->start_time = 1700000000123456789ULL;
 	p->duration = 6000000;
 	p->mode = PROFILE_OFFCPU;
+	strcpy(p->host.sysname, "Linux");
+	strcpy(p->host.release, "6.1.0-test");
+	strcpy(p->host.machine, "x86_64");
+	p->stats.samples = 4;
 	p->stats.lost_samples = 2;
+	p->stats.offcpu_intervals = 1;
+	p->stats.offcpu_ns = 2500000;
+	p->stats.lost_offcpu = 6;
 	p->stats.truncated = 1;
 	p->stats.stack_errors = 3;
+	p->stats.frames[FRAME_LINES] = 2;
+	p->stats.frames[FRAME_SYMBOL] = 1;
+	p->stats.frames[FRAME_JIT] = 1;
 	for (size_t i = 0; i < n; i++) {
 		const struct small_sample *t = &samples[i];
 		struct profile_sample s = {
@@ -315,7 +325,7 @@ static struct profile *build(const struct small_sample *samples, size_t n)
 			.times = (uint64_t *)t->times,
 			.truncated = t->truncated,
 			.offcpu = t->offcpu,
-			.offcpu_ns = t->offcpu ? 1000000 : 0,
+			.offcpu_ns = t->offcpu ? 2500000 : 0,
 		};
 
 		while (s.nr_frames < 2 && t->frames[s.nr_frames])
@@ -337,81 +347,108 @@ static const struct small_sample small_samples[] = {
 };
 
 static const char small_expected[] =
-	"{\"meta\":{\"version\":24,\"interval\":1,\"startTime\":1700000000123.456789,"
-	"\"shutdownTime\":null,\"processType\":0,\"product\":\"profiler\",\"stackwalk\":1,"
-	"\"debug\":0,\"gcpoison\":0,\"asyncstack\":0,\"presymbolicated\":true,"
+	"{\"meta\":{\"version\":24,\"preprocessedProfileVersion\":49,\"interval\":1,\"startTime\""
+	":1700000000123.456789,\"profilingStartTime\":0,\"profilingEndTime\":6,\"processType\":0,"
+	"\"product\":\"profiler\",\"stackwalk\":1,\"debug\":false,\"symbolicated\":true,\"platfor"
+	"m\":\"Linux\",\"oscpu\":\"Linux 6.1.0-test x86_64\",\n"
 	"\"sampleUnits\":{\"time\":\"ms\",\"eventDelay\":\"ms\",\"threadCPUDelta\":\"ns\"},\n"
-	"\"categories\":[{\"name\":\"User\",\"color\":\"yellow\",\"subcategories\":[\"Other\"]},"
-	"{\"name\":\"Kernel\",\"color\":\"orange\",\"subcategories\":[\"Other\"]},"
-	"{\"name\":\"JIT\",\"color\":\"green\",\"subcategories\":[\"Other\"]},"
-	"{\"name\":\"Off-CPU\",\"color\":\"blue\",\"subcategories\":[\"Other\"]},"
-	"{\"name\":\"Other\",\"color\":\"grey\",\"subcategories\":[\"Other\"]}],"
-	"\"markerSchema\":[]},\n"
-	"\"libs\":[],\"pausedRanges\":[],\"processes\":[],\n"
-	"\"threads\":["
-	"{\"name\":\"main\",\"processName\":\"app\",\"processType\":\"default\",\"pid\":10,"
-	"\"tid\":10,\"registerTime\":0,\"unregisterTime\":null,\n"
-	"\"markers\":{\"schema\":{\"name\":0,\"startTime\":1,\"endTime\":2,\"phase\":3,"
-	"\"category\":4,\"data\":5},\"data\":[\n"
-	"[7,0,6,1,4,null],\n"
-	"[8,0,6,1,4,null],\n"
-	"[9,0,6,1,4,null],\n"
-	"[10,0,6,1,4,null]]},\n"
-	"\"samples\":{\"schema\":{\"stack\":0,\"time\":1,\"eventDelay\":2,\"threadCPUDelta\":3},"
-	"\"data\":[\n"
-	"[3,1,0,1000000],\n"
-	"[6,3,0,1000000],\n"
-	"[8,4.000123,0,0],\n"
-	"[3,5,0,1000000]]},\n"
-	"\"frameTable\":{\"schema\":{\"location\":0,\"relevantForJS\":1,\"innerWindowID\":2,"
-	"\"implementation\":3,\"line\":4,\"column\":5,\"category\":6,\"subcategory\":7},"
-	"\"data\":[\n"
-	"[0,false,0,null,5,null,0,0],\n"
-	"[1,false,0,null,30,null,0,0],\n"
-	"[2,false,0,null,20,null,0,0],\n"
-	"[3,false,0,null,12,null,0,0],\n"
-	"[4,false,0,null,null,null,4,0],\n"
-	"[5,false,0,null,null,null,1,0],\n"
-	"[6,false,0,null,null,null,3,0]]},\n"
-	"\"stackTable\":{\"schema\":{\"prefix\":0,\"frame\":1},\"data\":[\n"
-	"[null,0],\n"
-	"[0,1],\n"
-	"[1,2],\n"
-	"[2,3],\n"
-	"[null,4],\n"
-	"[4,0],\n"
-	"[5,5],\n"
-	"[0,5],\n"
-	"[7,6]]},\n"
-	"\"stringTable\":[\n"
-	"\"main (in app)\",\n"
-	"\"compute (in app)\",\n"
-	"\"mid_helper (in app)\",\n"
-	"\"leaf_helper (in app)\",\n"
+	"\"categories\":[{\"name\":\"User\",\"color\":\"yellow\",\"subcategories\":[\"Other\"]},{"
+	"\"name\":\"Kernel\",\"color\":\"orange\",\"subcategories\":[\"Other\"]},{\"name\":\"JIT"
+	"\",\"color\":\"green\",\"subcategories\":[\"Other\"]},{\"name\":\"Off-CPU\",\"color\":\""
+	"blue\",\"subcategories\":[\"Other\"]},{\"name\":\"Other\",\"color\":\"grey\",\"subcatego"
+	"ries\":[\"Other\"]}],\"markerSchema\":[]},\n"
+	"\"libs\":[],\"pages\":[],\n"
+	"\"threads\":[{\"processType\":\"default\",\"processStartupTime\":0,\"processShutdownTime"
+	"\":null,\"registerTime\":0,\"unregisterTime\":null,\"pausedRanges\":[],\"name\":\"main\""
+	",\"isMainThread\":true,\"processName\":\"app\",\"pid\":\"10\",\"tid\":10,\n"
+	"\"samples\":{\"weightType\":\"tracing-ms\",\n"
+	"\"weight\":[1,1,2.5,1],\n"
+	"\"stack\":[3,6,8,3],\n"
+	"\"time\":[1,3,4.000123,5],\n"
+	"\"threadCPUDelta\":[1000000,1000000,0,1000000],\"length\":4},\n"
+	"\"markers\":{\"data\":[null,null,null,null,null,null,null,null,null],\"name\":[11,12,13,"
+	"14,15,16,17,18,19],\"startTime\":[0,0,0,0,0,0,0,0,0],\"endTime\":[6,6,6,6,6,6,6,6,6],\"p"
+	"hase\":[1,1,1,1,1,1,1,1,1],\"category\":[4,4,4,4,4,4,4,4,4],\"length\":9},\n"
+	"\"stackTable\":{\"frame\":[0,1,2,3,4,0,5,5,6],\n"
+	"\"category\":[0,0,0,0,4,0,1,1,3],\n"
+	"\"subcategory\":[0,0,0,0,0,0,0,0,0],\n"
+	"\"prefix\":[null,0,1,2,null,4,5,0,7],\"length\":9},\n"
+	"\"frameTable\":{\"address\":[-1,-1,-1,-1,-1,-1,-1],\n"
+	"\"inlineDepth\":[0,0,1,2,0,0,0],\n"
+	"\"category\":[0,0,0,0,4,1,3],\n"
+	"\"subcategory\":[0,0,0,0,0,0,0],\n"
+	"\"func\":[0,1,2,3,4,5,6],\n"
+	"\"nativeSymbol\":[null,null,null,null,null,null,null],\"innerWindowID\":[0,0,0,0,0,0,0],"
+	"\"implementation\":[null,null,null,null,null,null,null],\n"
+	"\"line\":[5,30,20,12,null,null,null],\n"
+	"\"column\":[null,null,null,null,null,null,null],\"length\":7},\n"
+	"\"funcTable\":{\"name\":[0,3,4,6,7,8,10],\n"
+	"\"isJS\":[false,false,false,false,false,false,false],\"relevantForJS\":[false,false,fals"
+	"e,false,false,false,false],\n"
+	"\"resource\":[0,0,0,0,-1,1,-1],\n"
+	"\"fileName\":[2,2,5,5,null,null,null],\n"
+	"\"lineNumber\":[null,null,null,null,null,null,null],\"columnNumber\":[null,null,null,nul"
+	"l,null,null,null],\"length\":7},\n"
+	"\"resourceTable\":{\"lib\":[null,null],\"name\":[1,9],\"host\":[null,null],\"type\":[1,1"
+	"],\"length\":2},\n"
+	"\"nativeSymbols\":{\"libIndex\":[],\"address\":[],\"name\":[],\"functionSize\":[],\"leng"
+	"th\":0},\n"
+	"\"stringArray\":[\n"
+	"\"main\",\n"
+	"\"app\",\n"
+	"\"/src/app.c\",\n"
+	"\"compute\",\n"
+	"\"mid_helper\",\n"
+	"\"/src/h.h\",\n"
+	"\"leaf_helper\",\n"
 	"\"[truncated]\",\n"
-	"\"do_syscall_64 (in [kernel.kallsyms])\",\n"
+	"\"do_syscall_64\",\n"
+	"\"[kernel.kallsyms]\",\n"
 	"\"[off-CPU]\",\n"
-	"\"lost samples: 2\",\n"
+	"\"on-CPU samples: 4 in 0.0 s at 1000 Hz\",\n"
+	"\"samples lost: 2\",\n"
+	"\"intervals off CPU: 1 (0.003 s)\",\n"
+	"\"intervals off CPU lost: 6\",\n"
 	"\"truncated stacks: 1\",\n"
 	"\"stack read errors: 3\",\n"
-	"\"processes with unreadable maps: 0\"]},\n"
-	"{\"name\":\"worker\",\"processName\":\"app\",\"processType\":\"default\",\"pid\":10,"
-	"\"tid\":11,\"registerTime\":0,\"unregisterTime\":null,\n"
-	"\"markers\":{\"schema\":{\"name\":0,\"startTime\":1,\"endTime\":2,\"phase\":3,"
-	"\"category\":4,\"data\":5},\"data\":[]},\n"
-	"\"samples\":{\"schema\":{\"stack\":0,\"time\":1,\"eventDelay\":2,\"threadCPUDelta\":3},"
-	"\"data\":[\n"
-	"[1,2.5,0,1000000]]},\n"
-	"\"frameTable\":{\"schema\":{\"location\":0,\"relevantForJS\":1,\"innerWindowID\":2,"
-	"\"implementation\":3,\"line\":4,\"column\":5,\"category\":6,\"subcategory\":7},"
-	"\"data\":[\n"
-	"[0,false,0,null,5,null,0,0],\n"
-	"[1,false,0,null,null,null,2,0]]},\n"
-	"\"stackTable\":{\"schema\":{\"prefix\":0,\"frame\":1},\"data\":[\n"
-	"[null,0],\n"
-	"[0,1]]},\n"
-	"\"stringTable\":[\n"
-	"\"main (in app)\",\n"
+	"\"processes with unreadable maps: 0\",\n"
+	"\"frames: 2 with source lines, 1 function only, 0 unnamed, 0 unmapped, 1 JIT\",\n"
+	"\"DWARF units unreadable: 0\"]},\n"
+	"{\"processType\":\"default\",\"processStartupTime\":0,\"processShutdownTime\":null,\"reg"
+	"isterTime\":0,\"unregisterTime\":null,\"pausedRanges\":[],\"name\":\"worker\",\"isMainTh"
+	"read\":false,\"processName\":\"app\",\"pid\":\"10\",\"tid\":11,\n"
+	"\"samples\":{\"weightType\":\"tracing-ms\",\n"
+	"\"weight\":[1],\n"
+	"\"stack\":[1],\n"
+	"\"time\":[2.5],\n"
+	"\"threadCPUDelta\":[1000000],\"length\":1},\n"
+	"\"markers\":{\"data\":[],\"name\":[],\"startTime\":[],\"endTime\":[],\"phase\":[],\"cate"
+	"gory\":[],\"length\":0},\n"
+	"\"stackTable\":{\"frame\":[0,1],\n"
+	"\"category\":[0,2],\n"
+	"\"subcategory\":[0,0],\n"
+	"\"prefix\":[null,0],\"length\":2},\n"
+	"\"frameTable\":{\"address\":[-1,-1],\n"
+	"\"inlineDepth\":[0,0],\n"
+	"\"category\":[0,2],\n"
+	"\"subcategory\":[0,0],\n"
+	"\"func\":[0,1],\n"
+	"\"nativeSymbol\":[null,null],\"innerWindowID\":[0,0],\"implementation\":[null,null],\n"
+	"\"line\":[5,null],\n"
+	"\"column\":[null,null],\"length\":2},\n"
+	"\"funcTable\":{\"name\":[0,3],\n"
+	"\"isJS\":[false,false],\"relevantForJS\":[false,false],\n"
+	"\"resource\":[0,-1],\n"
+	"\"fileName\":[2,null],\n"
+	"\"lineNumber\":[null,null],\"columnNumber\":[null,null],\"length\":2},\n"
+	"\"resourceTable\":{\"lib\":[null],\"name\":[1],\"host\":[null],\"type\":[1],\"length\":1"
+	"},\n"
+	"\"nativeSymbols\":{\"libIndex\":[],\"address\":[],\"name\":[],\"functionSize\":[],\"leng"
+	"th\":0},\n"
+	"\"stringArray\":[\n"
+	"\"main\",\n"
+	"\"app\",\n"
+	"\"/src/app.c\",\n"
 	"\"JS:foo\"]}]}\n";
 
 /*
@@ -447,24 +484,24 @@ TEST(firefox_small_exact)
 TEST(firefox_threads_and_frames)
 {
 	static const char *const threads[] = {
-		"\"name\":\"app\",\"processName\":\"app\",\"processType\":\"default\",\"pid\":100,"
+		"\"name\":\"app\",\"isMainThread\":true,\"processName\":\"app\",\"pid\":\"100\","
 		"\"tid\":100,",
-		"\"name\":\"worker\",\"processName\":\"app\",\"processType\":\"default\",\"pid\":100,"
+		"\"name\":\"worker\",\"isMainThread\":false,\"processName\":\"app\",\"pid\":\"100\","
 		"\"tid\":101,",
-		"\"name\":\"my app\",\"processName\":\"my app\",\"processType\":\"default\","
-		"\"pid\":200,\"tid\":200,",
-		"\"name\":\"io\",\"processName\":\"my app\",\"processType\":\"default\",\"pid\":200,"
+		"\"name\":\"my app\",\"isMainThread\":true,\"processName\":\"my app\","
+		"\"pid\":\"200\",\"tid\":200,",
+		"\"name\":\"io\",\"isMainThread\":false,\"processName\":\"my app\",\"pid\":\"200\","
 		"\"tid\":202,",
-		"\"name\":\"app\",\"processName\":\"app\",\"processType\":\"default\",\"pid\":300,"
+		"\"name\":\"app\",\"isMainThread\":false,\"processName\":\"app\",\"pid\":\"300\","
 		"\"tid\":301,",
 		NULL,
 	};
 	static const char *const names[] = {
-		"\"main (in app)\"",
-		"\"compute (in app)\"",
-		"\"libfoo.so+0x1234 (in libfoo.so)\"",
-		"\"entry_SYSCALL_64 (in [kernel.kallsyms])\"",
-		"\"do_syscall_64 (in [kernel.kallsyms])\"",
+		"\n\"main\",\n\"app\",",
+		"\n\"compute\",",
+		"\n\"libfoo.so+0x1234\",\n\"libfoo.so\",",
+		"\n\"entry_SYSCALL_64\",\n\"[kernel.kallsyms]\",",
+		"\n\"do_syscall_64\"",
 		NULL,
 	};
 	struct profile *p = export_test_profile(NULL);
@@ -478,19 +515,24 @@ TEST(firefox_threads_and_frames)
 	CHECK(json_valid(got));
 	CHECK(in_order(got, threads));
 	CHECK_U64(count_of(got, "\"processType\":\"default\""), 5);
+	/* Function names, each followed by its module's name where it is the first of it. */
 	CHECK(in_order(got, names));
-	/* The markers are on the first thread only. */
-	CHECK_U64(count_of(got, "\"lost samples: 2\""), 1);
+	/* The markers are the summary's lines, on the first thread only. */
+	CHECK_U64(count_of(got, "\"samples lost: 2\""), 1);
 	CHECK(strstr(got, "\"stack read errors: 3\""));
 	CHECK(strstr(got, "\"processes with unreadable maps: 4\""));
 	/* The frame without a mapping, and the sample without frames. */
 	CHECK(strstr(got, "\"[unknown]\""));
-	CHECK(strstr(got, "\"ns::work(int) (in app)\""));
+	CHECK(strstr(got, "\"ns::work(int)\""));
 	CHECK(strstr(got, "\"[truncated]\""));
-	/* Without times, every row is at 0, ordered by stack: no frames, main;compute x5, truncated. */
-	CHECK(strstr(got, "\"data\":[\n[0,0,0,10101010],\n[2,0,0,10101010],\n[2,0,0,10101010],\n"
-			  "[2,0,0,10101010],\n[2,0,0,10101010],\n[2,0,0,10101010],\n"
-			  "[5,0,0,10101010]]}"));
+	/*
+	 * A CPU profile: rows unweighted. Without times, every row is at 0,
+	 * ordered by stack: no frames, main;compute x5, truncated.
+	 */
+	CHECK(strstr(got, "\"samples\":{\"weightType\":\"samples\",\"weight\":null,\n"
+			  "\"stack\":[0,2,2,2,2,2,5],\n\"time\":[0,0,0,0,0,0,0],\n"
+			  "\"threadCPUDelta\":[10101010,10101010,10101010,10101010,10101010,"
+			  "10101010,10101010],\"length\":7}"));
 	free(got);
 }
 
@@ -530,17 +572,18 @@ TEST(firefox_escaping)
 
 	CHECK(p);
 	s.thread_name = strset__add(p->strings, "t\"1\xff");
+	strcpy(p->host.release, "6.1\"x\\");
 	CHECK(s.thread_name && profile__add_sample(p, &s));
 	got = firefox_string(p);
 	profile__free(p);
 	CHECK(got);
 	CHECK(json_valid(got));
-	/* ')' in a module would end it early for the profiler's parser. */
-	CHECK(strstr(got, "\"a\\\"b\\\\c\\u000ad\\u0009e\\u0001f\x7f (in we(ir_d\\\".so)\""));
+	CHECK(strstr(got, "\n\"a\\\"b\\\\c\\u000ad\\u0009e\\u0001f\x7f\",\n\"we(ir)d\\\".so\","));
 	CHECK(strstr(got, "\"caf\xc3\xa9 \xf0\x9f\x94\xa5 \\ufffd\\ufffd\""));
 	CHECK(strstr(got, "\"\\ufffd\\ufffd|\\ufffd\\ufffd\\ufffd|\\ufffd\\ufffd\\ufffd\\ufffd|"
 			  "\\ufffd|\\ufffd\\ufffd\""));
 	CHECK(strstr(got, "\"name\":\"t\\\"1\\ufffd\""));
+	CHECK(strstr(got, " 6.1\\\"x\\\\ "));
 	/* No thread name known: the placeholder. */
 	CHECK(strstr(got, "\"processName\":\"[unknown]\""));
 	free(got);
@@ -575,10 +618,10 @@ TEST(firefox_renamed_thread)
 	profile__free(p);
 	CHECK(got);
 	/* "app" has 4 samples (2 + 2) against "sh"'s 3; all 8 rows are in the one thread. */
-	CHECK(strstr(got, "{\"name\":\"app\",\"processName\":\"app\",\"processType\":\"default\","
-			  "\"pid\":7,\"tid\":7,"));
+	CHECK(strstr(got, "\"name\":\"app\",\"isMainThread\":true,\"processName\":\"app\","
+			  "\"pid\":\"7\",\"tid\":7,"));
 	CHECK_U64(count_of(got, "\"processType\":\"default\""), 1);
-	CHECK_U64(count_of(got, "\n[0,0,0,10101010]"), 8);
+	CHECK(strstr(got, "\"stack\":[0,0,0,0,0,0,0,0],"));
 	free(got);
 }
 
@@ -594,108 +637,175 @@ TEST(firefox_empty)
 	profile__free(p);
 	CHECK(got);
 	CHECK(json_valid(got));
-	CHECK(strstr(got,
-		     "\"threads\":[{\"name\":\"[no samples]\",\"processName\":\"[no samples]\","
-		     "\"processType\":\"default\",\"pid\":0,\"tid\":0,"));
-	CHECK(strstr(got, "\"samples\":{\"schema\":{\"stack\":0,\"time\":1,\"eventDelay\":2,"
-			  "\"threadCPUDelta\":3},\"data\":[]}"));
-	CHECK(strstr(got, "\"lost samples: 5\""));
+	CHECK(strstr(got, "\"threads\":[{\"processType\":\"default\""));
+	CHECK(strstr(got, "\"name\":\"[no samples]\",\"isMainThread\":true,"
+			  "\"processName\":\"[no samples]\",\"pid\":\"0\",\"tid\":0,"));
+	CHECK(strstr(got, "\"samples\":{\"weightType\":\"samples\",\"weight\":null,\n"
+			  "\"stack\":[],\n\"time\":[],\n\"threadCPUDelta\":[],\"length\":0}"));
+	CHECK(strstr(got, "\"samples lost: 5\""));
 	free(got);
 }
 
 /*
- * Decoding one thread's tables back, from the layout firefox__write() uses
- * (one row per line): the rows' stacks as "root;...;leaf" strings.
+ * Reading the first thread back, from the layout firefox__write() uses (a
+ * table's columns each after its own "name":[, the string array one string
+ * a line): each row's stack as a "root;...;leaf" string of "module!func"
+ * names, its time and its weight.
  */
 struct decoded {
-	char **paths; /* one per row, in row order */
+	char **paths;	 /* one per row, in row order */
+	double *weights; /* ms, one per row; NULL when the rows are unweighted */
 	size_t nr_rows;
 	bool sorted; /* row times never decrease */
 };
 
 /*
- * The rows of the table that @open starts, after @table in @s: a pointer
- * past each row's "[" (or at a string's quote), NULL-terminated. A row that
- * more rows follow ends in "],\n" or "\",\n"; the last row ends otherwise.
+ * The numbers of column @column of the first table @table in @s, null as
+ * -1, in a malloc()ed array of *@n; NULL when there is no such column.
  */
-static const char **table_rows(const char *s, const char *table, const char *open, size_t *n)
+static double *column(const char *s, const char *table, const char *column, size_t *n)
 {
-	const char *p = strstr(s, table), *nl, **rows = NULL;
+	char key[64];
+	const char *p = strstr(s, table);
+	double *v = NULL;
 	size_t alloc = 0;
 
 	*n = 0;
-	p = p ? strstr(p, open) : NULL;
-	if (!p || p[strlen(open)] != '\n')
+	snprintf(key, sizeof(key), "\"%s\":[", column);
+	p = p ? strstr(p, key) : NULL;
+	if (!p)
 		return NULL;
-	for (p += strlen(open) + 1; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
-		if (*n + 2 > alloc) {
-			const char **mem;
+	for (p += strlen(key); *p != ']';) {
+		char *end;
 
-			alloc = alloc ? alloc * 2 : 64;
-			mem = realloc(rows, alloc * sizeof(*rows));
-			if (!mem) {
-				free(rows);
-				return NULL;
-			}
+		if (*n == alloc) {
+			double *mem = realloc(v, (alloc = alloc ? 2 * alloc : 64) * sizeof(*v));
+
+			if (!mem)
+				break;
+			v = mem;
+		}
+		if (!strncmp(p, "null", 4)) {
+			v[(*n)++] = -1;
+			end = (char *)p + 4;
+		} else {
+			v[(*n)++] = strtod(p, &end);
+		}
+		if (end == p)
+			break;
+		p = *end == ',' ? end + 1 : end;
+	}
+	if (*p != ']') {
+		free(v);
+		return NULL;
+	}
+	return v ? v : malloc(sizeof(*v));
+}
+
+/* The string array of the first thread: a pointer at each string's opening quote. */
+static const char **strings(const char *s, size_t *n)
+{
+	const char *p = strstr(s, "\"stringArray\":[\n"), **rows = NULL;
+	size_t alloc = 0;
+
+	*n = 0;
+	for (p = p ? p + strlen("\"stringArray\":[\n") : NULL; p && *p == '"';) {
+		if (*n + 1 >= alloc) {
+			const char **mem =
+				realloc(rows, (alloc = alloc ? 2 * alloc : 64) * sizeof(*rows));
+
+			if (!mem)
+				break;
 			rows = mem;
 		}
-		rows[(*n)++] = *p == '[' ? p + 1 : p;
-		rows[*n] = NULL;
-		if (nl[-1] != ',' || (nl[-2] != ']' && nl[-2] != '"'))
-			break;
+		rows[(*n)++] = p;
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
 	}
 	return rows;
 }
 
+/* Append string @i of @strs (up to its closing quote) to @buf. */
+static size_t append_string(char *buf, size_t len, size_t size, const char **strs, size_t i)
+{
+	const char *s = strs[i] + 1;
+
+	return len + snprintf(buf + len, size - len, "%.*s", (int)(strchr(s, '"') - s), s);
+}
+
 static bool decode_thread(const char *json, struct decoded *d)
 {
-	size_t nr_samples, nr_frames, nr_stacks, nr_strings;
-	const char **samples = table_rows(json, "\"samples\"", "\"data\":[", &nr_samples);
-	const char **frames = table_rows(json, "\"frameTable\"", "\"data\":[", &nr_frames);
-	const char **stacks = table_rows(json, "\"stackTable\"", "\"data\":[", &nr_stacks);
-	const char **strings = table_rows(json, "\"stringTable\"", "[", &nr_strings);
+	size_t nr_rows, nr_times, nr_weights = 0, nr_frame, nr_prefix, nr_func, nr_name, nr_res,
+				  nr_res_name, nr_strs;
+	double *stack = column(json, "\"samples\"", "stack", &nr_rows);
+	double *times = column(json, "\"samples\"", "time", &nr_times);
+	double *weights = column(json, "\"samples\"", "weight", &nr_weights);
+	double *frame = column(json, "\"stackTable\"", "frame", &nr_frame);
+	double *prefix = column(json, "\"stackTable\"", "prefix", &nr_prefix);
+	double *func = column(json, "\"frameTable\"", "func", &nr_func);
+	double *name = column(json, "\"funcTable\"", "name", &nr_name);
+	double *resource = column(json, "\"funcTable\"", "resource", &nr_res);
+	double *res_name = column(json, "\"resourceTable\"", "name", &nr_res_name);
+	const char **strs = strings(json, &nr_strs);
+	bool ok = stack && times && frame && prefix && func && name && resource && res_name &&
+		  strs && nr_times == nr_rows && nr_prefix == nr_frame && nr_res == nr_name &&
+		  (!weights || nr_weights == nr_rows);
 	double last = 0;
-	bool ok = samples && frames && stacks && strings;
 
-	d->paths = ok ? calloc(nr_samples, sizeof(*d->paths)) : NULL;
-	d->nr_rows = nr_samples;
+	d->paths = ok ? calloc(nr_rows ? nr_rows : 1, sizeof(*d->paths)) : NULL;
+	d->nr_rows = nr_rows;
 	d->sorted = true;
-	for (size_t i = 0; ok && d->paths && i < nr_samples; i++) {
-		const char *names[64]; /* leaf first, each up to its closing quote */
-		unsigned long stack = strtoul(samples[i], NULL, 10);
-		double time = strtod(strchr(samples[i], ',') + 1, NULL);
-		char path[1024];
-		size_t nr = 0, len = 0;
+	for (size_t i = 0; ok && d->paths && i < nr_rows; i++) {
+		size_t path[64], nr = 0, len = 0; /* functions, leaf first */
+		char buf[1024];
 
-		d->sorted = d->sorted && time >= last;
-		last = time;
-		while (ok && stack < nr_stacks) {
-			unsigned long frame = strtoul(strchr(stacks[stack], ',') + 1, NULL, 10);
-			unsigned long str = frame < nr_frames ? strtoul(frames[frame], NULL, 10) :
-								~0UL;
+		d->sorted = d->sorted && times[i] >= last;
+		last = times[i];
+		for (double st = stack[i]; ok && st >= 0; st = prefix[(size_t)st]) {
+			size_t fr = (size_t)frame[(size_t)st];
 
-			ok = str < nr_strings && nr < 64;
+			ok = st < nr_frame && fr < nr_func && func[fr] < nr_name && nr < 64;
 			if (ok)
-				names[nr++] = strings[str] + 1;
-			stack = strncmp(stacks[stack], "null", 4) ?
-					strtoul(stacks[stack], NULL, 10) :
-					~0UL;
+				path[nr++] = func[fr];
 		}
-		path[0] = '\0';
+		buf[0] = '\0';
 		while (ok && nr--) {
-			int n = strchr(names[nr], '"') - names[nr];
+			double r = resource[path[nr]];
 
-			len += snprintf(path + len, sizeof(path) - len, "%s%.*s", len ? ";" : "", n,
-					names[nr]);
-			ok = len < sizeof(path);
+			len += snprintf(buf + len, sizeof(buf) - len, "%s", len ? ";" : "");
+			if (r >= 0 && r < nr_res_name && res_name[(size_t)r] < nr_strs) {
+				len = append_string(buf, len, sizeof(buf), strs,
+						    res_name[(size_t)r]);
+				len += snprintf(buf + len, sizeof(buf) - len, "!");
+			}
+			ok = name[path[nr]] < nr_strs && len < sizeof(buf);
+			if (ok)
+				len = append_string(buf, len, sizeof(buf), strs, name[path[nr]]);
+			ok = ok && len < sizeof(buf);
 		}
-		d->paths[i] = strdup(path);
+		d->paths[i] = strdup(buf);
 	}
-	free(samples);
-	free(frames);
-	free(stacks);
-	free(strings);
+	d->weights = ok ? weights : NULL;
+	if (!ok)
+		free(weights);
+	free(stack);
+	free(times);
+	free(frame);
+	free(prefix);
+	free(func);
+	free(name);
+	free(resource);
+	free(res_name);
+	free(strs);
 	return ok && d->paths;
+}
+
+static void decoded_release(struct decoded *d)
+{
+	for (size_t i = 0; d->paths && i < d->nr_rows; i++)
+		free(d->paths[i]);
+	free(d->paths);
+	free(d->weights);
 }
 
 static int cmp_strp(const void *a, const void *b)
@@ -715,10 +825,11 @@ static void expected_path(const struct profile_sample *s, char *buf, size_t size
 		const struct profile_frame *f = s->frames[i];
 
 		for (uint32_t k = f->nr_lines; k-- > 0;)
-			len += snprintf(buf + len, size - len, ";%s%s", f->lines[k].name,
-					f->kernel  ? " (in [kernel.kallsyms])" :
-					f->mapping ? " (in app)" :
-						     "");
+			len += snprintf(buf + len, size - len, ";%s%s",
+					f->kernel  ? "[kernel.kallsyms]!" :
+					f->mapping ? "app!" :
+						     "",
+					f->lines[k].name);
 	}
 	if (s->offcpu || !s->nr_frames)
 		len += snprintf(buf + len, size - len, ";%s",
@@ -744,9 +855,11 @@ static const struct profile_frame pool_frames[10] = {
 };
 
 /*
- * Many random stacks of one thread, sorted so that neighbours share outer
- * frames (or not, where the root changes): every row decodes back to its
- * sample's stack, and rows are in time order.
+ * Many random stacks of one thread, on and off CPU, sorted so that
+ * neighbours share outer frames (or not, where the root changes), in a
+ * wall-clock profile: every row decodes back to its sample's stack, rows
+ * are in time order, and the rows of a sample weigh its time: a sampling
+ * period each on CPU, its time off CPU between them.
  */
 TEST(firefox_stacks_decode)
 {
@@ -758,13 +871,16 @@ TEST(firefox_stacks_decode)
 	};
 	const struct profile_frame *frames[6];
 	struct profile *p = profile__new(99);
-	struct decoded d = { NULL, 0, false };
+	struct decoded d = { NULL, NULL, 0, false };
 	char **want = NULL, *got = NULL;
 	size_t nr_want = 0;
 	uint32_t seed = 12345;
+	uint64_t wall_ns = 0;
+	double weight_ms = 0;
 	bool same;
 
 	CHECK(p);
+	p->mode = PROFILE_WALL;
 	for (int i = 0; i < 1000; i++) {
 		uint64_t times[3];
 		struct profile_sample s = { .pid = 1, .tid = 1, .frames = frames, .times = times };
@@ -775,6 +891,7 @@ TEST(firefox_stacks_decode)
 		s.truncated = (seed >> 29) == 0;
 		s.offcpu = (seed >> 21 & 3) == 0;
 		s.count = 1 + (seed >> 23) % 3;
+		s.offcpu_ns = s.offcpu ? seed % 100000000 : 0;
 		for (uint32_t k = 0; k < s.nr_frames; k++) {
 			seed = seed * 1103515245 + 12345;
 			frames[k] = pool[seed >> 16 & 15];
@@ -784,6 +901,7 @@ TEST(firefox_stacks_decode)
 			times[k] = seed >> 8;
 		}
 		CHECK(profile__add_sample(p, &s));
+		wall_ns += profile_sample__wall_ns(p, &s);
 	}
 	profile__sort(p);
 	want = calloc(profile__total(p), sizeof(*want));
@@ -796,7 +914,9 @@ TEST(firefox_stacks_decode)
 	}
 	got = firefox_string(p);
 	profile__free(p);
-	same = want && got && decode_thread(got, &d) && d.nr_rows == nr_want;
+	same = want && got && decode_thread(got, &d) && d.nr_rows == nr_want && d.weights;
+	for (size_t i = 0; same && i < d.nr_rows; i++)
+		weight_ms += d.weights[i];
 	if (same) {
 		qsort(want, nr_want, sizeof(*want), cmp_strp);
 		qsort(d.paths, d.nr_rows, sizeof(*d.paths), cmp_strp);
@@ -810,13 +930,45 @@ TEST(firefox_stacks_decode)
 	}
 	for (size_t i = 0; i < nr_want; i++)
 		free(want[i]);
-	for (size_t i = 0; d.paths && i < d.nr_rows; i++)
-		free(d.paths[i]);
+	decoded_release(&d);
 	free(want);
-	free(d.paths);
 	free(got);
 	CHECK(same);
 	CHECK(d.sorted);
+	/* Weights are exact to the ns, printed in ms: the sum is within rounding of a double. */
+	CHECK(wall_ns > 1000000000);
+	CHECK(weight_ms > wall_ns / 1e6 - 1e-3 && weight_ms < wall_ns / 1e6 + 1e-3);
+}
+
+/*
+ * In an off-CPU profile too, rows weigh time: 30 ms of CPU at 100 Hz and
+ * 70 ms off CPU in 3 intervals (23.333333, 23.333333 and 23.333334 ms) make
+ * a call tree 70% off CPU.
+ */
+TEST(firefox_offcpu_weights)
+{
+	static const struct profile_frame *const frames[] = { &f_main };
+	static const uint64_t times[] = { 1000000, 2000000, 3000000 };
+	struct profile *p = profile__new(100);
+	struct profile_sample on = { .pid = 1, .tid = 1, .nr_frames = 1, .count = 3 };
+	struct profile_sample off = on;
+	char *got;
+
+	CHECK(p);
+	p->mode = PROFILE_OFFCPU;
+	on.frames = off.frames = (const struct profile_frame **)frames;
+	on.times = off.times = (uint64_t *)times;
+	off.offcpu = true;
+	off.offcpu_ns = 70000000;
+	CHECK(profile__add_sample(p, &on) && profile__add_sample(p, &off));
+	got = firefox_string(p);
+	profile__free(p);
+	CHECK(got);
+	CHECK(strstr(got, "\"samples\":{\"weightType\":\"tracing-ms\",\n"
+			  "\"weight\":[10,23.333333,10,23.333333,10,23.333334],\n"
+			  "\"stack\":[0,1,0,1,0,1],\n"));
+	CHECK(strstr(got, "\"threadCPUDelta\":[10000000,0,10000000,0,10000000,0],"));
+	free(got);
 }
 
 /* Bytes of the shared test profile added in @order, then sorted; NULL on failure. */
@@ -866,7 +1018,7 @@ static uint8_t *slurp(FILE *f, size_t *len)
 /* The gzip stream of @in, inflated into a NUL-terminated string; NULL on failure. */
 static char *gunzip(const uint8_t *in, size_t len)
 {
-	size_t alloc = 1 << 20;
+	size_t alloc = 4 << 20;
 	char *out = malloc(alloc);
 	z_stream zs;
 	int zerr = Z_OK;
@@ -960,7 +1112,7 @@ TEST(firefox_large)
 	ok = unzipped && !strcmp(plain, unzipped) && json_valid(plain) &&
 	     strlen(plain) > 256 * 1024;
 	ok = ok && count_of(plain, "\"processType\":\"default\"") == 500 &&
-	     count_of(plain, "\n[3,0.001,0,10101010]") == 500;
+	     count_of(plain, "\"time\":[0.001,") == 500;
 	free(plain);
 	free(gz);
 	free(unzipped);

@@ -344,14 +344,16 @@ TEST(pprof_encode_fields)
 	CHECK_U64(pp->drop_frames, 0);
 	CHECK_U64(pp->keep_frames, 0);
 
-	CHECK_U64(pp->n_comment, 6);
-	CHECK_STR(str_at(pp, pp->comment[0]), "profiler: 29 samples at 99 Hz");
-	CHECK_STR(str_at(pp, pp->comment[1]), "lost samples: 2");
+	/* The summary, a comment a line; a CPU profile says nothing of time off CPU. */
+	CHECK_U64(pp->n_comment, 7);
+	CHECK_STR(str_at(pp, pp->comment[0]), "on-CPU samples: 29 in 5.0 s at 99 Hz");
+	CHECK_STR(str_at(pp, pp->comment[1]), "samples lost: 2");
 	CHECK_STR(str_at(pp, pp->comment[2]), "truncated stacks: 1");
 	CHECK_STR(str_at(pp, pp->comment[3]), "stack read errors: 3");
 	CHECK_STR(str_at(pp, pp->comment[4]), "processes with unreadable maps: 4");
 	CHECK_STR(str_at(pp, pp->comment[5]),
 		  "frames: 5 with source lines, 4 function only, 3 unnamed, 2 unmapped, 1 JIT");
+	CHECK_STR(str_at(pp, pp->comment[6]), "DWARF units unreadable: 0");
 
 	/* One per distinct pointer or name, ids from 1 in first-use order. */
 	CHECK_U64(pp->n_mapping, 3);
@@ -436,8 +438,8 @@ TEST(pprof_encode_empty)
 	CHECK_U64(pp->n_string_table > 0 ? strcmp(pp->string_table[0], "") : 1, 0);
 	CHECK_U64(pp->n_sample, 0);
 	CHECK_U64(pp->n_location, 0);
-	CHECK_U64(pp->n_comment, 6);
-	CHECK_STR(str_at(pp, pp->comment[0]), "profiler: 0 samples at 99 Hz");
+	CHECK_U64(pp->n_comment, 7);
+	CHECK_STR(str_at(pp, pp->comment[0]), "on-CPU samples: 0 in 0.0 s at 99 Hz");
 	CHECK_STR(str_at(pp, pp->default_sample_type), "cpu");
 	perftools__profiles__profile__free_unpacked(pp, NULL);
 }

@@ -417,6 +417,8 @@ static void check_thread_cpu(struct env *e)
 			n_unsampled++;
 			CHECK(s->frames[0] == &unsampled.frame);
 			CHECK_U64(profile_sample__cpu_ns(e->p, s), 40);
+			/* Time, but no sample: pprof's samples/count gets none from it. */
+			CHECK_U64(profile_sample__events(s), 0);
 			CHECK(s->times);
 			CHECK_U64(s->times[0], 50);
 		}

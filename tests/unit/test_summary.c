@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The profile's summary (profile__summary()): its lines, and the same lines,
+ * numbers and words, in every output that has room for them: pprof's
+ * comments, the Firefox Profiler's markers and the SVG's subtitle.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/profile.h"
+#include "common/strset.h"
+#include "export/firefox.h"
+#include "export/pprof.h"
+#include "export/svg.h"
+#include "export_test.h"
+#include "profile.pb-c.h"
+#include "test.h"
+
+static const struct profile_frame f_main = { .address = 0x1000, FRAME_LINE(.name = "main") };
+static const struct profile_frame f_sleep = { .address = 0x2000, FRAME_LINE(.name = "nanosleep") };
+
+/*
+ * A wall-clock profile whose counts all differ: 364 on-CPU samples and
+ * 53,935 intervals off CPU, so that a total of the two (54,299) cannot pass
+ * for either.
+ */
+static struct profile *wall_profile(void)
+{
+	static const struct profile_frame *const on[] = { &f_main };
+	static const struct profile_frame *const off[] = { &f_sleep, &f_main };
+	struct profile *p = profile__new(99);
+	struct profile_sample s = { .pid = 7, .tid = 7 };
+
+	if (!p)
+		return NULL;
+	p->mode = PROFILE_WALL;
+	p->duration = 2950000000ULL;
+	p->stats = (struct profile_stats){
+		.samples = 364,
+		.lost_samples = 5,
+		.offcpu_intervals = 53935,
+		.offcpu_ns = 12345678901ULL,
+		.lost_offcpu = 17,
+		.truncated = 11,
+		.stack_errors = 13,
+		.maps_unreadable = 1,
+		.frames = { [FRAME_LINES] = 21,
+			    [FRAME_SYMBOL] = 22,
+			    [FRAME_NO_SYMBOL] = 23,
+			    [FRAME_NO_MAPPING] = 24,
+			    [FRAME_JIT] = 25 },
+		.dwarf_units_lost = 2,
+	};
+	s.process_name = s.thread_name = strset__add(p->strings, "app");
+	s.frames = (const struct profile_frame **)on;
+	s.nr_frames = 1;
+	s.count = 364;
+	if (!s.process_name || !profile__add_sample(p, &s))
+		goto out_free;
+	s.frames = (const struct profile_frame **)off;
+	s.nr_frames = 2;
+	s.count = 53935;
+	s.offcpu = true;
+	s.offcpu_ns = 12345678901ULL;
+	if (!profile__add_sample(p, &s))
+		goto out_free;
+	return p;
+
+out_free:
+	profile__free(p);
+	return NULL;
+}
+
+static const char *const wall_lines[] = {
+	"on-CPU samples: 364 in 3.0 s at 99 Hz",
+	"samples lost: 5",
+	"intervals off CPU: 53935 (12.346 s)",
+	"intervals off CPU lost: 17",
+	"truncated stacks: 11",
+	"stack read errors: 13",
+	"processes with unreadable maps: 1",
+	"frames: 21 with source lines, 22 function only, 23 unnamed, 24 unmapped, 25 JIT",
+	"DWARF units unreadable: 2",
+};
+
+#define NR_WALL_LINES (sizeof(wall_lines) / sizeof(wall_lines[0]))
+
+/* The lines, in their groups: what was recorded and lost, the stacks, the frames. */
+TEST(summary_lines)
+{
+	static const enum profile_summary_group groups[NR_WALL_LINES] = {
+		SUMMARY_SAMPLES, SUMMARY_SAMPLES, SUMMARY_SAMPLES, SUMMARY_SAMPLES, SUMMARY_STACKS,
+		SUMMARY_STACKS,	 SUMMARY_STACKS,  SUMMARY_FRAMES,  SUMMARY_FRAMES,
+	};
+	struct profile *p = wall_profile();
+	struct profile_summary sum;
+
+	CHECK(p);
+	/* The profile holds more rows than either count: the summary gives the counts. */
+	CHECK_U64(profile__total(p), 54299);
+	profile__summary(p, &sum);
+	CHECK_U64(sum.nr, NR_WALL_LINES);
+	for (size_t i = 0; i < NR_WALL_LINES; i++) {
+		CHECK_STR(sum.lines[i].text, wall_lines[i]);
+		CHECK_U64(sum.lines[i].group, groups[i]);
+	}
+
+	/* On CPU only, nothing about time off CPU; durations round half up. */
+	p->mode = PROFILE_CPU;
+	p->duration = 2949999999ULL;
+	profile__summary(p, &sum);
+	profile__free(p);
+	CHECK_U64(sum.nr, NR_WALL_LINES - 2);
+	CHECK_STR(sum.lines[0].text, "on-CPU samples: 364 in 2.9 s at 99 Hz");
+	CHECK_STR(sum.lines[1].text, "samples lost: 5");
+	CHECK_STR(sum.lines[2].text, "truncated stacks: 11");
+}
+
+/* In pprof, one comment a line (go tool pprof -comments), and no other comment. */
+TEST(summary_in_pprof_comments)
+{
+	struct profile *p = wall_profile();
+	Perftools__Profiles__Profile *pp;
+	uint8_t *buf = NULL;
+	size_t len = 0, n;
+	bool same = true;
+	int err;
+
+	CHECK(p);
+	err = pprof__encode(p, &buf, &len);
+	profile__free(p);
+	CHECK_U64(err, 0);
+	pp = perftools__profiles__profile__unpack(NULL, len, buf);
+	free(buf);
+	CHECK(pp);
+	n = pp->n_comment;
+	for (size_t i = 0; i < n && i < NR_WALL_LINES; i++) {
+		int64_t idx = pp->comment[i];
+
+		same = same && idx > 0 && (size_t)idx < pp->n_string_table &&
+		       !strcmp(pp->string_table[idx], wall_lines[i]);
+	}
+	perftools__profiles__profile__free_unpacked(pp, NULL);
+	CHECK_U64(n, NR_WALL_LINES);
+	CHECK(same);
+}
+
+/*
+ * The names of the first thread's markers in firefox__write()'s output: the
+ * marker table's "name" column indexes the string array, one string a line.
+ * A malloc()ed, NULL-terminated array of malloc()ed strings; NULL on failure.
+ */
+static char **marker_names(const char *json)
+{
+	const char *names = strstr(json, "\"markers\":{");
+	const char *strs = strstr(json, "\"stringArray\":[\n");
+	char **out = calloc(PROFILE_SUMMARY_MAX + 1, sizeof(*out));
+	size_t n = 0;
+
+	names = names ? strstr(names, "\"name\":[") : NULL;
+	if (!names || !strs || !out) {
+		free(out);
+		return NULL;
+	}
+	strs += strlen("\"stringArray\":[\n");
+	for (const char *p = names + strlen("\"name\":["); *p != ']' && n < PROFILE_SUMMARY_MAX;) {
+		char *end;
+		unsigned long idx = strtoul(p, &end, 10);
+		const char *s = strs;
+
+		for (unsigned long k = 0; k < idx && s; k++) {
+			s = strchr(s, '\n');
+			s = s ? s + 1 : NULL;
+		}
+		if (end == p || !s || *s != '"')
+			break;
+		out[n++] = strndup(s + 1, strchr(s + 1, '"') - (s + 1));
+		p = *end == ',' ? end + 1 : end;
+	}
+	return out;
+}
+
+static int write_firefox(const struct profile *p, FILE *out)
+{
+	return firefox__write(p, out, false);
+}
+
+/* In the Firefox Profiler's format, one marker a line, on the first thread. */
+TEST(summary_in_firefox_markers)
+{
+	struct profile *p = wall_profile();
+	char *json = p ? export_test_string(write_firefox, p, NULL) : NULL;
+	char **names;
+	size_t n = 0;
+	bool same = true;
+
+	profile__free(p);
+	CHECK(json);
+	names = marker_names(json);
+	free(json);
+	CHECK(names);
+	for (; names[n]; n++)
+		same = same && n < NR_WALL_LINES && !strcmp(names[n], wall_lines[n]);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	CHECK_U64(n, NR_WALL_LINES);
+	CHECK(same);
+}
+
+/* Under the SVG's title, a line of text per group, the lines apart by "; ". */
+TEST(summary_in_svg)
+{
+	static const char *const texts[] = {
+		"on-CPU samples: 364 in 3.0 s at 99 Hz; samples lost: 5; intervals off CPU: 53935 "
+		"(12.346 s); intervals off CPU lost: 17",
+		"truncated stacks: 11; stack read errors: 13; processes with unreadable maps: 1",
+		"frames: 21 with source lines, 22 function only, 23 unnamed, 24 unmapped, 25 JIT; "
+		"DWARF units unreadable: 2",
+	};
+	struct profile *p = wall_profile();
+	char *svg = p ? export_test_string(svg__write, p, NULL) : NULL;
+	const char *at;
+	size_t n = 0;
+	bool same = true;
+
+	profile__free(p);
+	CHECK(svg);
+	for (at = strstr(svg, "<text class=\"stats\""); at;
+	     at = strstr(at + 1, "<text class=\"stats\"")) {
+		const char *start = strchr(at, '>') + 1, *end = strstr(start, "</text>");
+
+		same = same && n < 3 && end && (size_t)(end - start) == strlen(texts[n]) &&
+		       !strncmp(start, texts[n], end - start);
+		n++;
+	}
+	free(svg);
+	CHECK_U64(n, 3);
+	CHECK(same);
+}
