@@ -113,6 +113,7 @@ struct collector {
 	uint64_t unwind_ns;	      /* CLOCK_MONOTONIC time spent unwinding them */
 	uint64_t nr_offcpu;	      /* intervals off CPU received */
 	uint64_t nr_offcpu_records;   /* ... in this many records (short ones are summed) */
+	uint64_t nr_idle;	      /* samples of idle CPUs */
 	uint64_t offcpu_ns;	      /* their total length */
 	struct unwind_maps *unwind_maps;		 /* CALL_GRAPH_CFI's tables */
 	uint64_t nr_sample_records, sample_record_bytes; /* on-CPU records drained */
@@ -565,6 +566,7 @@ static int handle_sample(struct collector *c, const struct sample_event *e)
 	s = stack_table__add(&c->stacks, e, thread_name, process_name, &is_new);
 	if (!s)
 		return -ENOMEM;
+	c->nr_idle += e->type == EVENT_SAMPLE && !e->tid;
 	if (e->type == EVENT_OFFCPU) {
 		c->nr_offcpu += e->nr_intervals;
 		c->nr_offcpu_records++;
@@ -1302,6 +1304,7 @@ void collector__stats(const struct collector *c, struct profile_stats *stats)
 {
 	stats->samples = c->stacks.nr_samples - c->nr_offcpu_records;
 	stats->lost_samples = stat_sum(c, STAT_LOST_SAMPLES) + c->malformed;
+	stats->idle_samples = c->nr_idle;
 	stats->offcpu_intervals = c->nr_offcpu;
 	stats->offcpu_ns = c->offcpu_ns;
 	stats->lost_offcpu = stat_sum(c, STAT_LOST_OFFCPU) + stat_sum(c, STAT_OFFCPU_DROPPED);

@@ -237,6 +237,9 @@ void profile__summary(const struct profile *p, struct profile_summary *sum)
 		snprintf(hz, sizeof(hz), " at %" PRIu32 " Hz", p->freq_hz);
 	summary__add(sum, SUMMARY_SAMPLES, "on-CPU samples: %" PRIu64 " in %s s%s", st->samples,
 		     seconds(s1, p->duration, 1), hz);
+	if (st->idle_samples)
+		summary__add(sum, SUMMARY_SAMPLES, "of which idle CPUs: %" PRIu64,
+			     st->idle_samples);
 	summary__add(sum, SUMMARY_SAMPLES, "samples lost: %" PRIu64, st->lost_samples);
 	if (p->mode != PROFILE_CPU) {
 		summary__add(sum, SUMMARY_SAMPLES, "intervals off CPU: %" PRIu64 " (%s s)",

@@ -126,6 +126,7 @@ enum profile_mode {
 
 struct profile_stats {
 	uint64_t samples;	   /* on-CPU samples received */
+	uint64_t idle_samples;	   /* ... of idle CPUs (-a), as "swapper" */
 	uint64_t lost_samples;	   /* on-CPU samples dropped: ring buffer or stack table full */
 	uint64_t offcpu_intervals; /* intervals off CPU received (--off-cpu, --wall) */
 	uint64_t offcpu_ns;	   /* their total length */

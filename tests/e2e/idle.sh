@@ -20,10 +20,12 @@ if "$PROFILER" -a -d 2 -f folded -o "$TMP/all.folded" 2>"$TMP/err"; then
 	total=$(awk '{ n += $NF } END { print n + 0 }' "$TMP/all.folded")
 	idle=$(awk '/^swapper;/ { n += $NF } END { print n + 0 }' "$TMP/all.folded")
 	loop=$(grep -c '^swapper;.*do_idle' "$TMP/all.folded")
-	if [[ $total -gt 0 && $idle -gt 0 && $loop -gt 0 ]]; then
+	said=$(summary_count "$TMP/err" "of which idle CPUs")
+	if [[ $total -gt 0 && $idle -gt 0 && $loop -gt 0 && ${said:-none} == "$idle" ]]; then
 		ok "-a: idle CPUs as swapper ($idle of $total samples, in the idle loop)"
 	else
-		fail "-a: idle CPUs as swapper ($idle of $total samples; $loop stacks in do_idle)"
+		fail "-a: idle CPUs as swapper ($idle of $total samples; $loop stacks in do_idle;" \
+			"the summary says ${said:-none} idle)"
 		roots "$TMP/all.folded" | head -5 | sed 's/^/#   /'
 	fi
 else
