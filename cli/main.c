@@ -9,6 +9,7 @@
 #include "options.h"
 #include "record.h"
 #include "symbolize.h"
+#include "version.h"
 
 static int verbosity;
 
@@ -52,8 +53,11 @@ int main(int argc, char **argv)
 		options__release(&o);
 		return 2;
 	}
-	if (o.help) {
-		fputs(options_usage, stdout);
+	if (o.help || o.version) {
+		if (o.help)
+			fputs(options_usage, stdout);
+		else
+			puts("profiler " PROFILER_VERSION);
 		options__release(&o);
 		return 0;
 	}

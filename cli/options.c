@@ -60,6 +60,7 @@ const char options_usage[] =
 "  -f, --format FMT        pprof | folded | firefox | svg\n"
 "  -v, --verbose           more messages; twice for debug output\n"
 "  -h, --help              show this help\n"
+"  -V, --version           show the version and exit\n"
 "\n"
 "Call graphs: cfi (default) unwinds user stacks in the BPF program from tables\n"
 "built from each mapped file's .eh_frame (else .debug_frame): whole stacks\n"
@@ -123,6 +124,7 @@ static const struct option long_options[] = {
 	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
 	{},
 };
 
@@ -291,7 +293,7 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 	o->max_stacks = DEFAULT_MAX_STACKS;
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:p:o:f:F:d:at:vh", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:o:f:F:d:at:vhV", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (parse_pids(o, optarg, err, size))
@@ -382,6 +384,9 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 			break;
 		case 'h':
 			o->help = 1;
+			return 0;
+		case 'V':
+			o->version = 1;
 			return 0;
 		case ':':
 			return fail(err, size, "option '%s' needs an argument", argv[optind - 1]);
