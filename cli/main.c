@@ -8,6 +8,7 @@
 #include "common/procfs.h"
 #include "options.h"
 #include "record.h"
+#include "status_line.h"
 #include "symbolize.h"
 #include "version.h"
 
@@ -17,6 +18,7 @@ static void print_log(enum log_level level, const char *fmt, va_list args)
 {
 	if ((level == LOG_INFO && verbosity < 1) || (level == LOG_DEBUG && verbosity < 2))
 		return;
+	status_line__clear();
 	fputs("profiler: ", stderr);
 	vfprintf(stderr, fmt, args);
 	fputc('\n', stderr);

@@ -12,6 +12,7 @@
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bpf/profile.h"
@@ -25,6 +26,7 @@
 #include "options.h"
 #include "privileges.h"
 #include "record.h"
+#include "status_line.h"
 #include "symbolize/stacks.h"
 #include "symbolize/symbolizer.h"
 
@@ -242,6 +244,50 @@ static int write_profile(const struct profile *p, const struct options *o,
 	return err;
 }
 
+/* The status line is redrawn at most this often while sampling. */
+#define STATUS_INTERVAL_NS (250ULL * 1000 * 1000)
+
+struct progress_line {
+	struct collector *c;
+	uint64_t duration_ns; /* -d, or 0 */
+	bool offcpu;
+	uint64_t next_ns; /* CLOCK_MONOTONIC of the next redraw; 0 before the first */
+};
+
+/*
+ * "profiler: 2.3 s of 10, 229 samples, 0 lost, 41 intervals off CPU", in
+ * place (status_line.h). The first one comes a whole interval after sampling
+ * started, so a short run shows none.
+ */
+static void show_status(void *ctx)
+{
+	struct progress_line *s = ctx;
+	uint64_t start = collector__start_mono(s->c), now;
+	struct collector_progress p;
+	struct timespec ts;
+	char of[32] = "";
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	if (!s->next_ns)
+		s->next_ns = start + STATUS_INTERVAL_NS;
+	if (now < s->next_ns)
+		return;
+	s->next_ns = now + STATUS_INTERVAL_NS;
+	collector__progress(s->c, &p);
+	if (s->duration_ns)
+		snprintf(of, sizeof(of), " of %g", s->duration_ns / 1e9);
+	if (s->offcpu)
+		status_line__show(
+			"profiler: %.1f s%s, %llu samples, %llu lost, %llu intervals off CPU",
+			(now - start) / 1e9, of, (unsigned long long)p.samples,
+			(unsigned long long)p.lost, (unsigned long long)p.offcpu_intervals);
+	else
+		status_line__show("profiler: %.1f s%s, %llu samples, %llu lost",
+				  (now - start) / 1e9, of, (unsigned long long)p.samples,
+				  (unsigned long long)p.lost);
+}
+
 /* A profiler with many targets keeps one descriptor per mapped file open. */
 static void raise_nofile_limit(void)
 {
@@ -282,6 +328,7 @@ int record(const struct options *o)
 	const struct stack_table *stacks;
 	struct overflow_frame overflow;
 	struct stacks_opts stack_opts = { 0 };
+	struct progress_line progress = { .duration_ns = o->duration_ns, .offcpu = o->offcpu };
 	int err, ret = 1, status;
 
 	install_signals();
@@ -369,9 +416,18 @@ int record(const struct options *o)
 	copts.no_times = true;
 	for (size_t i = 0; i < o->nr_outputs; i++)
 		copts.no_times &= o->outputs[i].format != EXPORT_FIREFOX;
+	/*
+	 * A status line while sampling, on a terminal; not beside a command,
+	 * whose own output goes to the same terminal and would run into it.
+	 */
+	if (!o->command && status_line__enable()) {
+		copts.on_drain = show_status;
+		copts.on_drain_ctx = &progress;
+	}
 	c = collector__new(&copts, p->strings);
 	if (!c)
 		goto out;
+	progress.c = c;
 	if (tid_process > 0) {
 		err = collector__add_target(c, tid_process, false);
 		if (err) {
@@ -433,6 +489,7 @@ int record(const struct options *o)
 			strerror(-err));
 
 	err = collector__run(c);
+	status_line__clear();
 	sampling = NULL;
 	phase = "symbolizing";
 	if (err)

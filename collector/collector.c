@@ -1073,6 +1073,8 @@ int collector__run(struct collector *c)
 			break;
 		if (!targets_alive(c))
 			break;
+		if (c->opts.on_drain)
+			c->opts.on_drain(c->opts.on_drain_ctx);
 	}
 	c->stop_mono = now_ns(CLOCK_MONOTONIC);
 	/* Stop sampling, then take what is still in the buffer. */
@@ -1162,6 +1164,14 @@ void collector__stats(const struct collector *c, struct profile_stats *stats)
 	stats->truncated = stat_sum(c, STAT_TRUNCATED) + c->nr_unwind_truncated;
 	stats->stack_errors =
 		stat_sum(c, STAT_USER_STACK_ERROR) + stat_sum(c, STAT_KERNEL_STACK_ERROR);
+}
+
+void collector__progress(const struct collector *c, struct collector_progress *p)
+{
+	p->samples = c->stacks.nr_samples - c->nr_offcpu;
+	p->offcpu_intervals = c->nr_offcpu;
+	p->lost = stat_sum(c, STAT_RINGBUF_FULL) + stat_sum(c, STAT_OFFCPU_DROPPED) + c->malformed +
+		  c->stacks.dropped;
 }
 
 uint64_t collector__start_mono(const struct collector *c)
