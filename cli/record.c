@@ -23,6 +23,7 @@
 #include "common/output.h"
 #include "common/profile.h"
 #include "export/export.h"
+#include "no_samples.h"
 #include "options.h"
 #include "privileges.h"
 #include "record.h"
@@ -517,6 +518,7 @@ int record(const struct options *o)
 	p->mode = o->wall ? PROFILE_WALL : o->offcpu ? PROFILE_OFFCPU : PROFILE_CPU;
 	p->start_time = collector__start_real(c);
 	p->duration = collector__duration(c);
+	no_samples__warn(o, p, o->command && collector__child_status(c) != -1);
 	pr_info("symbolizing %zu stacks", stacks->entries.nr);
 	err = overflow_frame__init(&overflow, p->strings);
 	/* Under sudo, perf maps are trusted from the user who ran it, as the profiles are theirs. */
