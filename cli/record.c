@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <linux/magic.h>
@@ -21,6 +22,7 @@
 #include "collector/stack_table.h"
 #include "common/log.h"
 #include "common/output.h"
+#include "common/procfs.h"
 #include "common/profile.h"
 #include "export/export.h"
 #include "no_samples.h"
@@ -96,7 +98,10 @@ static void die_of_signal(int sig)
 	_exit(128 + sig);
 }
 
-/* Is @path a cgroup v2 directory? 0 or -errno. */
+/*
+ * Is @path a cgroup v2 directory? 0, or -errno: -ENOTDIR when it is no
+ * cgroup directory at all, -EMEDIUMTYPE when it is a cgroup v1 one.
+ */
 static int check_cgroup(const char *path)
 {
 	struct statfs sfs;
@@ -104,9 +109,48 @@ static int check_cgroup(const char *path)
 
 	if (statfs(path, &sfs) || stat(path, &st))
 		return -errno;
-	if (sfs.f_type != CGROUP2_SUPER_MAGIC || !S_ISDIR(st.st_mode))
+	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
-	return 0;
+	if (sfs.f_type == CGROUP_SUPER_MAGIC)
+		return -EMEDIUMTYPE;
+	return sfs.f_type == CGROUP2_SUPER_MAGIC ? 0 : -ENOTDIR;
+}
+
+/*
+ * Say why --cgroup @path cannot be profiled. Returns the exit status: 2 for
+ * a path that names no cgroup (the user's mistake, as with any bad argument),
+ * 1 for a real cgroup of the v1 hierarchy, or one that cannot be looked at:
+ * the system's doing, not the command line's.
+ */
+static int cgroup_failure(const char *path, int err)
+{
+	char *mounts, *line, *save = NULL, where[256], type[16];
+
+	if (err == -ENOTDIR || err == -ENOENT) {
+		pr_warn("'%s' is not a cgroup v2 directory%s%s (see --help)", path,
+			err == -ENOENT ? ": " : "", err == -ENOENT ? strerror(-err) : "");
+		return 2;
+	}
+	if (err != -EMEDIUMTYPE) {
+		pr_warn("cannot use cgroup '%s': %s", path, strerror(-err));
+		return 1;
+	}
+	/* Where cgroup v2 is mounted, if it is (beside v1 on a hybrid system). */
+	mounts = procfs__read_file("/proc/self/mounts", NULL);
+	for (line = mounts ? strtok_r(mounts, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save))
+		if (sscanf(line, "%*s %255s %15s", where, type) == 2 && !strcmp(type, "cgroup2"))
+			break;
+	free(mounts);
+	if (line)
+		pr_warn("'%s' is a cgroup v1 directory, and --cgroup needs cgroup v2: give the "
+			"group's directory under '%s' instead",
+			path, where);
+	else
+		pr_warn("'%s' is a cgroup v1 directory, and --cgroup needs cgroup v2, which is not "
+			"mounted here",
+			path);
+	return 1;
 }
 
 /* The thread group of @pid (itself for a process), or -errno. */
@@ -374,15 +418,8 @@ int record(const struct options *o)
 	}
 	if (o->cgroup) {
 		err = check_cgroup(o->cgroup);
-		if (err) {
-			if (err == -ENOTDIR)
-				pr_warn("'%s' is not a cgroup v2 directory (see --help)",
-					o->cgroup);
-			else
-				pr_warn("'%s' is not a cgroup v2 directory: %s (see --help)",
-					o->cgroup, strerror(-err));
-			return 2;
-		}
+		if (err)
+			return cgroup_failure(o->cgroup, err);
 	}
 	if (o->tid) {
 		tid_process = thread_group_of(o->tid);
