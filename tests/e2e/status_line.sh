@@ -8,12 +8,14 @@
 require_bpf "status line: drawn in place on a terminal" \
 	"status line: cleared before every other line" \
 	"status line: none when stderr is not a terminal" \
+	"status line: none on a TERM=dumb terminal" \
 	"status line: intervals off CPU with --off-cpu" \
 	"status line: none beside a command"
 
 if ! command -v script >/dev/null; then
 	for name in "drawn in place on a terminal" "cleared before every other line" \
-		"none when stderr is not a terminal" "intervals off CPU with --off-cpu" \
+		"none when stderr is not a terminal" "none on a TERM=dumb terminal" \
+		"intervals off CPU with --off-cpu" \
 		"none beside a command"; do
 		skip "status line: $name" "no script(1) to give the profiler a terminal"
 	done
@@ -21,12 +23,13 @@ if ! command -v script >/dev/null; then
 fi
 
 # on_tty OUT ARGS...: run the profiler with a terminal for stdin, stdout and
-# stderr, all of which script(1) copies to OUT, \r\n line ends and all.
+# stderr, all of which script(1) copies to OUT, \r\n line ends and all;
+# TERM is xterm, or $TTY_TERM.
 on_tty() {
 	local out=$1 cmd
 	shift
 	cmd=$(printf '%q ' "$PROFILER" "$@")
-	TERM=xterm script -qec "$cmd" /dev/null </dev/null >"$out" 2>&1
+	TERM=${TTY_TERM:-xterm} script -qec "$cmd" /dev/null </dev/null >"$out" 2>&1
 }
 
 status_text='^profiler: [0-9]+\.[0-9] s( of [0-9.]+)?, [0-9]+ samples, [0-9]+ lost(, [0-9]+ intervals off CPU)?$'
@@ -113,6 +116,14 @@ else
 	fail "status line: none when stderr is not a terminal (the terminal run showed one: $tty_ok; exit $rc and $rc2, $controls lines with \\r or ESC)"
 	cat -v "$TMP/file.err" "$TMP/pipe.err" | sed 's/^/#   /'
 fi
+
+# A terminal that says it cannot erase a line (TERM=dumb, as Emacs's shell).
+TTY_TERM=dumb on_tty "$TMP/dumb.out" -p "$busy" -d 1.5 -o "$TMP/dumb.pb.gz"
+rc=$?
+controls=$(grep -c $'\033' "$TMP/dumb.out")
+summary=$(grep -c '^profiler: [0-9]* samples in' "$TMP/dumb.out")
+check "status line: none on a TERM=dumb terminal (the xterm one showed one: $tty_ok; exit $rc, $controls escapes)" \
+	test "$tty_ok" -eq 1 -a "$rc" -eq 0 -a "$controls" -eq 0 -a "$summary" -eq 1
 
 # --- off CPU ------------------------------------------------------------------------------
 
