@@ -307,8 +307,8 @@ struct progress_line {
 static void show_status(void *ctx)
 {
 	struct progress_line *s = ctx;
-	uint64_t start = collector__start_mono(s->c), now;
-	struct collector_progress p;
+	uint64_t start = collector__start_mono(s->c), now, lost;
+	struct profile_stats st = { 0 };
 	struct timespec ts;
 	char of[32] = "";
 
@@ -319,18 +319,23 @@ static void show_status(void *ctx)
 	if (now < s->next_ns)
 		return;
 	s->next_ns = now + STATUS_INTERVAL_NS;
-	collector__progress(s->c, &p);
+	/*
+	 * The summary's own counts. They take a walk over the stacks (1 ms for
+	 * 30,000 of them, measured here): four times a second, on a terminal only.
+	 */
+	collector__stats(s->c, &st);
+	lost = st.lost_samples + st.lost_offcpu + collector__stacks(s->c)->dropped;
 	if (s->duration_ns)
 		snprintf(of, sizeof(of), " of %g", s->duration_ns / 1e9);
 	if (s->offcpu)
 		status_line__show(
 			"profiler: %.1f s%s, %llu samples, %llu lost, %llu intervals off CPU",
-			(now - start) / 1e9, of, (unsigned long long)p.samples,
-			(unsigned long long)p.lost, (unsigned long long)p.offcpu_intervals);
+			(now - start) / 1e9, of, (unsigned long long)st.samples,
+			(unsigned long long)lost, (unsigned long long)st.offcpu_intervals);
 	else
 		status_line__show("profiler: %.1f s%s, %llu samples, %llu lost",
-				  (now - start) / 1e9, of, (unsigned long long)p.samples,
-				  (unsigned long long)p.lost);
+				  (now - start) / 1e9, of, (unsigned long long)st.samples,
+				  (unsigned long long)lost);
 }
 
 /* A profiler with many targets keeps one descriptor per mapped file open. */

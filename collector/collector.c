@@ -1235,14 +1235,6 @@ void collector__stats(const struct collector *c, struct profile_stats *stats)
 		stat_sum(c, STAT_USER_STACK_ERROR) + stat_sum(c, STAT_KERNEL_STACK_ERROR);
 }
 
-void collector__progress(const struct collector *c, struct collector_progress *p)
-{
-	p->samples = c->stacks.nr_samples - c->nr_offcpu;
-	p->offcpu_intervals = c->nr_offcpu;
-	p->lost = stat_sum(c, STAT_RINGBUF_FULL) + stat_sum(c, STAT_OFFCPU_DROPPED) + c->malformed +
-		  c->stacks.dropped;
-}
-
 uint64_t collector__start_mono(const struct collector *c)
 {
 	return c->start_mono;

@@ -64,8 +64,8 @@ struct collector_opts {
 	bool no_times;	   /* keep no timestamps: no output draws a timeline */
 	/*
 	 * Called by collector__run() after each drain, at least every 10 ms
-	 * while sampling, with @on_drain_ctx: where to read
-	 * collector__progress(), say. NULL: nothing is called.
+	 * while sampling, with @on_drain_ctx: where to show collector__stats()
+	 * as they grow, say. NULL: nothing is called.
 	 */
 	void (*on_drain)(void *ctx);
 	void *on_drain_ctx;
@@ -116,19 +116,6 @@ void collector__stop(struct collector *c);
 const struct stack_table *collector__stacks(const struct collector *c);
 /* Counters of samples seen, lost, truncated and stack errors. */
 void collector__stats(const struct collector *c, struct profile_stats *stats);
-/*
- * The counts so far, cheap enough to read while sampling (from
- * opts.on_drain): what collector__stats() says at the end, without what
- * takes a walk over every stack.
- */
-struct collector_progress {
-	uint64_t samples;	   /* on-CPU samples received */
-	uint64_t offcpu_intervals; /* intervals off CPU received */
-	uint64_t lost;		   /* samples and intervals lost, whatever the cause */
-};
-
-void collector__progress(const struct collector *c, struct collector_progress *p);
-
 /* CLOCK_MONOTONIC and CLOCK_REALTIME at start, and the time sampled, in ns. */
 uint64_t collector__start_mono(const struct collector *c);
 uint64_t collector__start_real(const struct collector *c);
