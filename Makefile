@@ -13,6 +13,10 @@
 # VMLINUX_H=path uses a given vmlinux.h instead of generating one from
 # /sys/kernel/btf/vmlinux (BTF=path names another BTF file to generate from).
 
+# The release: `profiler --version` prints it, followed by `git describe
+# --always --dirty` when built from a git checkout (nothing from a tarball).
+VERSION := 0.1.0
+
 OUTPUT ?= build
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -48,7 +52,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
-.PHONY: all clean demo test unit-tests bench bench-check bench-baseline bench-ci deps install \
+.PHONY: FORCE all clean demo test unit-tests bench bench-check bench-baseline bench-ci deps install \
 	uninstall format-check format asan workloads fixtures oracle profiler-cli
 
 all: $(OUTPUT)/profiler
@@ -82,6 +86,23 @@ $(OUTPUT)/proto/profile.pb-c.c $(OUTPUT)/proto/profile.pb-c.h &: proto/profile.p
 	$(Q)$(PROTOC_C) --proto_path=proto --c_out=$(OUTPUT)/proto $<
 
 GENERATED := $(OUTPUT)/profile.skel.h $(OUTPUT)/proto/profile.pb-c.h
+
+# The version string, for cli/main.c. Make asks git every time, but the header
+# is rewritten only when it changes: a new commit, or a checkout turning
+# dirty or clean, relinks the profiler; any other build recompiles nothing.
+# Only this tree's own .git counts, not one a tarball was unpacked inside.
+GIT_DESCRIBE = $(if $(wildcard .git),$(shell git describe --always --dirty 2>/dev/null | tr -cd 'A-Za-z0-9._+-'))
+VERSION_STRING = $(VERSION)$(if $(GIT_DESCRIBE), ($(GIT_DESCRIBE)))
+
+$(OUTPUT)/version.h: FORCE | $(OUTPUT)
+	$(Q)line='#define PROFILER_VERSION "$(VERSION_STRING)"'; \
+	if [ "$$(cat $@ 2>/dev/null)" != "$$line" ]; then \
+		$(if $(Q),printf '  %-8s %s\n' GEN $@;) echo "$$line" > $@; \
+	fi
+
+$(OUTPUT)/obj/cli/main.o: $(OUTPUT)/version.h
+
+FORCE:
 
 # The flame graph's script and style sheet are real files (tests/e2e/svg.sh
 # parses the script with node), embedded in export/svg.c as NUL-terminated

@@ -8,7 +8,9 @@
 #include "common/procfs.h"
 #include "options.h"
 #include "record.h"
+#include "status_line.h"
 #include "symbolize.h"
+#include "version.h"
 
 static int verbosity;
 
@@ -16,6 +18,7 @@ static void print_log(enum log_level level, const char *fmt, va_list args)
 {
 	if ((level == LOG_INFO && verbosity < 1) || (level == LOG_DEBUG && verbosity < 2))
 		return;
+	status_line__clear();
 	fputs("profiler: ", stderr);
 	vfprintf(stderr, fmt, args);
 	fputc('\n', stderr);
@@ -52,8 +55,11 @@ int main(int argc, char **argv)
 		options__release(&o);
 		return 2;
 	}
-	if (o.help) {
-		fputs(options_usage, stdout);
+	if (o.help || o.version) {
+		if (o.help)
+			fputs(options_usage, stdout);
+		else
+			puts("profiler " PROFILER_VERSION);
 		options__release(&o);
 		return 0;
 	}

@@ -65,6 +65,7 @@ const char options_usage[] =
 "  -f, --format FMT        pprof | folded | firefox | svg\n"
 "  -v, --verbose           more messages; twice for debug output\n"
 "  -h, --help              show this help\n"
+"  -V, --version           show the version and exit\n"
 "\n"
 "Call graphs: cfi (default) unwinds user stacks in the BPF program from tables\n"
 "built from each mapped file's .eh_frame (else .debug_frame): whole stacks\n"
@@ -83,9 +84,14 @@ const char options_usage[] =
 "counts are samples; with --off-cpu microseconds blocked; with --wall\n"
 "microseconds of wall-clock time.\n"
 "\n"
+"While sampling, a status line on a terminal's stderr (not beside a COMMAND)\n"
+"shows the time, the samples so far and those lost. A profile with no samples\n"
+"is still written, with a warning naming the likely cause.\n"
+"\n"
 "Needs root, or CAP_BPF and CAP_PERFMON.\n"
-"Exit status: 0 success, 1 runtime failure, 2 usage error, 128+N killed by\n"
-"signal N before the profile was written.\n"
+"Exit status: 0 success (an empty profile included), 1 runtime failure (no\n"
+"privilege, a cgroup v1 directory, ...), 2 usage error (a --cgroup path that\n"
+"is no cgroup, ...), 128+N killed by signal N before the profile was written.\n"
 "\n"
 "Examples:\n"
 "  profiler -p 1234 -d 10 -o out.pb.gz     # 10 s of pid 1234, for go tool pprof\n"
@@ -130,6 +136,7 @@ static const struct option long_options[] = {
 	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
 	{},
 };
 
@@ -299,7 +306,7 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 	o->max_stacks = DEFAULT_MAX_STACKS;
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:p:o:f:F:d:at:vh", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:o:f:F:d:at:vhV", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (parse_pids(o, optarg, err, size))
@@ -394,6 +401,9 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 			break;
 		case 'h':
 			o->help = 1;
+			return 0;
+		case 'V':
+			o->version = 1;
 			return 0;
 		case ':':
 			return fail(err, size, "option '%s' needs an argument", argv[optind - 1]);

@@ -53,6 +53,7 @@ struct options {
 	uint64_t max_stacks;	/* --max-stacks */
 	int verbose;
 	int help;
+	int version; /* --version: print it, nothing else */
 	/* --call-graph, and its dwarf=SIZE (0: the default). */
 	enum call_graph call_graph;
 	uint32_t stack_bytes;

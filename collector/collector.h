@@ -69,6 +69,13 @@ struct collector_opts {
 	uint64_t unwind_table_bytes; /* CALL_GRAPH_CFI: the tables' memory; 0: the default */
 	size_t max_stacks; /* distinct stacks kept, then overflow buckets (stack_table.h) */
 	bool no_times;	   /* keep no timestamps: no output draws a timeline */
+	/*
+	 * Called by collector__run() after each drain, at least every 10 ms
+	 * while sampling, with @on_drain_ctx: where to show collector__stats()
+	 * as they grow, say. NULL: nothing is called.
+	 */
+	void (*on_drain)(void *ctx);
+	void *on_drain_ctx;
 };
 
 /* Returns NULL and sets errno; the reason has been logged with pr_warn(). */

@@ -29,11 +29,36 @@ expect "an unknown extension among several outputs" 2 "cannot tell the format of
 expect "command that cannot run" 1 "cannot execute 'no-such-command-xyz'" \
 	-o x.pb.gz -- no-such-command-xyz
 # Without privilege: drop root the way a user without CAP_BPF would run it.
+# The line says what is missing and to run it as root, never to lower a
+# sysctl: those it names are facts about the machine, not advice.
 if [[ $(id -u) -eq 0 ]] && command -v setpriv >/dev/null; then
 	chmod 0755 "$TMP"
 	RUN_AS=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
-	expect "no privilege" 1 "needs root, or CAP_BPF \+ CAP_PERFMON" -d 1 -o x.pb.gz -p 1
+	expect "no privilege" 1 \
+		"needs root, or (CAP_BPF and CAP_PERFMON, and this process has neither|CAP_SYS_ADMIN on this kernel, and this process lacks it) \(kernel\.perf_event_paranoid=-?[0-9]+, kernel\.unprivileged_bpf_disabled=-?[0-9]+ here\): run it as root or with sudo$" \
+		-d 1 -o x.pb.gz -p 1
+	# Root without CAP_PERFMON (nor CAP_SYS_ADMIN, which also grants it).
+	if [[ $(cat /proc/sys/kernel/cap_last_cap) -ge 39 ]]; then
+		RUN_AS=(setpriv --bounding-set=-perfmon,-sys_admin)
+		expect "root without CAP_PERFMON" 1 \
+			"and this process lacks CAP_PERFMON .*: run it as root or with sudo$" \
+			-d 1 -o x.pb.gz -p 1
+	else
+		skip "bad input: root without CAP_PERFMON" "a kernel before 5.8 has no CAP_PERFMON"
+	fi
 	RUN_AS=()
 else
 	skip "bad input: no privilege" "needs root and setpriv to drop privileges"
+	skip "bad input: root without CAP_PERFMON" "needs root and setpriv to drop privileges"
+fi
+# Root of a user namespace, as in a container: every capability, in that
+# namespace only.
+if [[ $(id -u) -eq 0 ]] && unshare -Ur true 2>/dev/null; then
+	RUN_AS=(unshare -Ur)
+	expect "capabilities of a user namespace only" 1 \
+		"has CAP_BPF and CAP_PERFMON in its own user namespace only .*: run it outside, as root or with sudo$" \
+		-d 1 -o x.pb.gz -p 1
+	RUN_AS=()
+else
+	skip "bad input: capabilities of a user namespace only" "cannot make a user namespace here"
 fi

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Bad input to the target options (-a, -t, --cgroup): one line naming the
-# cause, exit 2, and never an output file. No BPF is needed.
+# cause, exit 2 (1 for a cgroup v1 directory), and never an output file. No
+# BPF is needed.
 . "$(dirname "$0")/lib.sh"
 
 [[ -x $PROFILER ]] || { skip "bad input: targets" "$PROFILER is not built"; exit 0; }
@@ -19,10 +20,19 @@ if [[ -n $cg2 ]]; then
 else
 	skip "bad input: -a and --cgroup" "no cgroup v2 hierarchy is mounted"
 fi
-# A cgroup v1 directory is a cgroup, but not a v2 one.
+# A cgroup v1 directory is a cgroup, but not a v2 one: not the command
+# line's fault but the system's, so exit 1, saying where v2 is. Without a v1
+# hierarchy mounted, root mounts a named one with no controllers.
 cg1=$(awk '$3 == "cgroup" { print $2; exit }' /proc/self/mounts)
-if [[ -n $cg1 ]]; then
-	expect "--cgroup on a cgroup v1 directory" 2 "not a cgroup v2 directory" --cgroup "$cg1" -d 1
-else
-	skip "bad input: --cgroup on a cgroup v1 directory" "no cgroup v1 hierarchy is mounted"
+if [[ -z $cg1 && $(id -u) -eq 0 ]] && mkdir -p "$TMP/cg1" &&
+	mount -t cgroup -o none,name=profiler-e2e none "$TMP/cg1" 2>/dev/null; then
+	cg1=$TMP/cg1
 fi
+if [[ -n $cg1 ]]; then
+	expect "--cgroup on a cgroup v1 directory" 1 \
+		"'$cg1' is a cgroup v1 directory, and --cgroup needs cgroup v2" --cgroup "$cg1" -d 1
+else
+	skip "bad input: --cgroup on a cgroup v1 directory" \
+		"no cgroup v1 hierarchy is mounted, and none can be"
+fi
+[[ $cg1 == "$TMP/cg1" ]] && umount "$TMP/cg1"

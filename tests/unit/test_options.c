@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The command line: every usage error is caught with a message a user can act on. */
 #include <errno.h>
+#include <string.h>
 
 #include "cli/options.h"
 #include "test.h"
@@ -119,6 +120,24 @@ static bool rejects(const char *expect, char **argv)
 }
 
 #define REJECTS(expect, ...) CHECK(rejects(expect, (char *[]){ "profiler", __VA_ARGS__, NULL }))
+
+/* --version needs no target, as --help does, and the help lists it. */
+TEST(options_version)
+{
+	struct options o;
+	char err[256];
+
+	CHECK(PARSE(&o, err, "--version") == 0);
+	CHECK(o.version);
+	options__release(&o);
+	CHECK(PARSE(&o, err, "-V") == 0);
+	CHECK(o.version);
+	options__release(&o);
+	CHECK(PARSE(&o, err, "-p", "1") == 0);
+	CHECK(!o.version);
+	options__release(&o);
+	CHECK(strstr(options_usage, "-V, --version") != NULL);
+}
 
 TEST(options_usage_errors)
 {
