@@ -49,7 +49,7 @@ expect_warning "-p on a sleeping process" \
 start_bg "$WORKLOADS/split" 50 50 30
 sleep 0.2
 record busy -p "$BG_PID" -d 1 -o "$TMP/busy.pb.gz"
-samples=$(sed -n 's/^profiler: \([0-9]*\) samples in .*/\1/p' "$TMP/busy.err")
+samples=$(summary_count "$TMP/busy.err" "on-CPU samples")
 check "no samples: -p on a busy process, no warning ($samples samples; the sleeping one warned: $warned)" \
 	test "$rc" -eq 0 -a "${samples:-0}" -gt 0 -a -z "$warning" -a "$warned" -eq 1
 

@@ -93,7 +93,7 @@ unerased=$(unerased "$TMP/tty2.pieces")
 merged=$(merged "$TMP/tty2.pieces")
 interrupted=$(awk -v re="$status_re" '$0 ~ re { s = 1; next } s && $0 == "clear" { c = 1; s = 0; next }
 	c && /^line profiler: / { n++ } { s = 0; c = 0 } END { print n + 0 }' "$TMP/tty2.pieces")
-summary=$(grep -c '^line profiler: [0-9]* samples in' "$TMP/tty2.pieces")
+summary=$(grep -c '^line profiler: on-CPU samples: [0-9]* in' "$TMP/tty2.pieces")
 if [[ $rc -eq 0 && $unerased -eq 0 && $merged -eq 0 && $interrupted -ge 1 && $summary -eq 1 ]]; then
 	ok "status line: cleared before every other line ($interrupted log lines came while it was drawn)"
 else
@@ -109,7 +109,7 @@ rc=$?
 TERM=xterm "$PROFILER" -p "$busy" -d 1.5 -o "$TMP/pipe.pb.gz" 2>&1 | cat >"$TMP/pipe.err"
 rc2=${PIPESTATUS[0]}
 controls=$(cat "$TMP/file.err" "$TMP/pipe.err" | grep -c $'[\r\033]')
-lines=$(cat "$TMP/file.err" "$TMP/pipe.err" | grep -c '^profiler: [0-9]* samples in')
+lines=$(cat "$TMP/file.err" "$TMP/pipe.err" | grep -c '^profiler: on-CPU samples: [0-9]* in')
 if [[ $tty_ok -eq 1 && $rc -eq 0 && $rc2 -eq 0 && $controls -eq 0 && $lines -eq 2 ]]; then
 	ok "status line: none when stderr is not a terminal (a file, a pipe: plain lines only)"
 else
@@ -121,7 +121,7 @@ fi
 TTY_TERM=dumb on_tty "$TMP/dumb.out" -p "$busy" -d 1.5 -o "$TMP/dumb.pb.gz"
 rc=$?
 controls=$(grep -c $'\033' "$TMP/dumb.out")
-summary=$(grep -c '^profiler: [0-9]* samples in' "$TMP/dumb.out")
+summary=$(grep -c '^profiler: on-CPU samples: [0-9]* in' "$TMP/dumb.out")
 check "status line: none on a TERM=dumb terminal (the xterm one showed one: $tty_ok; exit $rc, $controls escapes)" \
 	test "$tty_ok" -eq 1 -a "$rc" -eq 0 -a "$controls" -eq 0 -a "$summary" -eq 1
 
@@ -142,6 +142,6 @@ check "status line: intervals off CPU with --off-cpu (exit $rc, the last '$last'
 on_tty "$TMP/tty4.out" -d 1.5 -o "$TMP/tty4.pb.gz" -- "$WORKLOADS/split" 50 50 30
 rc=$?
 controls=$(grep -c $'\033' "$TMP/tty4.out")
-summary=$(grep -c '^profiler: [0-9]* samples in' "$TMP/tty4.out")
+summary=$(grep -c '^profiler: on-CPU samples: [0-9]* in' "$TMP/tty4.out")
 check "status line: none beside a command (the -p run showed one: $tty_ok; exit $rc, $controls escapes)" \
 	test "$tty_ok" -eq 1 -a "$rc" -eq 0 -a "$controls" -eq 0 -a "$summary" -eq 1
