@@ -124,8 +124,11 @@ static pid_t thread_group_of(pid_t pid)
 	return tgid;
 }
 
-/* "profiler: profiling pid 1234 (nginx), pid 1240 (nginx) at 99 Hz, Ctrl-C to stop" */
-static void print_targets(const struct options *o)
+/*
+ * "profiler: profiling pid 1234 (nginx) and its 4 descendants at 99 Hz,
+ * Ctrl-C to stop". @descendants < 0: they are not followed.
+ */
+static void print_targets(const struct options *o, int descendants)
 {
 	fputs("profiler: profiling", stderr);
 	if (o->system_wide)
@@ -147,6 +150,9 @@ static void print_targets(const struct options *o)
 		}
 		fprintf(stderr, "%s pid %d (%s)", i ? "," : "", o->pids[i], *comm ? comm : "?");
 	}
+	if (descendants >= 0)
+		fprintf(stderr, " and %s %d descendant%s", o->nr_pids > 1 ? "their" : "its",
+			descendants, descendants == 1 ? "" : "s");
 	fprintf(stderr, " at %u Hz%s\n", o->freq_hz, o->duration_ns ? "" : ", Ctrl-C to stop");
 }
 
@@ -240,6 +246,30 @@ static int write_profile(const struct profile *p, const struct options *o,
 	if (err)
 		pr_warn("cannot write '%s': %s", o->outputs[i].path, strerror(-err));
 	return err;
+}
+
+/*
+ * Follow what the -p processes had started before the recording, as what
+ * they fork from now on is followed: how many processes, or -1 when
+ * descendants are not followed. Sampling is attached, so none forked
+ * meanwhile is missed. One that cannot be followed costs its samples only.
+ */
+static int add_descendants(struct collector *c, const struct options *o)
+{
+	int total = 0, n;
+
+	if (!o->nr_pids || o->no_inherit)
+		return -1;
+	for (size_t i = 0; i < o->nr_pids; i++) {
+		n = collector__add_descendants(c, o->pids[i]);
+		if (n < 0) {
+			pr_warn("cannot follow every descendant of pid %d: %s", o->pids[i],
+				strerror(-n));
+			continue;
+		}
+		total += n;
+	}
+	return total;
 }
 
 /* A profiler with many targets keeps one descriptor per mapped file open. */
@@ -423,7 +453,7 @@ int record(const struct options *o)
 		fprintf(stderr, "profiler: profiling '%s' (pid %d) at %u Hz\n", o->command[0],
 			child.pid, o->freq_hz);
 	} else {
-		print_targets(o);
+		print_targets(o, add_descendants(c, o));
 	}
 	needs.chown = invoker != NULL;
 	needs.kill = o->command && invoker;

@@ -21,6 +21,7 @@
 #include "common/array.h"
 #include "common/log.h"
 #include "common/proc_maps.h"
+#include "common/proc_tree.h"
 #include "common/procfs.h"
 #include "common/strset.h"
 #include "collector.h"
@@ -66,6 +67,7 @@ struct proc_state {
 	pid_t pid;
 	struct proc_maps *maps; /* latest snapshot, or NULL if none could be read */
 	uint64_t snapshot_time; /* CLOCK_MONOTONIC of the last attempt */
+	bool followed;		/* a live target added with its maps: -p, or a descendant */
 };
 
 struct collector {
@@ -573,6 +575,7 @@ static int add_target(struct collector *c, pid_t pid, bool child, bool snapshot)
 	if (!p)
 		return -ENOMEM;
 	proc_state__snapshot(c, p);
+	p->followed = true;
 	return 0;
 }
 
@@ -590,6 +593,10 @@ static int handle_process_event(struct collector *c, const struct process_event 
 
 	if (e->type == EVENT_FORK) {
 		pr_debug("pid %u forked pid %u", e->ppid, e->pid);
+		/* Found already by collector__add_descendants(), forked as it walked. */
+		p = proc_state__find(c, e->pid);
+		if (p && p->followed)
+			return 0;
 		err = add_target(c, e->pid, false, false);
 		/* Gone already: it left nothing to follow. */
 		return err == -ESRCH ? 0 : err;
@@ -796,15 +803,51 @@ static int handle_event(void *ctx, void *data, size_t size)
 int collector__add_target(struct collector *c, pid_t pid, bool child)
 {
 	__u8 state = child ? TARGET_AT_EXEC : TARGET_ACTIVE;
+	struct proc_state *p = proc_state__find(c, pid);
 	__u32 key = pid;
 	int err;
 
+	if (p && p->followed)
+		return 0;
 	/* A command about to exec: its maps are read at the exec. */
 	err = add_target(c, pid, child, !child);
 	if (err)
 		return err;
 	return bpf_map__update_elem(c->skel->maps.targets, &key, sizeof(key), &state, sizeof(state),
 				    BPF_ANY);
+}
+
+struct descendants {
+	struct collector *c;
+	int added;
+};
+
+/* proc_tree_visit_fn: follow a descendant as a -p target is, unless it is one already. */
+static int add_descendant(pid_t pid, void *arg)
+{
+	struct descendants *d = arg;
+	struct proc_state *p = proc_state__find(d->c, pid);
+	int err;
+
+	if (p && p->followed)
+		return 0;
+	err = collector__add_target(d->c, pid, false);
+	if (!err)
+		d->added++;
+	return err;
+}
+
+int collector__add_descendants(struct collector *c, pid_t pid)
+{
+	enum proc_tree_source source = PROC_TREE_CHILDREN;
+	struct descendants d = { c, 0 };
+	int err;
+
+	err = proc_tree__walk(pid, &source, add_descendant, &d);
+	pr_debug("pid %d: %d descendants followed, found %s", pid, d.added,
+		 source == PROC_TREE_SCAN ? "by the parents in /proc/*/stat" :
+					    "in /proc/PID/task/*/children");
+	return err < 0 ? err : d.added;
 }
 
 int collector__open_cpu_clock(uint32_t freq_hz, int cpu)
@@ -892,6 +935,7 @@ static bool targets_alive(struct collector *c)
 {
 	/* Without processes to follow (-a, --cgroup), only -d or a signal ends it. */
 	bool alive = !c->nr_targets;
+	struct proc_state *p;
 	char path[64];
 	__u32 key;
 
@@ -913,6 +957,9 @@ static bool targets_alive(struct collector *c)
 		}
 		pr_debug("pid %d exited", t->pid);
 		t->exited = true;
+		p = proc_state__find(c, t->pid);
+		if (p)
+			p->followed = false;
 		/* A new process could reuse the pid: stop sampling it. */
 		key = t->pid;
 		bpf_map__delete_elem(c->skel->maps.targets, &key, sizeof(key), 0);
