@@ -67,6 +67,8 @@ struct proc_state {
 	pid_t pid;
 	struct proc_maps *maps; /* latest snapshot, or NULL if none could be read */
 	uint64_t snapshot_time; /* CLOCK_MONOTONIC of the last attempt */
+	const char *cmdline;	/* interned, shortened (procfs.h); NULL: empty or unreadable */
+	bool cmdline_read;	/* since it was first seen or last exec'd */
 	bool followed;		/* a live target added with its maps: -p, or a descendant */
 };
 
@@ -445,6 +447,34 @@ static void proc_state__snapshot(struct collector *c, struct proc_state *p)
 	}
 }
 
+/*
+ * Read @p's command line, as it is now: when the process is first seen and
+ * after it exec'd. One that cannot be read (the process exited, /proc hides
+ * it) or is empty (a kernel thread) is NULL: exporters show the name.
+ */
+static void proc_state__read_cmdline(struct collector *c, struct proc_state *p)
+{
+	char buf[PROCFS_CMDLINE_MAX + 1];
+	ssize_t n = procfs__read_cmdline(p->pid, buf, sizeof(buf));
+
+	p->cmdline_read = true;
+	p->cmdline = n > 0 ? strset__add(c->strings, buf) : NULL;
+	if (n < 0)
+		pr_debug("cannot read the command line of pid %d: %s", p->pid, strerror(-n));
+}
+
+/* Give a new stack its process's command line, read if this is the process's first stack. */
+static void stack_entry__set_cmdline(struct collector *c, struct stack_entry *s)
+{
+	struct proc_state *p = proc_state__get(c, s->pid);
+
+	if (!p)
+		return;
+	if (!p->cmdline_read)
+		proc_state__read_cmdline(c, p);
+	s->cmdline = p->cmdline;
+}
+
 static bool covers_leaf(const struct proc_maps *maps, const struct stack_entry *s)
 {
 	return !s->nr_user || proc_maps__find(maps, s->ips[s->nr_kernel]);
@@ -535,8 +565,10 @@ static int handle_sample(struct collector *c, const struct sample_event *e)
 		c->nr_offcpu++;
 		c->offcpu_ns += e->weight_ns;
 	}
-	if (is_new)
+	if (is_new) {
 		stack_entry__set_maps(c, s);
+		stack_entry__set_cmdline(c, s);
+	}
 	return 0;
 }
 
@@ -575,6 +607,7 @@ static int add_target(struct collector *c, pid_t pid, bool child, bool snapshot)
 	if (!p)
 		return -ENOMEM;
 	proc_state__snapshot(c, p);
+	proc_state__read_cmdline(c, p);
 	p->followed = true;
 	return 0;
 }
@@ -608,6 +641,7 @@ static int handle_process_event(struct collector *c, const struct process_event 
 		return 0;
 	pr_debug("pid %u exec'd", e->pid);
 	proc_state__snapshot(c, p);
+	proc_state__read_cmdline(c, p);
 	return 0;
 }
 

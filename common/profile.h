@@ -91,6 +91,12 @@ struct profile_sample {
 	uint32_t pid, tid;
 	const char *process_name; /* the thread group leader's comm */
 	const char *thread_name;  /* the thread's comm */
+	/*
+	 * The process's command line when the profiler first saw it (or after
+	 * it exec'd), shortened and escaped (common/procfs.h); NULL when it
+	 * was empty (a kernel thread) or could not be read.
+	 */
+	const char *cmdline;
 	uint32_t nr_frames;
 	const struct profile_frame **frames; /* leaf first; kernel frames before user frames */
 	uint64_t count;			     /* samples, or intervals off CPU */
@@ -147,7 +153,10 @@ void profile__free(struct profile *p);
  */
 struct profile_sample *profile__add_sample(struct profile *p, const struct profile_sample *s);
 
-/* Order samples by pid, tid, thread name, then stack (names and addresses, leaf last). */
+/*
+ * Order samples by pid, tid, thread name, process name, command line, then
+ * stack (names and addresses, root first).
+ */
 void profile__sort(struct profile *p);
 
 /* Total of all samples' counts. */

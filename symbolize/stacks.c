@@ -72,6 +72,7 @@ int stacks__symbolize(struct profile *p, struct symbolizer *sym, const struct st
 			.tid = s->tid,
 			.process_name = s->process_name,
 			.thread_name = s->thread_name,
+			.cmdline = s->cmdline,
 			.count = s->count,
 			.truncated = s->flags & (SAMPLE_USER_TRUNCATED | SAMPLE_KERNEL_TRUNCATED),
 			.offcpu = s->offcpu,
