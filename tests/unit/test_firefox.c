@@ -443,20 +443,24 @@ TEST(firefox_small_exact)
 	free(got);
 }
 
-/* The profile the other exporters share: threads by (pid, tid), names, modules. */
+/*
+ * The profile the other exporters share: threads by (pid, tid), names,
+ * modules. A thread's process is named by its command line where it is
+ * known, so two "app" processes differ; the thread keeps its own name.
+ */
 TEST(firefox_threads_and_frames)
 {
 	static const char *const threads[] = {
-		"\"name\":\"app\",\"processName\":\"app\",\"processType\":\"default\",\"pid\":100,"
-		"\"tid\":100,",
-		"\"name\":\"worker\",\"processName\":\"app\",\"processType\":\"default\",\"pid\":100,"
-		"\"tid\":101,",
+		"\"name\":\"app\",\"processName\":\"app --serve\",\"processType\":\"default\","
+		"\"pid\":100,\"tid\":100,",
+		"\"name\":\"worker\",\"processName\":\"app --serve\",\"processType\":\"default\","
+		"\"pid\":100,\"tid\":101,",
 		"\"name\":\"my app\",\"processName\":\"my app\",\"processType\":\"default\","
 		"\"pid\":200,\"tid\":200,",
 		"\"name\":\"io\",\"processName\":\"my app\",\"processType\":\"default\",\"pid\":200,"
 		"\"tid\":202,",
-		"\"name\":\"app\",\"processName\":\"app\",\"processType\":\"default\",\"pid\":300,"
-		"\"tid\":301,",
+		"\"name\":\"app\",\"processName\":\"app --batch 7\",\"processType\":\"default\","
+		"\"pid\":300,\"tid\":301,",
 		NULL,
 	};
 	static const char *const names[] = {
