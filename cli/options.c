@@ -23,14 +23,16 @@ const char options_usage[] =
 "files' symbols, DWARF and debug files, JIT perf maps and kallsyms.\n"
 "\n"
 "Targets:\n"
-"  -p, --pid PID[,PID...]  these processes (all their threads), and the\n"
-"                          processes they fork from then on\n"
+"  -p, --pid PID[,PID...]  these processes (all their threads) and their\n"
+"                          descendants: those running when profiling starts\n"
+"                          (the start line counts them) and those forked later\n"
 "  -- COMMAND [ARGS...]    start COMMAND and profile it (and what it forks)\n"
 "                          until it exits\n"
 "  -a, --all               every process on the machine\n"
 "  -t, --tid TID           one thread\n"
 "      --cgroup PATH       the processes of a cgroup v2 directory\n"
-"      --no-inherit        do not follow processes forked by -p or COMMAND\n"
+"      --no-inherit        only the -p processes or COMMAND, not their\n"
+"                          descendants\n"
 "\n"
 "What to record:\n"
 "  -F, --freq HZ           samples per second per CPU (default 99)\n"
@@ -58,6 +60,9 @@ const char options_usage[] =
 "                          profile. Default: profile.pb.gz, or stdout for -f\n"
 "                          folded\n"
 "  -f, --format FMT        pprof | folded | firefox | svg\n"
+"      --root-frame WHAT   what folded stacks and the flame graph start with:\n"
+"                          comm (the process name, the default), cmdline (its\n"
+"                          command line) or none (every process merged)\n"
 "  -v, --verbose           more messages; twice for debug output\n"
 "  -h, --help              show this help\n"
 "\n"
@@ -89,6 +94,8 @@ const char options_usage[] =
 "  profiler -p 1234,1240 -o app.folded     # two processes, Ctrl-C to stop\n"
 "  profiler --wall -d 5 -p 1234 -o wall.pb.gz  # where the time goes, asleep or not\n"
 "  profiler -a -d 5 -o all.pb.gz           # the whole machine for 5 s\n"
+"  profiler -p $(pgrep -o postgres) -d 10 --root-frame cmdline -o pg.svg\n"
+"                                          # a server and its backends\n"
 "  profiler --call-graph fp -a -F 999 -o fp.pb.gz   # the cheapest stacks\n";
 /* clang-format on */
 
@@ -102,6 +109,7 @@ enum {
 	OPT_CALL_GRAPH,
 	OPT_MAX_STACKS,
 	OPT_UNWIND_MEMORY,
+	OPT_ROOT_FRAME,
 };
 
 static const struct option long_options[] = {
@@ -121,6 +129,7 @@ static const struct option long_options[] = {
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
+	{ "root-frame", required_argument, NULL, OPT_ROOT_FRAME },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
@@ -218,6 +227,20 @@ static int parse_call_graph(struct options *o, const char *arg, char *err, size_
 			    "invalid --call-graph stack size '%s': expected 64 to %d bytes",
 			    arg + 6, PROFILE_MAX_STACK_COPY);
 	o->stack_bytes = bytes;
+	return 0;
+}
+
+/* --root-frame comm | cmdline | none. */
+static int parse_root_frame(struct options *o, const char *arg, char *err, size_t size)
+{
+	if (!strcmp(arg, "comm"))
+		o->export.root = PROFILE_ROOT_COMM;
+	else if (!strcmp(arg, "cmdline"))
+		o->export.root = PROFILE_ROOT_CMDLINE;
+	else if (!strcmp(arg, "none"))
+		o->export.root = PROFILE_ROOT_NONE;
+	else
+		return fail(err, size, "invalid --root-frame '%s': use comm, cmdline or none", arg);
 	return 0;
 }
 
@@ -368,6 +391,10 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 			break;
 		case OPT_CALL_GRAPH:
 			if (parse_call_graph(o, optarg, err, size))
+				return -EINVAL;
+			break;
+		case OPT_ROOT_FRAME:
+			if (parse_root_frame(o, optarg, err, size))
 				return -EINVAL;
 			break;
 		case OPT_UNWIND_MEMORY:

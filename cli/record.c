@@ -220,7 +220,7 @@ static int write_profile(const struct profile *p, const struct options *o,
 				pr_warn("cannot give '%s' to uid %u: %s", spec->path, owner->uid,
 					strerror(-chown_err));
 		}
-		err = export__write(spec->format, p, out[opened].fp, spec->path);
+		err = export__write(spec->format, p, out[opened].fp, spec->path, &o->export);
 		if (!err)
 			err = output_file__close(&out[opened]);
 		if (err == -EPIPE && !strcmp(spec->path, "-"))

@@ -167,6 +167,30 @@ uint64_t profile_sample__cpu_ns(const struct profile *p, const struct profile_sa
 uint64_t profile_sample__offcpu_ns(const struct profile_sample *s);
 uint64_t profile_sample__wall_ns(const struct profile *p, const struct profile_sample *s);
 
+/* What folded output and flame graphs put above each stack's frames. */
+enum profile_root {
+	PROFILE_ROOT_COMM,    /* the process name, as stackcollapse-perf.pl does: the default */
+	PROFILE_ROOT_CMDLINE, /* the command line, else (a kernel thread) the process name */
+	PROFILE_ROOT_NONE,    /* nothing: the stacks of every process merged */
+};
+
+/* @s's root frame under @root: a name, or NULL for PROFILE_ROOT_NONE. */
+static inline const char *profile_sample__root(const struct profile_sample *s,
+					       enum profile_root root)
+{
+	switch (root) {
+	case PROFILE_ROOT_CMDLINE:
+		if (s->cmdline)
+			return s->cmdline;
+		break;
+	case PROFILE_ROOT_NONE:
+		return NULL;
+	case PROFILE_ROOT_COMM:
+		break;
+	}
+	return s->process_name;
+}
+
 /*
  * @s's count in the unit of folded output and flame graphs: samples on
  * CPU; microseconds off CPU (on-CPU samples count 0), as offcputime writes
