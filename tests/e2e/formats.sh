@@ -34,18 +34,24 @@ from_pprof() {
 		END { flush() }' | sum_stacks
 }
 
-# Firefox: every sample row's stack, frames "function (in module)".
+# Firefox: every sample row's stack, frames "function (in module)". Its
+# processName is the command line: the process name that the other formats
+# start with is the name of its main thread (tid = pid).
 from_firefox() {
 	node -e '
 		const zlib = require("zlib"), fs = require("fs");
 		const p = JSON.parse(zlib.gunzipSync(fs.readFileSync(process.argv[1])));
+		const comm = {};
+		for (const t of p.threads)
+			if (t.tid === t.pid)
+				comm[t.pid] = t.name;
 		for (const t of p.threads) {
 			const st = t.stackTable.data, fr = t.frameTable.data, strs = t.stringTable;
 			for (const [stack] of t.samples.data) {
 				const names = [];
 				for (let s = stack; s !== null; s = st[s][0])
 					names.unshift(strs[fr[st[s][1]][0]].replace(/ \(in [^)]*\)$/, ""));
-				console.log([t.processName, ...names].join(";") + " 1");
+				console.log([comm[t.pid] || t.name, ...names].join(";") + " 1");
 			}
 		}' "$1" | sum_stacks
 }
