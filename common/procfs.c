@@ -117,7 +117,8 @@ size_t procfs__format_cmdline(const char *raw, size_t len, char *out, size_t siz
 	size_t max = size - 1 < PROCFS_CMDLINE_MAX ? size - 1 : PROCFS_CMDLINE_MAX;
 	size_t n = 0, i = 0, cut = 0, dots = strlen(ELLIPSIS);
 
-	while (len && !s[len - 1])
+	/* A rewritten title is padded with NULs, sometimes after a space (PostgreSQL's). */
+	while (len && (!s[len - 1] || s[len - 1] == ' '))
 		len--;
 	/* Whole characters while they fit; @cut is the last end that leaves room for "...". */
 	while (i < len) {

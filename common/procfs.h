@@ -38,8 +38,8 @@ int procfs__open_in_root(int root, const char *path, int flags);
 /*
  * Format the @len bytes of a /proc/PID/cmdline (arguments each ended by a
  * NUL; a program that rewrote its title may pad it with NULs) for display,
- * into @out (room for @size > 0 bytes, NUL-terminated): trailing NULs
- * dropped, the other NULs, between arguments, made spaces, control bytes
+ * into @out (room for @size > 0 bytes, NUL-terminated): trailing NULs and
+ * spaces dropped, the other NULs, between arguments, made spaces, control bytes
  * and bytes that are not UTF-8 written as \xNN, valid UTF-8 kept. At most
  * min(@size - 1, PROCFS_CMDLINE_MAX) bytes: a longer line is cut between
  * characters and ends in "...". Returns its length: 0 for an empty command

@@ -84,8 +84,9 @@ static const char *cmdline_of(const char *raw, size_t len, size_t size)
 
 /*
  * Arguments are joined by spaces, as ps shows them; a title a program
- * wrote over its arguments and padded with NULs (PostgreSQL's backends)
- * ends where its text does; an empty argument stays visible.
+ * wrote over its arguments and padded with NULs (PostgreSQL's backends,
+ * some after a space) ends where its text does; an empty argument in the
+ * middle stays visible.
  */
 TEST(procfs_cmdline_joins_arguments)
 {
@@ -97,6 +98,7 @@ TEST(procfs_cmdline_joins_arguments)
 	CHECK_STR(CMDLINE("postgres: alice sales [local] SELECT\0\0\0\0\0\0\0\0"),
 		  "postgres: alice sales [local] SELECT");
 	CHECK_STR(CMDLINE("nginx: worker process"), "nginx: worker process");
+	CHECK_STR(CMDLINE("postgres: checkpointer \0\0\0\0"), "postgres: checkpointer");
 	CHECK_STR(CMDLINE("a\0\0b\0"), "a  b");
 	/* Nothing to show: a kernel thread's, a zombie's. */
 	CHECK_U64(procfs__format_cmdline("", 0, out, sizeof(out)), 0);
