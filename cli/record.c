@@ -5,6 +5,7 @@
  * distinct stack, and write the profile atomically.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -256,20 +257,23 @@ static int write_profile(const struct profile *p, const struct options *o,
  */
 static int add_descendants(struct collector *c, const struct options *o)
 {
-	int total = 0, n;
+	size_t total = 0, n;
+	int err;
 
 	if (!o->nr_pids || o->no_inherit)
 		return -1;
 	for (size_t i = 0; i < o->nr_pids; i++) {
-		n = collector__add_descendants(c, o->pids[i]);
-		if (n < 0) {
-			pr_warn("cannot follow every descendant of pid %d: %s", o->pids[i],
-				strerror(-n));
-			continue;
-		}
+		err = collector__add_descendants(c, o->pids[i], &n);
 		total += n;
+		if (err == -E2BIG)
+			pr_warn("pid %d has more descendants than can be followed (%d processes in "
+				"all): the others are left out",
+				o->pids[i], PROFILE_MAX_TARGETS);
+		else if (err)
+			pr_warn("cannot follow every descendant of pid %d: %s", o->pids[i],
+				strerror(-err));
 	}
-	return total;
+	return total < INT_MAX ? (int)total : INT_MAX;
 }
 
 /* A profiler with many targets keeps one descriptor per mapped file open. */

@@ -834,6 +834,18 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return err;
 }
 
+/* Undo add_target() of the last target, which the BPF program could not take (its map is full). */
+static void forget_target(struct collector *c)
+{
+	struct target *t = &c->targets[--c->nr_targets];
+	struct proc_state *p = proc_state__find(c, t->pid);
+
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	if (p)
+		p->followed = false;
+}
+
 int collector__add_target(struct collector *c, pid_t pid, bool child)
 {
 	__u8 state = child ? TARGET_AT_EXEC : TARGET_ACTIVE;
@@ -847,13 +859,16 @@ int collector__add_target(struct collector *c, pid_t pid, bool child)
 	err = add_target(c, pid, child, !child);
 	if (err)
 		return err;
-	return bpf_map__update_elem(c->skel->maps.targets, &key, sizeof(key), &state, sizeof(state),
-				    BPF_ANY);
+	err = bpf_map__update_elem(c->skel->maps.targets, &key, sizeof(key), &state, sizeof(state),
+				   BPF_ANY);
+	if (err)
+		forget_target(c);
+	return err;
 }
 
 struct descendants {
 	struct collector *c;
-	int added;
+	size_t added;
 };
 
 /* proc_tree_visit_fn: follow a descendant as a -p target is, unless it is one already. */
@@ -871,17 +886,18 @@ static int add_descendant(pid_t pid, void *arg)
 	return err;
 }
 
-int collector__add_descendants(struct collector *c, pid_t pid)
+int collector__add_descendants(struct collector *c, pid_t pid, size_t *added)
 {
 	enum proc_tree_source source = PROC_TREE_CHILDREN;
 	struct descendants d = { c, 0 };
 	int err;
 
 	err = proc_tree__walk(pid, &source, add_descendant, &d);
-	pr_debug("pid %d: %d descendants followed, found %s", pid, d.added,
+	*added = d.added;
+	pr_debug("pid %d: %zu descendants followed, found %s", pid, d.added,
 		 source == PROC_TREE_SCAN ? "by the parents in /proc/*/stat" :
 					    "in /proc/PID/task/*/children");
-	return err < 0 ? err : d.added;
+	return err < 0 ? err : 0;
 }
 
 int collector__open_cpu_clock(uint32_t freq_hz, int cpu)

@@ -88,10 +88,11 @@ int collector__add_target(struct collector *c, pid_t pid, bool child);
  * followed by the BPF program, unless opts.no_inherit). Call it after
  * collector__start(), which attaches the fork tracepoint: a process forked
  * while the tree is walked is then either found or reported. Descendants
- * that are targets already are skipped. Returns how many were added, or a
- * negative errno (those added by then stay targets).
+ * that are targets already are skipped. How many were added is in *@added,
+ * also on failure (they stay targets). 0 or -errno (-E2BIG: more processes
+ * than PROFILE_MAX_TARGETS).
  */
-int collector__add_descendants(struct collector *c, pid_t pid);
+int collector__add_descendants(struct collector *c, pid_t pid, size_t *added);
 
 /* Open the perf events and attach the program: sampling starts. 0 or -errno. */
 int collector__start(struct collector *c);
