@@ -165,7 +165,7 @@ static int write_files(const struct profile *p, const char *dir)
 			perror(path);
 			return -1;
 		}
-		err = export__write(format, p, out, path);
+		err = export__write(format, p, out, path, NULL);
 		fflush(out);
 		bytes = ftell(out);
 		if (fclose(out) || err) {

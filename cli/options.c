@@ -23,15 +23,17 @@ const char options_usage[] =
 "files' symbols, DWARF and debug files, JIT perf maps and kallsyms.\n"
 "\n"
 "Targets:\n"
-"  -p, --pid PID[,PID...]  these processes (all their threads), and the\n"
-"                          processes they fork from then on\n"
+"  -p, --pid PID[,PID...]  these processes (all their threads) and their\n"
+"                          descendants: those running when profiling starts\n"
+"                          (the start line counts them) and those forked later\n"
 "  -- COMMAND [ARGS...]    start COMMAND and profile it (and what it forks)\n"
 "                          until it exits\n"
 "  -a, --all               every process on the machine, and idle CPUs as the\n"
 "                          process 'swapper' (as perf shows them)\n"
 "  -t, --tid TID           one thread\n"
 "      --cgroup PATH       the processes of a cgroup v2 directory\n"
-"      --no-inherit        do not follow processes forked by -p or COMMAND\n"
+"      --no-inherit        only the -p processes or COMMAND, not their\n"
+"                          descendants\n"
 "      --no-idle           with -a, leave out the samples of idle CPUs\n"
 "\n"
 "What to record:\n"
@@ -63,6 +65,9 @@ const char options_usage[] =
 "                          profile. Default: profile.pb.gz, or stdout for -f\n"
 "                          folded\n"
 "  -f, --format FMT        pprof | folded | firefox | svg\n"
+"      --root-frame WHAT   what folded stacks and the flame graph start with:\n"
+"                          comm (the process name, the default), cmdline (its\n"
+"                          command line) or none (every process merged)\n"
 "  -v, --verbose           more messages; twice for debug output\n"
 "  -h, --help              show this help\n"
 "  -V, --version           show the version and exit\n"
@@ -100,6 +105,8 @@ const char options_usage[] =
 "  profiler -p 1234,1240 -o app.folded     # two processes, Ctrl-C to stop\n"
 "  profiler --wall -d 5 -p 1234 -o wall.pb.gz  # where the time goes, asleep or not\n"
 "  profiler -a -d 5 -o all.pb.gz           # the whole machine for 5 s\n"
+"  profiler -p $(pgrep -o postgres) -d 10 --root-frame cmdline -o pg.svg\n"
+"                                          # a server and its backends\n"
 "  profiler --call-graph fp -a -F 999 -o fp.pb.gz   # the cheapest stacks\n";
 /* clang-format on */
 
@@ -114,6 +121,7 @@ enum {
 	OPT_CALL_GRAPH,
 	OPT_MAX_STACKS,
 	OPT_UNWIND_MEMORY,
+	OPT_ROOT_FRAME,
 };
 
 static const struct option long_options[] = {
@@ -134,6 +142,7 @@ static const struct option long_options[] = {
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
+	{ "root-frame", required_argument, NULL, OPT_ROOT_FRAME },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -232,6 +241,20 @@ static int parse_call_graph(struct options *o, const char *arg, char *err, size_
 			    "invalid --call-graph stack size '%s': expected 64 to %d bytes",
 			    arg + 6, PROFILE_MAX_STACK_COPY);
 	o->stack_bytes = bytes;
+	return 0;
+}
+
+/* --root-frame comm | cmdline | none. */
+static int parse_root_frame(struct options *o, const char *arg, char *err, size_t size)
+{
+	if (!strcmp(arg, "comm"))
+		o->export.root = PROFILE_ROOT_COMM;
+	else if (!strcmp(arg, "cmdline"))
+		o->export.root = PROFILE_ROOT_CMDLINE;
+	else if (!strcmp(arg, "none"))
+		o->export.root = PROFILE_ROOT_NONE;
+	else
+		return fail(err, size, "invalid --root-frame '%s': use comm, cmdline or none", arg);
 	return 0;
 }
 
@@ -387,6 +410,10 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 			break;
 		case OPT_CALL_GRAPH:
 			if (parse_call_graph(o, optarg, err, size))
+				return -EINVAL;
+			break;
+		case OPT_ROOT_FRAME:
+			if (parse_root_frame(o, optarg, err, size))
 				return -EINVAL;
 			break;
 		case OPT_UNWIND_MEMORY:

@@ -42,6 +42,7 @@ struct options {
 	/* At least one after parsing, each path once, at most one "-". */
 	struct output_spec outputs[MAX_OUTPUTS];
 	size_t nr_outputs;
+	struct export_opts export; /* --root-frame */
 	uint32_t freq_hz;
 	uint64_t duration_ns;	/* 0: until Ctrl-C or the targets exit */
 	uint64_t ringbuf_bytes; /* 0: automatic */

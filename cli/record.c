@@ -5,6 +5,7 @@
  * distinct stack, and write the profile atomically.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,8 +172,11 @@ static pid_t thread_group_of(pid_t pid)
 	return tgid;
 }
 
-/* "profiler: profiling pid 1234 (nginx), pid 1240 (nginx) at 99 Hz, Ctrl-C to stop" */
-static void print_targets(const struct options *o)
+/*
+ * "profiler: profiling pid 1234 (nginx) and its 4 descendants at 99 Hz,
+ * Ctrl-C to stop". @descendants < 0: they are not followed.
+ */
+static void print_targets(const struct options *o, int descendants)
 {
 	fputs("profiler: profiling", stderr);
 	if (o->system_wide)
@@ -194,6 +198,9 @@ static void print_targets(const struct options *o)
 		}
 		fprintf(stderr, "%s pid %d (%s)", i ? "," : "", o->pids[i], *comm ? comm : "?");
 	}
+	if (descendants >= 0)
+		fprintf(stderr, " and %s %d descendant%s", o->nr_pids > 1 ? "their" : "its",
+			descendants, descendants == 1 ? "" : "s");
 	fprintf(stderr, " at %u Hz%s\n", o->freq_hz, o->duration_ns ? "" : ", Ctrl-C to stop");
 }
 
@@ -248,7 +255,7 @@ static int write_profile(const struct profile *p, const struct options *o,
 				pr_warn("cannot give '%s' to uid %u: %s", spec->path, owner->uid,
 					strerror(-chown_err));
 		}
-		err = export__write(spec->format, p, out[opened].fp, spec->path);
+		err = export__write(spec->format, p, out[opened].fp, spec->path, &o->export);
 		if (!err)
 			err = output_file__close(&out[opened]);
 		if (err == -EPIPE && !strcmp(spec->path, "-"))
@@ -323,6 +330,33 @@ static void show_status(void *ctx)
 		status_line__show("profiler: %.1f s%s, %llu samples, %llu lost",
 				  (now - start) / 1e9, of, (unsigned long long)st.samples,
 				  (unsigned long long)lost);
+}
+
+/*
+ * Follow what the -p processes had started before the recording, as what
+ * they fork from now on is followed: how many processes, or -1 when
+ * descendants are not followed. Sampling is attached, so none forked
+ * meanwhile is missed. One that cannot be followed costs its samples only.
+ */
+static int add_descendants(struct collector *c, const struct options *o)
+{
+	size_t total = 0, n;
+	int err;
+
+	if (!o->nr_pids || o->no_inherit)
+		return -1;
+	for (size_t i = 0; i < o->nr_pids; i++) {
+		err = collector__add_descendants(c, o->pids[i], &n);
+		total += n;
+		if (err == -E2BIG)
+			pr_warn("pid %d has more descendants than can be followed (%d processes in "
+				"all): the others are left out",
+				o->pids[i], PROFILE_MAX_TARGETS);
+		else if (err)
+			pr_warn("cannot follow every descendant of pid %d: %s", o->pids[i],
+				strerror(-err));
+	}
+	return total < INT_MAX ? (int)total : INT_MAX;
 }
 
 /* A profiler with many targets keeps one descriptor per mapped file open. */
@@ -518,7 +552,7 @@ int record(const struct options *o)
 		fprintf(stderr, "profiler: profiling '%s' (pid %d) at %u Hz\n", o->command[0],
 			child.pid, o->freq_hz);
 	} else {
-		print_targets(o);
+		print_targets(o, add_descendants(c, o));
 	}
 	needs.chown = invoker != NULL;
 	needs.kill = o->command && invoker;

@@ -22,6 +22,7 @@
 #include "common/array.h"
 #include "common/log.h"
 #include "common/proc_maps.h"
+#include "common/proc_tree.h"
 #include "common/procfs.h"
 #include "common/strset.h"
 #include "collector.h"
@@ -81,6 +82,9 @@ struct proc_state {
 	pid_t pid;
 	struct proc_maps *maps; /* latest snapshot, or NULL if none could be read */
 	uint64_t snapshot_time; /* CLOCK_MONOTONIC of the last attempt */
+	const char *cmdline;	/* interned, shortened (procfs.h); NULL: empty or unreadable */
+	bool cmdline_read;	/* since it was first seen or last exec'd */
+	bool followed;		/* a live target added with its maps: -p, or a descendant */
 };
 
 struct collector {
@@ -549,6 +553,34 @@ static void proc_state__snapshot(struct collector *c, struct proc_state *p)
 	}
 }
 
+/*
+ * Read @p's command line, as it is now: when the process is first seen and
+ * after it exec'd. One that cannot be read (the process exited, /proc hides
+ * it) or is empty (a kernel thread) is NULL: exporters show the name.
+ */
+static void proc_state__read_cmdline(struct collector *c, struct proc_state *p)
+{
+	char buf[PROCFS_CMDLINE_MAX + 1];
+	ssize_t n = procfs__read_cmdline(p->pid, buf, sizeof(buf));
+
+	p->cmdline_read = true;
+	p->cmdline = n > 0 ? strset__add(c->strings, buf) : NULL;
+	if (n < 0)
+		pr_debug("cannot read the command line of pid %d: %s", p->pid, strerror(-n));
+}
+
+/* Give a new stack its process's command line, read if this is the process's first stack. */
+static void stack_entry__set_cmdline(struct collector *c, struct stack_entry *s)
+{
+	struct proc_state *p = proc_state__get(c, s->pid);
+
+	if (!p)
+		return;
+	if (!p->cmdline_read)
+		proc_state__read_cmdline(c, p);
+	s->cmdline = p->cmdline;
+}
+
 static bool covers_leaf(const struct proc_maps *maps, const struct stack_entry *s)
 {
 	return !s->nr_user || proc_maps__find(maps, s->ips[s->nr_kernel]);
@@ -641,8 +673,10 @@ static int handle_sample(struct collector *c, const struct sample_event *e)
 		c->nr_offcpu_records++;
 		c->offcpu_ns += e->weight_ns;
 	}
-	if (is_new)
+	if (is_new) {
 		stack_entry__set_maps(c, s);
+		stack_entry__set_cmdline(c, s);
+	}
 	return 0;
 }
 
@@ -681,6 +715,8 @@ static int add_target(struct collector *c, pid_t pid, bool child, bool snapshot)
 	if (!p)
 		return -ENOMEM;
 	proc_state__snapshot(c, p);
+	proc_state__read_cmdline(c, p);
+	p->followed = true;
 	return 0;
 }
 
@@ -698,6 +734,10 @@ static int handle_process_event(struct collector *c, const struct process_event 
 
 	if (e->type == EVENT_FORK) {
 		pr_debug("pid %u forked pid %u", e->ppid, e->pid);
+		/* Found already by collector__add_descendants(), forked as it walked. */
+		p = proc_state__find(c, e->pid);
+		if (p && p->followed)
+			return 0;
 		err = add_target(c, e->pid, false, false);
 		/* Gone already: it left nothing to follow. */
 		return err == -ESRCH ? 0 : err;
@@ -709,6 +749,7 @@ static int handle_process_event(struct collector *c, const struct process_event 
 		return 0;
 	pr_debug("pid %u exec'd", e->pid);
 	proc_state__snapshot(c, p);
+	proc_state__read_cmdline(c, p);
 	return 0;
 }
 
@@ -901,18 +942,70 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return err;
 }
 
+/* Undo add_target() of the last target, which the BPF program could not take (its map is full). */
+static void forget_target(struct collector *c)
+{
+	struct target *t = &c->targets[--c->nr_targets];
+	struct proc_state *p = proc_state__find(c, t->pid);
+
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	if (p)
+		p->followed = false;
+}
+
 int collector__add_target(struct collector *c, pid_t pid, bool child)
 {
 	__u8 state = child ? TARGET_AT_EXEC : TARGET_ACTIVE;
+	struct proc_state *p = proc_state__find(c, pid);
 	__u32 key = pid;
 	int err;
 
+	if (p && p->followed)
+		return 0;
 	/* A command about to exec: its maps are read at the exec. */
 	err = add_target(c, pid, child, !child);
 	if (err)
 		return err;
-	return bpf_map__update_elem(c->skel->maps.targets, &key, sizeof(key), &state, sizeof(state),
-				    BPF_ANY);
+	err = bpf_map__update_elem(c->skel->maps.targets, &key, sizeof(key), &state, sizeof(state),
+				   BPF_ANY);
+	if (err)
+		forget_target(c);
+	return err;
+}
+
+struct descendants {
+	struct collector *c;
+	size_t added;
+};
+
+/* proc_tree_visit_fn: follow a descendant as a -p target is, unless it is one already. */
+static int add_descendant(pid_t pid, void *arg)
+{
+	struct descendants *d = arg;
+	struct proc_state *p = proc_state__find(d->c, pid);
+	int err;
+
+	if (p && p->followed)
+		return 0;
+	err = collector__add_target(d->c, pid, false);
+	if (!err)
+		d->added++;
+	return err;
+}
+
+int collector__add_descendants(struct collector *c, pid_t pid, size_t *added)
+{
+	enum proc_tree_source source = PROC_TREE_CHILDREN;
+	struct descendants d = { c, 0 };
+	int err;
+
+	err = proc_tree__walk(pid, &source, add_descendant, &d);
+	*added = d.added;
+	pr_debug("pid %d: %zu descendants followed, found %s", pid, d.added,
+		 source == PROC_TREE_SCAN ? "by the parents in /proc/*/stat" :
+					    "in /proc/PID/task/*/children");
+	return err < 0 ? err : 0;
 }
 
 int collector__open_cpu_clock(uint32_t freq_hz, int cpu)
@@ -1064,6 +1157,7 @@ static bool targets_alive(struct collector *c)
 {
 	/* Without processes to follow (-a, --cgroup), only -d or a signal ends it. */
 	bool alive = !c->nr_targets;
+	struct proc_state *p;
 	char path[64];
 	__u32 key;
 
@@ -1085,6 +1179,9 @@ static bool targets_alive(struct collector *c)
 		}
 		pr_debug("pid %d exited", t->pid);
 		t->exited = true;
+		p = proc_state__find(c, t->pid);
+		if (p)
+			p->followed = false;
 		/* A new process could reuse the pid: stop sampling it. */
 		key = t->pid;
 		bpf_map__delete_elem(c->skel->maps.targets, &key, sizeof(key), 0);

@@ -90,10 +90,23 @@ struct elf_cache *collector__elf_cache(struct collector *c);
 
 /*
  * Profile process @pid. @child marks a process the caller forked: it is
- * reaped with waitpid() when it exits and its status is kept. 0 or -errno
- * (-ESRCH: no such process).
+ * reaped with waitpid() when it exits and its status is kept. A pid that
+ * is a target already is left as it is. 0 or -errno (-ESRCH: no such
+ * process).
  */
 int collector__add_target(struct collector *c, pid_t pid, bool child);
+
+/*
+ * Follow the processes that @pid's process tree holds now, its descendants,
+ * each as collector__add_target() follows a pid (what they fork later is
+ * followed by the BPF program, unless opts.no_inherit). Call it after
+ * collector__start(), which attaches the fork tracepoint: a process forked
+ * while the tree is walked is then either found or reported. Descendants
+ * that are targets already are skipped. How many were added is in *@added,
+ * also on failure (they stay targets). 0 or -errno (-E2BIG: more processes
+ * than PROFILE_MAX_TARGETS).
+ */
+int collector__add_descendants(struct collector *c, pid_t pid, size_t *added);
 
 /* Open the perf events and attach the program: sampling starts. 0 or -errno. */
 int collector__start(struct collector *c);

@@ -35,6 +35,7 @@ struct stack_entry {
 	uint32_t pid, tid;
 	const char *thread_name;      /* interned */
 	const char *process_name;     /* interned */
+	const char *cmdline;	      /* interned: the process's when first seen, or NULL */
 	const struct proc_maps *maps; /* snapshot in effect when first seen, or NULL */
 	bool maps_stale;	      /* @maps misses the leaf: look again at the end */
 	uint32_t flags;		      /* SAMPLE_* of the first sample */

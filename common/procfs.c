@@ -5,10 +5,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "procfs.h"
+#include "utf8.h"
 
 char *procfs__read_file(const char *path, size_t *lenp)
 {
@@ -78,4 +80,103 @@ int procfs__open_in_root(int root, const char *path, int flags)
 	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
 		fd = openat(root, path, flags | O_NOFOLLOW);
 	return fd < 0 ? -errno : fd;
+}
+
+/* Bytes of /proc/PID/cmdline read: more than any shortened line needs. */
+#define CMDLINE_READ_BYTES 4096
+#define ELLIPSIS "..."
+
+/*
+ * The display form of the character at @s (@len > 0 bytes left) into @seq
+ * (room for 4 bytes): its length, and in *@in how many bytes of @s it took.
+ */
+static size_t cmdline_char(const unsigned char *s, size_t len, char *seq, size_t *in)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = utf8__char_len(s, len);
+
+	*in = n ? n : 1;
+	if (!s[0]) {
+		seq[0] = ' ';
+		return 1;
+	}
+	if (n > 1 || (n == 1 && s[0] >= 0x20 && s[0] != 0x7f)) {
+		memcpy(seq, s, n);
+		return n;
+	}
+	seq[0] = '\\';
+	seq[1] = 'x';
+	seq[2] = hex[s[0] >> 4];
+	seq[3] = hex[s[0] & 15];
+	return 4;
+}
+
+size_t procfs__format_cmdline(const char *raw, size_t len, char *out, size_t size)
+{
+	const unsigned char *s = (const unsigned char *)raw;
+	size_t max = size - 1 < PROCFS_CMDLINE_MAX ? size - 1 : PROCFS_CMDLINE_MAX;
+	size_t n = 0, i = 0, cut = 0, dots = strlen(ELLIPSIS);
+
+	/* A rewritten title is padded with NULs, sometimes after a space (PostgreSQL's). */
+	while (len && (!s[len - 1] || s[len - 1] == ' '))
+		len--;
+	/* Whole characters while they fit; @cut is the last end that leaves room for "...". */
+	while (i < len) {
+		char seq[4];
+		size_t in, w = cmdline_char(s + i, len - i, seq, &in);
+
+		if (n + w > max)
+			break;
+		memcpy(out + n, seq, w);
+		n += w;
+		i += in;
+		if (n + dots <= max)
+			cut = n;
+	}
+	if (i < len) {
+		n = cut;
+		if (dots > max - n)
+			dots = max - n;
+		memcpy(out + n, ELLIPSIS, dots);
+		n += dots;
+	}
+	out[n] = '\0';
+	return n;
+}
+
+ssize_t procfs__read_cmdline(pid_t pid, char *out, size_t size)
+{
+	char path[64], *raw;
+	size_t len = 0;
+	ssize_t n = 0;
+	int fd, err = 0;
+
+	raw = malloc(CMDLINE_READ_BYTES);
+	if (!raw)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto out_free;
+	}
+	while (len < CMDLINE_READ_BYTES) {
+		n = read(fd, raw + len, CMDLINE_READ_BYTES - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			/* An exited process's file reads as ESRCH. */
+			err = -errno;
+			break;
+		}
+		if (!n)
+			break;
+		len += n;
+	}
+	close(fd);
+	if (!err)
+		n = procfs__format_cmdline(raw, len, out, size);
+out_free:
+	free(raw);
+	return err ? err : n;
 }

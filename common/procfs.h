@@ -7,6 +7,7 @@
 #define PROFILER_PROCFS_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /*
  * The whole of @path, NUL-terminated, in a buffer the caller frees; its
@@ -26,5 +27,31 @@ long procfs__read_long(const char *path, long def);
  * for open(). A descriptor, or a negative errno.
  */
 int procfs__open_in_root(int root, const char *path, int flags);
+
+/*
+ * A process's command line is shown shortened to this many bytes: enough
+ * for "postgres: alice sales [local] SELECT" or a JVM's main class, short
+ * enough for a root frame or a label.
+ */
+#define PROCFS_CMDLINE_MAX 200
+
+/*
+ * Format the @len bytes of a /proc/PID/cmdline (arguments each ended by a
+ * NUL; a program that rewrote its title may pad it with NULs) for display,
+ * into @out (room for @size > 0 bytes, NUL-terminated): trailing NULs and
+ * spaces dropped, the other NULs, between arguments, made spaces, control bytes
+ * and bytes that are not UTF-8 written as \xNN, valid UTF-8 kept. At most
+ * min(@size - 1, PROCFS_CMDLINE_MAX) bytes: a longer line is cut between
+ * characters and ends in "...". Returns its length: 0 for an empty command
+ * line (a kernel thread, a zombie).
+ */
+size_t procfs__format_cmdline(const char *raw, size_t len, char *out, size_t size);
+
+/*
+ * The command line of process @pid, formatted by procfs__format_cmdline()
+ * into @out: its length (0: empty), or a negative errno (-ENOENT: no such
+ * process). Reads at most the first 4 KiB of it.
+ */
+ssize_t procfs__read_cmdline(pid_t pid, char *out, size_t size);
 
 #endif

@@ -122,6 +122,8 @@ static int cmp_sample(const void *pa, const void *pb)
 		c = cmp_str(a->thread_name, b->thread_name);
 	if (!c)
 		c = cmp_str(a->process_name, b->process_name);
+	if (!c)
+		c = cmp_str(a->cmdline, b->cmdline);
 	if (c)
 		return c;
 	/* Root first, as a flame graph reads a stack. */

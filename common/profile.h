@@ -92,6 +92,12 @@ struct profile_sample {
 	uint32_t pid, tid;
 	const char *process_name; /* the thread group leader's comm */
 	const char *thread_name;  /* the thread's comm */
+	/*
+	 * The process's command line when the profiler first saw it (or after
+	 * it exec'd), shortened and escaped (common/procfs.h); NULL when it
+	 * was empty (a kernel thread) or could not be read.
+	 */
+	const char *cmdline;
 	uint32_t nr_frames;
 	const struct profile_frame **frames; /* leaf first; kernel frames before user frames */
 	uint64_t count;			     /* samples, or intervals off CPU */
@@ -161,7 +167,10 @@ void profile__free(struct profile *p);
  */
 struct profile_sample *profile__add_sample(struct profile *p, const struct profile_sample *s);
 
-/* Order samples by pid, tid, thread name, then stack (names and addresses, leaf last). */
+/*
+ * Order samples by pid, tid, thread name, process name, command line, then
+ * stack (names and addresses, root first).
+ */
 void profile__sort(struct profile *p);
 
 /*
@@ -180,6 +189,30 @@ uint64_t profile__total(const struct profile *p);
 uint64_t profile_sample__cpu_ns(const struct profile *p, const struct profile_sample *s);
 uint64_t profile_sample__offcpu_ns(const struct profile_sample *s);
 uint64_t profile_sample__wall_ns(const struct profile *p, const struct profile_sample *s);
+
+/* What folded output and flame graphs put above each stack's frames. */
+enum profile_root {
+	PROFILE_ROOT_COMM,    /* the process name, as stackcollapse-perf.pl does: the default */
+	PROFILE_ROOT_CMDLINE, /* the command line, else (a kernel thread) the process name */
+	PROFILE_ROOT_NONE,    /* nothing: the stacks of every process merged */
+};
+
+/* @s's root frame under @root: a name, or NULL for PROFILE_ROOT_NONE. */
+static inline const char *profile_sample__root(const struct profile_sample *s,
+					       enum profile_root root)
+{
+	switch (root) {
+	case PROFILE_ROOT_CMDLINE:
+		if (s->cmdline)
+			return s->cmdline;
+		break;
+	case PROFILE_ROOT_NONE:
+		return NULL;
+	case PROFILE_ROOT_COMM:
+		break;
+	}
+	return s->process_name;
+}
 
 /*
  * @s's count in the unit of folded output and flame graphs: samples on

@@ -59,17 +59,20 @@ const char *export_format__names(void)
 	return "pprof, folded, firefox, svg";
 }
 
-int export__write(enum export_format format, const struct profile *p, FILE *out, const char *path)
+int export__write(enum export_format format, const struct profile *p, FILE *out, const char *path,
+		  const struct export_opts *opts)
 {
+	enum profile_root root = opts ? opts->root : PROFILE_ROOT_COMM;
+
 	switch (format) {
 	case EXPORT_PPROF:
 		return pprof__write(p, out);
 	case EXPORT_FOLDED:
-		return folded__write(p, out);
+		return folded__write_root(p, out, root);
 	case EXPORT_FIREFOX:
 		return firefox__write(p, out, ends_with(path, ".gz"));
 	case EXPORT_SVG:
-		return svg__write(p, out);
+		return svg__write_root(p, out, root);
 	case EXPORT_NONE:
 		break;
 	}

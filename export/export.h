@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-struct profile;
+#include "common/profile.h"
 
 enum export_format {
 	EXPORT_NONE,
@@ -29,11 +29,17 @@ const char *export_format__name(enum export_format format);
 /* The formats' names, for messages: "pprof, folded, firefox, svg". */
 const char *export_format__names(void);
 
+/* How the profile is shown, where a format leaves a choice; zeroed: the defaults. */
+struct export_opts {
+	enum profile_root root; /* folded and svg: what is above each stack's frames */
+};
+
 /*
  * Write @p to @out in @format, to be saved as @path ("-": stdout): a
  * Firefox profile is gzipped when @path ends in ".gz" (pprof always is,
- * as its readers expect). 0 or -errno.
+ * as its readers expect). @opts may be NULL, for the defaults. 0 or -errno.
  */
-int export__write(enum export_format format, const struct profile *p, FILE *out, const char *path);
+int export__write(enum export_format format, const struct profile *p, FILE *out, const char *path,
+		  const struct export_opts *opts);
 
 #endif

@@ -739,7 +739,8 @@ static int tables__sort_rows(struct thread_tables *t)
 
 struct thread_info {
 	uint32_t pid, tid;
-	const char *name, *process_name;
+	const char *name;
+	const char *process_name; /* the command line, else the process name */
 };
 
 /* "@name":[@n copies of @value] */
@@ -1077,22 +1078,39 @@ static int cmp_sample(const void *pa, const void *pb)
 	if (!c)
 		c = cmp_name(a->process_name, b->process_name);
 	if (!c)
+		c = cmp_name(a->cmdline, b->cmdline);
+	if (!c)
 		c = a < b ? -1 : a > b;
 	return c;
 }
 
-static const char *sample_name(const struct profile_sample *s, bool process)
+/* The names of a sample, in the order samples are sorted by. */
+enum sample_name {
+	NAME_THREAD,
+	NAME_PROCESS,
+	NAME_CMDLINE,
+};
+
+static const char *sample_name(const struct profile_sample *s, enum sample_name which)
 {
-	return process ? s->process_name : s->thread_name;
+	switch (which) {
+	case NAME_THREAD:
+		return s->thread_name;
+	case NAME_PROCESS:
+		return s->process_name;
+	case NAME_CMDLINE:
+		return s->cmdline;
+	}
+	return NULL;
 }
 
 /*
- * In @s[*@start..*@end), sorted by the name (thread or @process), narrow
- * the range to the run of the name that has the most samples; the first
- * (bytewise least) on a tie.
+ * In @s[*@start..*@end), sorted by the name @which, narrow the range to
+ * the run of the name that has the most samples; the first (bytewise
+ * least, NULL first) on a tie.
  */
 static void most_sampled_name(const struct profile_sample *const *s, size_t *start, size_t *end,
-			      bool process)
+			      enum sample_name which)
 {
 	size_t best_start = *start, best_end = *start;
 	uint64_t best = 0;
@@ -1101,8 +1119,7 @@ static void most_sampled_name(const struct profile_sample *const *s, size_t *sta
 		uint64_t count = 0;
 
 		for (k = i;
-		     k < *end && !cmp_name(sample_name(s[k], process), sample_name(s[i], process));
-		     k++)
+		     k < *end && !cmp_name(sample_name(s[k], which), sample_name(s[i], which)); k++)
 			count += s[k]->count;
 		if (best_end == *start || count > best) {
 			best = count;
@@ -1120,11 +1137,19 @@ static void thread_info(struct thread_info *ti, const struct profile_sample *con
 
 	ti->pid = s[0]->pid;
 	ti->tid = s[0]->tid;
-	most_sampled_name(s, &start, &end, false);
+	most_sampled_name(s, &start, &end, NAME_THREAD);
 	ti->name = s[start]->thread_name;
 	/* Within the thread name's samples, which are sorted by process name next. */
-	most_sampled_name(s, &start, &end, true);
+	most_sampled_name(s, &start, &end, NAME_PROCESS);
 	ti->process_name = s[start]->process_name;
+	/*
+	 * The UI shows the process name where processes are told apart (a
+	 * track's tooltip, the process track of a pid): the command line, as
+	 * ps shows it, keeps processes of one program apart.
+	 */
+	most_sampled_name(s, &start, &end, NAME_CMDLINE);
+	if (s[start]->cmdline)
+		ti->process_name = s[start]->cmdline;
 }
 
 /* Write the threads of @p, the first with the markers. 0 or -errno (a build error). */

@@ -33,6 +33,7 @@ struct folded {
 	size_t len, alloc;
 	/* The sample whose stack buf holds: walk.path[level] is where that level ends in buf. */
 	struct stack_walk walk;
+	enum profile_root root;
 };
 
 static int folded__append(struct folded *f, const char *s, size_t len)
@@ -127,22 +128,29 @@ static int folded__append_frame(struct folded *f, const struct profile_frame *fr
 }
 
 /*
- * Put the stack of @s in f->buf: the process name, then the frames from the
- * root. Sorted samples share their outer frames with their predecessor, so
+ * Put the stack of @s in f->buf: its root (profile_sample__root()), then the
+ * frames from the root, each after a ';' (so without a root, buf starts with
+ * one). Sorted samples share their outer frames with their predecessor, so
  * the part of the previous stack that matches is kept rather than formatted
  * again.
  */
 static int folded__build_stack(struct folded *f, const struct profile_sample *s)
 {
+	const char *root = profile_sample__root(s, f->root);
 	uint32_t n = s->nr_frames, level;
 	int err;
 
-	err = stack_walk__begin(&f->walk, s, (uintptr_t)s->process_name, &level);
+	err = stack_walk__begin(&f->walk, s, (uintptr_t)root, &level);
 	if (err)
 		return err;
 	if (!level) {
 		f->len = 0;
-		err = folded__append_name(f, s->process_name, true);
+		/*
+		 * A process name has its spaces replaced, as stackcollapse-perf.pl
+		 * does; a command line keeps them (and so does a name in its place).
+		 */
+		if (f->root != PROFILE_ROOT_NONE)
+			err = folded__append_name(f, root, f->root == PROFILE_ROOT_COMM);
 		if (err)
 			return err;
 		f->walk.path[0] = f->len;
@@ -172,11 +180,12 @@ static bool line_eq(const void *entry, const void *key)
 	return l->key_len == k->len && !memcmp(l->text, k->s, k->len);
 }
 
-/* Add @count to the line of the stack in f->buf. */
+/* Add @count to the line of the stack in f->buf (after its first ';' when stacks have no root). */
 static int folded__count(struct folded *f, uint64_t count)
 {
-	struct line_key key = { f->buf, f->len };
-	uint64_t hash = hash_bytes(f->buf, f->len);
+	size_t skip = f->root == PROFILE_ROOT_NONE;
+	struct line_key key = { f->buf + skip, f->len - skip };
+	uint64_t hash = hash_bytes(key.s, key.len);
 	struct folded_line *l;
 
 	l = hashtab__find(&f->table, hash, line_eq, &key);
@@ -188,12 +197,12 @@ static int folded__count(struct folded *f, uint64_t count)
 		return -ENOMEM;
 	if (f->len > SIZE_MAX - sizeof(*l) - COUNT_MAX_CHARS - 1)
 		return -ENOMEM;
-	l = malloc(sizeof(*l) + f->len + COUNT_MAX_CHARS + 1);
+	l = malloc(sizeof(*l) + key.len + COUNT_MAX_CHARS + 1);
 	if (!l)
 		return -ENOMEM;
 	l->count = count;
-	l->key_len = f->len;
-	memcpy(l->text, f->buf, f->len);
+	l->key_len = key.len;
+	memcpy(l->text, key.s, key.len);
 	if (hashtab__insert(&f->table, hash, l)) {
 		free(l);
 		return -ENOMEM;
@@ -236,10 +245,16 @@ static int folded__print(struct folded *f, FILE *out)
 
 int folded__write(const struct profile *p, FILE *out)
 {
+	return folded__write_root(p, out, PROFILE_ROOT_COMM);
+}
+
+int folded__write_root(const struct profile *p, FILE *out, enum profile_root root)
+{
 	struct folded f;
 	int err = 0;
 
 	memset(&f, 0, sizeof(f));
+	f.root = root;
 	stack_walk__init(&f.walk);
 	for (size_t i = 0; i < p->nr_samples; i++) {
 		uint64_t count = profile_sample__folded_count(p, &p->samples[i]);

@@ -10,7 +10,12 @@
  *   PROCESS;ROOT_FRAME;...;LEAF_FRAME COUNT
  *
  * - PROCESS is the process name with spaces and control characters made '_'
- *   ("[unknown]" when not known).
+ *   ("[unknown]" when not known). folded__write_root() chooses what else
+ *   roots the stacks (enum profile_root): with PROFILE_ROOT_CMDLINE the
+ *   process's command line, spaces kept (the name where there is none, a
+ *   kernel thread's), so that processes of one program run with different
+ *   arguments stay apart; with PROFILE_ROOT_NONE nothing, the stacks of
+ *   every process merged.
  * - Frames run root to leaf; kernel frames carry the suffix "_[k]". A sample
  *   without frames gets the single frame "[unknown]".
  * - So that flamegraph.pl's parser cannot be misled, a ';' in a frame name
@@ -35,8 +40,10 @@
 
 #include <stdio.h>
 
-struct profile;
+#include "common/profile.h"
 
+/* With the process name as the root: folded__write_root(p, out, PROFILE_ROOT_COMM). */
 int folded__write(const struct profile *p, FILE *out);
+int folded__write_root(const struct profile *p, FILE *out, enum profile_root root);
 
 #endif

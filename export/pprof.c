@@ -119,6 +119,7 @@ enum {
 	KEY_TID,
 	KEY_THREAD,
 	KEY_PROCESS,
+	KEY_CMDLINE,
 	NR_KEYS
 };
 
@@ -134,7 +135,7 @@ struct builder {
 	Perftools__Profiles__ValueType sample_types[3], *sample_type_ptrs[3], period_type;
 	int64_t comments[PROFILE_SUMMARY_MAX];
 	int64_t label_keys[NR_KEYS];
-	struct str_memo thread_memo, process_memo;
+	struct str_memo thread_memo, process_memo, cmdline_memo;
 
 	/* Tables: a hashtab to find an entry, a vector that keeps first-use order. */
 	struct hashtab strings, mappings, functions, locations;
@@ -407,6 +408,13 @@ static int builder__sample(struct builder *b, const struct profile *p,
 		labels[KEY_PROCESS].str = str;
 		msg->label[msg->n_label++] = &labels[KEY_PROCESS];
 	}
+	if (s->cmdline) {
+		str = builder__str_memo(b, &b->cmdline_memo, s->cmdline);
+		if (str < 0)
+			return str;
+		labels[KEY_CMDLINE].str = str;
+		msg->label[msg->n_label++] = &labels[KEY_CMDLINE];
+	}
 
 	if (!s->nr_frames)
 		return 0;
@@ -432,7 +440,8 @@ static int builder__sample(struct builder *b, const struct profile *p,
 
 static int builder__header(struct builder *b, const struct profile *p)
 {
-	static const char *const label_keys[NR_KEYS] = { "pid", "tid", "thread", "process" };
+	static const char *const label_keys[NR_KEYS] = { "pid", "tid", "thread", "process",
+							 "cmdline" };
 	Perftools__Profiles__Profile *prof = &b->prof;
 	int64_t samples, count, cpu, nanoseconds, second;
 	struct profile_summary sum;

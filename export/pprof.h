@@ -13,8 +13,9 @@
  *                        "truncated stacks: N", "stack read errors: N" (always all four)
  *
  * Each struct profile_sample becomes one Sample with values [count, count * period_ns],
- * location ids leaf first, num labels "pid" and "tid" and str labels "thread" and
- * "process" (the latter two only when the name is known).
+ * location ids leaf first, num labels "pid" and "tid" and str labels "thread",
+ * "process" and "cmdline" (the latter three only when the name or command line
+ * is known).
  *
  * There is one Mapping per distinct `struct profile_mapping *`, one Location per
  * distinct `struct profile_frame *` (with a single Line, line 0, until the

@@ -94,6 +94,7 @@ struct flame {
 	/* Set by the first walk over the tree. */
 	uint32_t max_depth;
 	uint64_t elided_frames, elided_count;
+	enum profile_root root; /* what is above each stack's frames */
 };
 
 struct node_key {
@@ -153,21 +154,25 @@ static int flame__child(struct flame *fl, uint32_t parent, enum frame_kind kind,
 }
 
 /*
- * Add @count to the stack of @s, made of folded's frames: the process, then
- * each frame's function and the functions inlined into it, outer first.
+ * Add @count to the stack of @s, made of folded's frames: its root (the
+ * process name, its command line, or none), then each frame's function and
+ * the functions inlined into it, outer first.
  * Sorted samples share their outer frames with their predecessor, so the
  * path of the previous stack is kept as far as it matches.
  */
 static int flame__add(struct flame *fl, const struct profile_sample *s, uint64_t count)
 {
+	const char *root = profile_sample__root(s, fl->root);
 	uint32_t n = s->nr_frames, level, node;
 	int err;
 
-	err = stack_walk__begin(&fl->walk, s, (uintptr_t)s->process_name, &level);
+	err = stack_walk__begin(&fl->walk, s, (uintptr_t)root, &level);
 	if (err)
 		return err;
 	if (!level) {
-		err = flame__child(fl, 0, KIND_PROCESS, s->process_name, &node);
+		node = 0;
+		if (fl->root != PROFILE_ROOT_NONE)
+			err = flame__child(fl, 0, KIND_PROCESS, root, &node);
 		if (err)
 			return err;
 		fl->walk.path[0] = node;
@@ -612,11 +617,17 @@ static void svg__footer(struct svg_writer *w)
 
 int svg__write(const struct profile *p, FILE *out)
 {
+	return svg__write_root(p, out, PROFILE_ROOT_COMM);
+}
+
+int svg__write_root(const struct profile *p, FILE *out, enum profile_root root)
+{
 	struct svg_writer w = { .out = out, .p = p };
 	struct flame fl;
 	int err;
 
 	memset(&fl, 0, sizeof(fl));
+	fl.root = root;
 	stack_walk__init(&fl.walk);
 	err = array__reserve(&fl.nodes, &fl.alloc_nodes, 1, sizeof(*fl.nodes));
 	if (err)

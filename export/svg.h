@@ -4,7 +4,9 @@
  *
  * The graph holds the stacks folded output holds, merged the same way (by
  * process name and function names; pids and tids are not kept apart): the
- * process name is the root frame above "all", then frames run root to leaf
+ * process name is the root frame above "all" (svg__write_root() puts the
+ * command line there instead, or nothing, as folded__write_root() does),
+ * then frames run root to leaf
  * upwards, each function inlined into a frame a frame of its own. A frame's
  * width is its share of the total in folded's unit: samples on CPU, or
  * microseconds in a PROFILE_OFFCPU (off-CPU only) or PROFILE_WALL profile.
@@ -34,9 +36,11 @@
 
 #include <stdio.h>
 
-struct profile;
+#include "common/profile.h"
 
 /* Write @p as one self-contained interactive SVG flame graph. 0 or -errno. */
 int svg__write(const struct profile *p, FILE *out);
+/* The same, with @root above each stack's frames (svg__write() has PROFILE_ROOT_COMM). */
+int svg__write_root(const struct profile *p, FILE *out, enum profile_root root);
 
 #endif

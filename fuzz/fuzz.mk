@@ -34,6 +34,7 @@ FUZZ_MAX_LEN_fuzz_die_reader := 8192
 FUZZ_MAX_LEN_fuzz_elf := 32768
 FUZZ_MAX_LEN_fuzz_event := 4096
 FUZZ_MAX_LEN_fuzz_kallsyms := 4096
+FUZZ_MAX_LEN_fuzz_cmdline := 4096
 
 fuzz-build: deps
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(FUZZ_OUTPUT) CC=$(CLANG) \

@@ -72,11 +72,12 @@ elif ! load "$TMP/threads.json.gz" threads; then
 else
 	ok "firefox: loads in profiler-cli ($(grep -o 'Session started: .*' "$TMP/load"))"
 	pq thread list --session threads --json >"$TMP/threads"
-	# The main thread only waits, so it may have no samples at all.
+	# The main thread only waits, so it may have no samples at all. Threads
+	# keep their names; their process is named by its command line.
 	names=$(js 'd.threads.filter(t => t.name !== "threads").map(t => t.name + " in " +
 		t.processName).sort().join(", ")' <"$TMP/threads")
 	check "firefox: thread names ($names)" test "$names" = \
-		"alpha-worker in threads, beta-worker in threads"
+		"alpha-worker in $WORKLOADS/threads 3, beta-worker in $WORKLOADS/threads 3"
 
 	for w in alpha beta; do
 		h=$(js "d.threads.find(t => t.name === '$w-worker').threadHandle" <"$TMP/threads")

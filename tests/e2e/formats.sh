@@ -36,18 +36,24 @@ from_pprof() {
 
 # Firefox (the processed format): every sample row's stack, from the
 # thread's stack, frame and function tables; a row counts one sample (CPU
-# profiles have no weights).
+# profiles have no weights). Its processName is the command line: the
+# process name that the other formats start with is the name of its main
+# thread (tid = pid).
 from_firefox() {
 	node -e '
 		const zlib = require("zlib"), fs = require("fs");
 		const p = JSON.parse(zlib.gunzipSync(fs.readFileSync(process.argv[1])));
+		const comm = {};
+		for (const t of p.threads)
+			if (String(t.tid) === String(t.pid))
+				comm[t.pid] = t.name;
 		for (const t of p.threads) {
 			const st = t.stackTable, fr = t.frameTable, fn = t.funcTable;
 			for (const stack of t.samples.stack) {
 				const names = [];
 				for (let s = stack; s !== null; s = st.prefix[s])
 					names.unshift(t.stringArray[fn.name[fr.func[st.frame[s]]]]);
-				console.log([t.processName, ...names].join(";") + " 1");
+				console.log([comm[t.pid] || t.name, ...names].join(";") + " 1");
 			}
 		}' "$1" | sum_stacks
 }

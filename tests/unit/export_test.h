@@ -16,7 +16,9 @@ struct profile;
  * The profile every exporter is tested on: user and kernel frames, two
  * processes and three threads, a frame of a mapping without symbols, a
  * frame without a mapping, a C++ frame whose system name differs, a sample
- * without frames, and a process whose name has a space. @order, if not
+ * without frames, a process whose name has a space, and command lines:
+ * two processes of one name run with different ones, and one whose command
+ * line is unknown. @order, if not
  * NULL, is a permutation of 0..EXPORT_TEST_SAMPLES-1 giving the order in
  * which samples are added. NULL on ENOMEM.
  */

@@ -480,20 +480,24 @@ TEST(firefox_small_exact)
 	free(got);
 }
 
-/* The profile the other exporters share: threads by (pid, tid), names, modules. */
+/*
+ * The profile the other exporters share: threads by (pid, tid), names,
+ * modules. A thread's process is named by its command line where it is
+ * known, so two "app" processes differ; the thread keeps its own name.
+ */
 TEST(firefox_threads_and_frames)
 {
 	static const char *const threads[] = {
-		"\"name\":\"app\",\"isMainThread\":true,\"processName\":\"app\",\"pid\":\"100\","
-		"\"tid\":100,",
-		"\"name\":\"worker\",\"isMainThread\":false,\"processName\":\"app\",\"pid\":\"100\","
-		"\"tid\":101,",
+		"\"name\":\"app\",\"isMainThread\":true,\"processName\":\"app --serve\","
+		"\"pid\":\"100\",\"tid\":100,",
+		"\"name\":\"worker\",\"isMainThread\":false,\"processName\":\"app --serve\","
+		"\"pid\":\"100\",\"tid\":101,",
 		"\"name\":\"my app\",\"isMainThread\":true,\"processName\":\"my app\","
 		"\"pid\":\"200\",\"tid\":200,",
 		"\"name\":\"io\",\"isMainThread\":false,\"processName\":\"my app\",\"pid\":\"200\","
 		"\"tid\":202,",
-		"\"name\":\"app\",\"isMainThread\":false,\"processName\":\"app\",\"pid\":\"300\","
-		"\"tid\":301,",
+		"\"name\":\"app\",\"isMainThread\":false,\"processName\":\"app --batch 7\","
+		"\"pid\":\"300\",\"tid\":301,",
 		NULL,
 	};
 	static const char *const names[] = {

@@ -186,6 +186,50 @@ TEST(folded_sanitize)
 	free(got);
 }
 
+static int folded_cmdline(const struct profile *p, FILE *out)
+{
+	return folded__write_root(p, out, PROFILE_ROOT_CMDLINE);
+}
+
+static int folded_no_root(const struct profile *p, FILE *out)
+{
+	return folded__write_root(p, out, PROFILE_ROOT_NONE);
+}
+
+/*
+ * Rooted at command lines, the two "app" processes stay apart (the golden
+ * file merges them); their spaces are kept, but not before a trailing
+ * number, which would read as a count. "my app", whose command line is
+ * unknown, keeps its name. Without roots, all processes merge.
+ */
+TEST(folded_root_frame)
+{
+	struct profile *p = export_test_profile(NULL);
+	char *cmdline = p ? export_test_string(folded_cmdline, p, NULL) : NULL;
+	char *none = p ? export_test_string(folded_no_root, p, NULL) : NULL;
+
+	profile__free(p);
+	CHECK(cmdline && none);
+	CHECK_STR(
+		cmdline,
+		"app --batch_7;main;compute 7\n"
+		"app --serve;[unknown] 1\n"
+		"app --serve;main;[unknown] 2\n"
+		"app --serve;main;compute 5\n"
+		"app --serve;main;compute;libfoo.so+0x1234;entry_SYSCALL_64_[k];do_syscall_64_[k] 3\n"
+		"app --serve;main;ns::work(int) 1\n"
+		"my app;main;compute 4\n"
+		"my app;main;entry_SYSCALL_64_[k];do_syscall_64_[k] 6\n");
+	CHECK_STR(none, "[unknown] 1\n"
+			"main;[unknown] 2\n"
+			"main;compute 16\n"
+			"main;compute;libfoo.so+0x1234;entry_SYSCALL_64_[k];do_syscall_64_[k] 3\n"
+			"main;entry_SYSCALL_64_[k];do_syscall_64_[k] 6\n"
+			"main;ns::work(int) 1\n");
+	free(cmdline);
+	free(none);
+}
+
 TEST(folded_merge_by_process_name)
 {
 	const struct profile_frame *x1[] = { &f_x1 }, *x2[] = { &f_x2 };

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #define FUZZ_REPLAY
+#include "fuzz/fuzz_cmdline.c"
 #include "fuzz/fuzz_die_reader.c"
 #include "fuzz/fuzz_elf.c"
 #include "fuzz/fuzz_event.c"
@@ -76,6 +77,11 @@ static int replay(const char *target, fuzz_fn fn)
 	snprintf(dir, sizeof(dir), "fuzz/regressions/%s", target);
 	regressions = replay_dir(dir, fn);
 	return seeds > 0 && (regressions >= 0 || regressions == -ENOENT) ? 0 : -1;
+}
+
+TEST(fuzz_inputs_cmdline)
+{
+	CHECK(!replay("fuzz_cmdline", fuzz_cmdline));
 }
 
 TEST(fuzz_inputs_die_reader)

@@ -98,18 +98,30 @@ struct test_sample {
 	uint64_t count;
 	bool truncated;
 	const struct profile_frame *frames[8]; /* leaf first, NULL-terminated */
+	const char *cmdline;
 };
 
 static const struct test_sample test_samples[EXPORT_TEST_SAMPLES] = {
-	{ 100, 100, "app", "app", 5, false, { &f_compute, &f_main } },
-	{ 100, 101, "app", "worker", 3, false, { &f_sys, &f_entry, &f_unres, &f_comp2, &f_main } },
-	{ 100, 101, "app", "worker", 2, false, { &f_nomap, &f_main } },
-	{ 100, 100, "app", "app", 1, true, { &f_cxx, &f_main } },
-	{ 100, 100, "app", "app", 1, false, { NULL } },
-	/* Another process with the same name: folded merges it with the first. */
-	{ 300, 301, "app", "app", 7, false, { &f_compute, &f_main } },
-	{ 200, 200, "my app", "my app", 4, false, { &f_compute, &f_main } },
-	{ 200, 202, "my app", "io", 6, false, { &f_sys, &f_entry, &f_main } },
+	{ 100, 100, "app", "app", 5, false, { &f_compute, &f_main }, "app --serve" },
+	{ 100,
+	  101,
+	  "app",
+	  "worker",
+	  3,
+	  false,
+	  { &f_sys, &f_entry, &f_unres, &f_comp2, &f_main },
+	  "app --serve" },
+	{ 100, 101, "app", "worker", 2, false, { &f_nomap, &f_main }, "app --serve" },
+	{ 100, 100, "app", "app", 1, true, { &f_cxx, &f_main }, "app --serve" },
+	{ 100, 100, "app", "app", 1, false, { NULL }, "app --serve" },
+	/*
+	 * Another process with the same name: folded merges it with the first,
+	 * unless rooted at the command line.
+	 */
+	{ 300, 301, "app", "app", 7, false, { &f_compute, &f_main }, "app --batch 7" },
+	/* Its command line could not be read. */
+	{ 200, 200, "my app", "my app", 4, false, { &f_compute, &f_main }, NULL },
+	{ 200, 202, "my app", "io", 6, false, { &f_sys, &f_entry, &f_main }, NULL },
 };
 
 struct profile *export_test_profile(const unsigned int *order)
@@ -136,6 +148,7 @@ struct profile *export_test_profile(const unsigned int *order)
 			.tid = t->tid,
 			.process_name = strset__add(p->strings, t->process),
 			.thread_name = strset__add(p->strings, t->thread),
+			.cmdline = t->cmdline ? strset__add(p->strings, t->cmdline) : NULL,
 			.frames = (const struct profile_frame **)t->frames,
 			.count = t->count,
 			.truncated = t->truncated,
@@ -143,7 +156,8 @@ struct profile *export_test_profile(const unsigned int *order)
 
 		while (s.nr_frames < 8 && t->frames[s.nr_frames])
 			s.nr_frames++;
-		if (!s.process_name || !s.thread_name || !profile__add_sample(p, &s)) {
+		if (!s.process_name || !s.thread_name || (t->cmdline && !s.cmdline) ||
+		    !profile__add_sample(p, &s)) {
 			profile__free(p);
 			return NULL;
 		}
@@ -241,7 +255,7 @@ static void check_sample(const Perftools__Profiles__Profile *pp,
 	CHECK_U64(ps->value[0], s->count);
 	CHECK_U64(ps->value[1], s->count * period);
 
-	CHECK_U64(ps->n_label, 4);
+	CHECK_U64(ps->n_label, s->cmdline ? 5 : 4);
 	l = label_by_key(pp, ps, "pid");
 	CHECK(l);
 	CHECK_U64(l->num, s->pid);
@@ -259,6 +273,14 @@ static void check_sample(const Perftools__Profiles__Profile *pp,
 	CHECK(l);
 	CHECK_STR(str_at(pp, l->str), s->process_name);
 	CHECK_U64(l->num, 0);
+	/* The command line where it is known, for -tagfocus=cmdline=... and -tagroot=cmdline. */
+	l = label_by_key(pp, ps, "cmdline");
+	if (s->cmdline) {
+		CHECK(l);
+		CHECK_STR(str_at(pp, l->str), s->cmdline);
+	} else {
+		CHECK(!l);
+	}
 
 	/* Leaf first, like the input. */
 	CHECK_U64(ps->n_location_id, s->nr_frames);

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Files of a process's root. */
+/* Files of a process's root, and its command line. */
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/procfs.h"
@@ -66,4 +69,120 @@ TEST(procfs_open_in_root_stays_inside)
 	unlinkat(topfd, "secret", 0);
 	close(topfd);
 	rmdir(top);
+}
+
+/* procfs__format_cmdline() of the @len bytes at @raw, with room for @size bytes. */
+static const char *cmdline_of(const char *raw, size_t len, size_t size)
+{
+	static char out[PROCFS_CMDLINE_MAX + 1];
+
+	procfs__format_cmdline(raw, len, out, size);
+	return out;
+}
+
+#define CMDLINE(lit) cmdline_of(lit, sizeof(lit) - 1, PROCFS_CMDLINE_MAX + 1)
+
+/*
+ * Arguments are joined by spaces, as ps shows them; a title a program
+ * wrote over its arguments and padded with NULs (PostgreSQL's backends,
+ * some after a space) ends where its text does; an empty argument in the
+ * middle stays visible.
+ */
+TEST(procfs_cmdline_joins_arguments)
+{
+	char out[PROCFS_CMDLINE_MAX + 1];
+
+	CHECK_STR(CMDLINE("sleep\0"
+			  "100\0"),
+		  "sleep 100");
+	CHECK_STR(CMDLINE("postgres: alice sales [local] SELECT\0\0\0\0\0\0\0\0"),
+		  "postgres: alice sales [local] SELECT");
+	CHECK_STR(CMDLINE("nginx: worker process"), "nginx: worker process");
+	CHECK_STR(CMDLINE("postgres: checkpointer \0\0\0\0"), "postgres: checkpointer");
+	CHECK_STR(CMDLINE("a\0\0b\0"), "a  b");
+	/* Nothing to show: a kernel thread's, a zombie's. */
+	CHECK_U64(procfs__format_cmdline("", 0, out, sizeof(out)), 0);
+	CHECK_STR(out, "");
+	CHECK_U64(procfs__format_cmdline("\0\0", 2, out, sizeof(out)), 0);
+}
+
+/*
+ * Whatever the bytes, the line is printable UTF-8 on one line: control
+ * bytes and bytes that are not UTF-8 are written as \xNN, UTF-8 is kept.
+ */
+TEST(procfs_cmdline_escapes_bytes)
+{
+	CHECK_STR(CMDLINE("a\tb\nc\x7f\x01"), "a\\x09b\\x0ac\\x7f\\x01");
+	CHECK_STR(CMDLINE("caf\xc3\xa9 \xe2\x82\xac"), "caf\xc3\xa9 \xe2\x82\xac");
+	CHECK_STR(CMDLINE("caf\xe9\0x\xc3"), "caf\\xe9 x\\xc3");
+	/* An overlong '/' and a UTF-16 surrogate are not UTF-8. */
+	CHECK_STR(CMDLINE("\xc0\xaf\xed\xa0\x80"), "\\xc0\\xaf\\xed\\xa0\\x80");
+}
+
+/*
+ * A long line is cut to PROCFS_CMDLINE_MAX bytes ending in "...", between
+ * characters: never inside a UTF-8 sequence or an escape.
+ */
+TEST(procfs_cmdline_is_shortened)
+{
+	char raw[400], want[PROCFS_CMDLINE_MAX + 1], out[16];
+	const char *got;
+
+	memset(raw, 'a', sizeof(raw));
+	CHECK_U64(strlen(cmdline_of(raw, PROCFS_CMDLINE_MAX, sizeof(want))), PROCFS_CMDLINE_MAX);
+	got = cmdline_of(raw, PROCFS_CMDLINE_MAX + 1, sizeof(want));
+	memset(want, 'a', PROCFS_CMDLINE_MAX - 3);
+	strcpy(want + PROCFS_CMDLINE_MAX - 3, "...");
+	CHECK_STR(got, want);
+
+	/* 2-byte characters: 98 of them and "..." make 199 bytes. */
+	for (size_t i = 0; i < 300; i += 2)
+		memcpy(raw + i, "\xc3\xa9", 2);
+	got = cmdline_of(raw, 300, sizeof(want));
+	CHECK_U64(strlen(got), 199);
+	CHECK(!memcmp(got, raw, 196) && !strcmp(got + 196, "..."));
+
+	/* Escapes of 4 bytes: 49 of them and "...". */
+	memset(raw, 1, 60);
+	got = cmdline_of(raw, 60, sizeof(want));
+	CHECK_U64(strlen(got), 199);
+	CHECK(!strncmp(got + 192, "\\x01...", 8));
+
+	/* The caller's room counts too. */
+	CHECK_U64(procfs__format_cmdline("abcdefghijkl", 12, out, 10), 9);
+	CHECK_STR(out, "abcdef...");
+	CHECK_U64(procfs__format_cmdline("abcdefghi", 9, out, 10), 9);
+	CHECK_STR(out, "abcdefghi");
+}
+
+/*
+ * A process started with its own argv[0] (as `exec -a` does) shows it,
+ * and its arguments; one that is gone has none.
+ */
+TEST(procfs_cmdline_of_a_process)
+{
+	char *const argv[] = { "renamed-sleep", "30", "two\twords", NULL };
+	char out[PROCFS_CMDLINE_MAX + 1], c;
+	int pipefd[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	CHECK(pipe2(pipefd, O_CLOEXEC) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		close(pipefd[0]);
+		execv("/bin/sleep", argv);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	/* The write end closes at the exec: from then on the command line is sleep's. */
+	n = read(pipefd[0], &c, 1);
+	close(pipefd[0]);
+	n = n ? -1 : procfs__read_cmdline(pid, out, sizeof(out));
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	CHECK_U64(n, strlen("renamed-sleep 30 two\\x09words"));
+	CHECK_STR(out, "renamed-sleep 30 two\\x09words");
+	CHECK_U64(procfs__read_cmdline(pid, out, sizeof(out)), -ENOENT);
 }

@@ -200,10 +200,15 @@ static void check_minus_one(struct env *e)
 	const uint64_t kernel[] = { KSYM(0x1300), KSYM(0x1300), KSYM(0x1410), 0 };
 	const uint64_t user[] = { e->after, e->after, e->main + 1, 0 };
 	const struct profile_sample *s;
+	struct stack_entry *entry;
 
-	CHECK(add(e, 1, false, START_MONO, kernel, user));
+	CHECK((entry = add(e, 1, false, START_MONO, kernel, user)));
+	/* The collector gives an entry its process's command line. */
+	entry->cmdline = strset__add(e->p->strings, "symbols-pie --wait");
 	CHECK(symbolize(e) == 0);
 	s = sample_of(e->p, 1);
+	CHECK(s);
+	CHECK_STR(s->cmdline, "symbols-pie --wait");
 	check_names(s, (const char *const[]){ "schedule", "__schedule", "do_nanosleep",
 					      "fixture_after", "fixture_unsized", "main", NULL });
 	/* A frame's address is the one looked up. */

@@ -277,6 +277,54 @@ TEST(svg_widths)
 	free(frames);
 }
 
+static int svg_cmdline(const struct profile *p, FILE *out)
+{
+	return svg__write_root(p, out, PROFILE_ROOT_CMDLINE);
+}
+
+static int svg_no_root(const struct profile *p, FILE *out)
+{
+	return svg__write_root(p, out, PROFILE_ROOT_NONE);
+}
+
+/*
+ * Rooted at command lines, the two "app" processes are two frames, and
+ * "my app", whose command line is unknown, keeps its name; without roots,
+ * every process's main is one frame on "all".
+ */
+TEST(svg_root_frame)
+{
+	struct profile *p = export_test_profile(NULL);
+	char *svg = p ? export_test_string(svg_cmdline, p, NULL) : NULL;
+	char *none = p ? export_test_string(svg_no_root, p, NULL) : NULL;
+	struct frame *frames = NULL;
+	const struct frame *f;
+	size_t nr = 0;
+
+	profile__free(p);
+	CHECK(svg && none);
+	frames = parse_frames(svg, &nr);
+	free(svg);
+	CHECK(frames);
+	f = find_frame(frames, nr, "app --serve");
+	CHECK(f && !strcmp(f->class, "process") && f->n == 12);
+	f = find_frame(frames, nr, "app --batch 7");
+	CHECK(f && !strcmp(f->class, "process") && f->n == 7);
+	f = find_frame(frames, nr, "my app");
+	CHECK(f && !strcmp(f->class, "process") && f->n == 10);
+	CHECK(!find_frame(frames, nr, "app"));
+	free(frames);
+
+	frames = parse_frames(none, &nr);
+	free(none);
+	CHECK(frames);
+	CHECK(find_frame(frames, nr, "main") && find_frame(frames, nr, "main")->n == 28);
+	CHECK(find_frame(frames, nr, "main")->y == frames[0].y - 16);
+	for (size_t i = 0; i < nr; i++)
+		CHECK(strcmp(frames[i].class, "process"));
+	free(frames);
+}
+
 /* The same samples in another order give the same bytes. */
 TEST(svg_deterministic)
 {
