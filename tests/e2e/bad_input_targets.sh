@@ -35,4 +35,6 @@ else
 	skip "bad input: --cgroup on a cgroup v1 directory" \
 		"no cgroup v1 hierarchy is mounted, and none can be"
 fi
-[[ $cg1 == "$TMP/cg1" ]] && umount "$TMP/cg1"
+if [[ $cg1 == "$TMP/cg1" ]]; then
+	umount "$TMP/cg1"
+fi
