@@ -35,6 +35,8 @@
 
 /* How long the reader sleeps between drains when nothing wakes it. */
 #define DRAIN_INTERVAL_MS 10
+/* What the ring-buffer callback returns to end a drain at the deadline or a stop. */
+#define DRAIN_CUT (-ECANCELED)
 /*
  * The ring buffer holds, by default, half a second of the most records the
  * chosen modes produce, a margin for slow drains (see ringbuf_bytes()).
@@ -42,7 +44,14 @@
 #define RINGBUF_SECONDS_NUM 1
 #define RINGBUF_SECONDS_DEN 2
 #define RINGBUF_MIN_BYTES (1ULL << 20)
-#define RINGBUF_MAX_AUTO_BYTES (256ULL << 20)
+/*
+ * What the ring may take by default, whatever -F: at the highest rates the
+ * reader drains in time or the surplus is counted as lost. It is mapped
+ * twice (for records that wrap around), so it counts twice in our RSS:
+ * 16 MB, where perf's whole RSS is 15-28 MB up to 4999 Hz. --ringbuf-size
+ * goes past it.
+ */
+#define RINGBUF_MAX_AUTO_BYTES (8ULL << 20)
 /*
  * Off-CPU records a CPU may send a second, budgeted: one per interval of at
  * least --off-cpu-min (one thread switched in after another), at most
@@ -50,10 +59,10 @@
  */
 #define RINGBUF_OFFCPU_MAX_RATE 10000
 /*
- * An off-CPU record's bytes, budgeted: its head and 64 addresses. Each is
- * sent with the addresses it has; a deeper one takes the room of shallower.
+ * A record's bytes, budgeted: its head and 64 addresses. Each is sent with
+ * the addresses it has; a deeper one takes the room of shallower ones.
  */
-#define RINGBUF_OFFCPU_RECORD_BYTES (sizeof(struct sample_head) + 64 * sizeof(__u64))
+#define RINGBUF_RECORD_BYTES (sizeof(struct sample_head) + 64 * sizeof(__u64))
 /* A process's maps are re-read at most this often, for addresses they do not cover. */
 #define MAPS_REFRESH_NS (20ULL * 1000 * 1000)
 
@@ -129,6 +138,8 @@ struct collector {
 	struct hashtab thread_cpu;   /* struct thread_cpu by pid and tid, with opts.thread_cpu */
 	int err;		     /* first error in the ring-buffer callback */
 	volatile sig_atomic_t stopping;
+	uint64_t deadline; /* CLOCK_MONOTONIC end of sampling (-d), or 0 */
+	bool draining;	   /* sampling has stopped: take every record left */
 };
 
 static uint64_t now_ns(clockid_t clock)
@@ -295,14 +306,16 @@ static bool unwind_tables_supported(void)
 }
 
 /*
- * The ring buffer's default size: RINGBUF_SECONDS of on-CPU records, each
- * at its largest (@record_bytes), from every CPU at -F, plus as long of
- * off-CPU records at their budgeted rate and size; then bounded and
- * rounded up to a power of two, as the kernel wants it.
+ * The ring buffer's default size: RINGBUF_SECONDS of on-CPU records from
+ * every CPU at -F, each of RINGBUF_RECORD_BYTES and the @copy_bytes of
+ * registers and stack it copies (--call-graph dwarf), plus as long of
+ * off-CPU records at their budgeted rate; then bounded (the caller rounds
+ * it up to a power of two, as the kernel wants it).
  */
-static uint64_t ringbuf_bytes(const struct collector_opts *opts, int nr_cpus, uint64_t record_bytes)
+static uint64_t ringbuf_bytes(const struct collector_opts *opts, int nr_cpus, uint64_t copy_bytes)
 {
-	uint64_t per_second = (uint64_t)opts->freq_hz * nr_cpus * record_bytes;
+	uint64_t per_second =
+		(uint64_t)opts->freq_hz * nr_cpus * (RINGBUF_RECORD_BYTES + copy_bytes);
 
 	if (opts->offcpu) {
 		uint64_t every_ns = opts->offcpu_sum_ns > opts->offcpu_min_ns ?
@@ -312,7 +325,7 @@ static uint64_t ringbuf_bytes(const struct collector_opts *opts, int nr_cpus, ui
 
 		if (rate > RINGBUF_OFFCPU_MAX_RATE)
 			rate = RINGBUF_OFFCPU_MAX_RATE;
-		per_second += rate * nr_cpus * RINGBUF_OFFCPU_RECORD_BYTES;
+		per_second += rate * nr_cpus * RINGBUF_RECORD_BYTES;
 	}
 	per_second = per_second * RINGBUF_SECONDS_NUM / RINGBUF_SECONDS_DEN;
 	if (per_second < RINGBUF_MIN_BYTES)
@@ -325,7 +338,7 @@ static uint64_t ringbuf_bytes(const struct collector_opts *opts, int nr_cpus, ui
 struct collector *collector__new(const struct collector_opts *opts, struct strset *strings)
 {
 	struct collector *c;
-	uint64_t rb_bytes, record_bytes, max_rows = 0;
+	uint64_t rb_bytes, copy_bytes, max_rows = 0;
 	uint32_t stack_bytes;
 	int err, nr_cpus;
 
@@ -372,10 +385,15 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 		opts = &c->opts;
 	}
 	stack_bytes = call_graph_stack_bytes(opts);
-	/* A whole record: most are far smaller, but each must fit. */
-	record_bytes = sizeof(struct sample_record) + stack_bytes;
+	/*
+	 * Every sample copies the stack with dwarf; with cfi only those of a
+	 * process whose tables are not loaded yet, for a moment.
+	 */
+	copy_bytes = opts->call_graph == CALL_GRAPH_DWARF ?
+			     PROFILE_NR_REGS * sizeof(__u64) + stack_bytes :
+			     0;
 	rb_bytes = opts->ringbuf_bytes ? opts->ringbuf_bytes :
-					 ringbuf_bytes(opts, nr_cpus, record_bytes);
+					 ringbuf_bytes(opts, nr_cpus, copy_bytes);
 	rb_bytes = round_up_pow2(rb_bytes);
 	c->skel->rodata->wakeup_bytes = rb_bytes / 4;
 	c->skel->rodata->filter_targets = !opts->system_wide;
@@ -937,9 +955,20 @@ static int handle_event(void *ctx, void *data, size_t size)
 	} else {
 		err = handle_process_event(c, &ev->process);
 	}
-	if (err)
+	if (err) {
 		c->err = err;
-	return err;
+		return err;
+	}
+	/*
+	 * While sampling, a drain ends at the deadline or at a stop, however
+	 * much is left: at a high rate, records can come in as fast as they
+	 * are handled, and libbpf would go on consuming them. This one is
+	 * handled; the rest waits for the drain after sampling stopped.
+	 */
+	if (!c->draining &&
+	    (c->stopping || (c->deadline && now_ns(CLOCK_MONOTONIC) >= c->deadline)))
+		return DRAIN_CUT;
+	return 0;
 }
 
 /* Undo add_target() of the last target, which the BPF program could not take (its map is full). */
@@ -1365,21 +1394,23 @@ static void collector__report_ring(const struct collector *c)
 
 int collector__run(struct collector *c)
 {
-	uint64_t deadline = c->opts.duration_ns ? c->start_mono + c->opts.duration_ns : 0;
 	int err = 0;
 
+	c->deadline = c->opts.duration_ns ? c->start_mono + c->opts.duration_ns : 0;
 	while (!c->stopping) {
 		/* A signal cuts the wait short: drain all the same, then look at why. */
 		err = ring_buffer__poll(c->rb, DRAIN_INTERVAL_MS);
 		/* Records submitted without a wakeup are only seen by consuming. */
 		if (err >= 0 || err == -EINTR)
 			err = ring_buffer__consume(c->rb);
+		if (err == DRAIN_CUT)
+			err = 0;
 		if (err < 0 && err != -EINTR)
 			break;
 		err = 0;
 		if (c->nr_stale)
 			settle_stale_maps(c, false);
-		if (deadline && now_ns(CLOCK_MONOTONIC) >= deadline)
+		if (c->deadline && now_ns(CLOCK_MONOTONIC) >= c->deadline)
 			break;
 		if (!targets_alive(c))
 			break;
@@ -1393,6 +1424,7 @@ int collector__run(struct collector *c)
 		c->links[cpu] = NULL;
 	}
 	profile_bpf__detach(c->skel);
+	c->draining = true;
 	if (err >= 0) {
 		err = ring_buffer__consume(c->rb);
 		err = err < 0 ? err : 0;
