@@ -4,7 +4,8 @@
 . "$(dirname "$0")/lib.sh"
 
 require_bpf "SIGINT writes a complete profile" "SIGTERM writes a complete profile" \
-	"stops when every -p target exited" "truncated stacks are counted"
+	"stops when every -p target exited" "truncated stacks are counted" \
+	"-d at the kernel's highest rate: sampling ends at the deadline"
 
 # stop_with SIGNAL: profile a workload with no -d, send SIGNAL after a second.
 stop_with() {
@@ -55,3 +56,28 @@ else
 	fail "truncated stacks are counted: profiler failed"
 	sed 's/^/#   /' "$TMP/err"
 fi
+
+# At the highest rate the kernel allows, records can come in as fast as they
+# are handled: sampling still ends at -d (the profile's own duration, within
+# 100 ms), with the ring at its default size, and whatever did not fit is
+# counted as lost. A run that went on sampling would say so in its duration
+# (they went to 13-49 s for -d 3), or be cut by the timeout.
+max=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+start_bg "$WORKLOADS/split" 50 50 60
+if timeout 60 "$PROFILER" -p "$BG_PID" -F "$max" -d 2 -o "$TMP/max.pb.gz" 2>"$TMP/err"; then
+	samples=$(summary_count "$TMP/err" "on-CPU samples")
+	lost=$(summary_count "$TMP/err" "samples lost")
+	took=$(sed -nE 's/.*on-CPU samples: [0-9]+ in ([0-9.]+) s.*/\1/p' "$TMP/err")
+	if [[ ${samples:-0} -gt 0 && -n $lost ]] && within "${took:-x}" 2.0 0.1; then
+		ok "-d at the kernel's highest rate: sampling ends at the deadline ($samples samples" \
+			"in $took s at $max Hz, $lost lost)"
+	else
+		fail "-d at the kernel's highest rate: sampling ends at the deadline (${samples:-no}" \
+			"samples in ${took:-?} s at $max Hz, ${lost:-no count of} lost)"
+		sed 's/^/#   /' "$TMP/err"
+	fi
+else
+	fail "-d at the kernel's highest rate: sampling ends at the deadline: profiler failed"
+	sed 's/^/#   /' "$TMP/err"
+fi
+kill "$BG_PID"
