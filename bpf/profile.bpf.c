@@ -171,7 +171,7 @@ static __always_inline bool is_active_target(__u32 tgid)
 {
 	__u8 *state = bpf_map_lookup_elem(&targets, &tgid);
 
-	return state && *state == TARGET_ACTIVE;
+	return state && (*state & ~TARGET_SEEN) == TARGET_ACTIVE;
 }
 
 /* Is the current task one we profile? */
@@ -186,6 +186,19 @@ static __always_inline bool is_target(__u32 tgid, __u32 tid)
 	if (filter_targets)
 		return is_active_target(tgid);
 	return true;
+}
+
+/*
+ * is_target(), for a sample: *@state is where the target's state is kept
+ * when it is in `targets` (-p, a command), else NULL.
+ */
+static __always_inline bool is_sample_target(__u32 tgid, __u32 tid, __u8 **state)
+{
+	*state = NULL;
+	if (!tid || target_tid || filter_cgroup || !filter_targets)
+		return is_target(tgid, tid);
+	*state = bpf_map_lookup_elem(&targets, &tgid);
+	return *state && (**state & ~TARGET_SEEN) == TARGET_ACTIVE;
 }
 
 /* The classic `state` field became `__state` in Linux 5.14. */
@@ -582,16 +595,34 @@ static __always_inline void record_user(struct sample_record *r, __u32 n)
 #endif
 }
 
+/* Did the sample of @ctx (a perf_event program's) interrupt user code? */
+static __always_inline bool in_user(void *ctx)
+{
+#if defined(__TARGET_ARCH_x86)
+	/*
+	 * The word that holds cs, read whole: the verifier refuses narrower
+	 * reads of the registers, and kernels declare cs as 16 bits of it.
+	 */
+	__u64 cs = *(volatile __u64 *)&((struct bpf_perf_event_data *)ctx)->regs.cs;
+
+	return (cs & 3) == 3;
+#else
+	return false; /* read the kernel stack, which is empty then */
+#endif
+}
+
 /*
  * Fill @r with the current task's names and stacks. The user stack comes
  * from @proc's unwind tables if given; otherwise from the frame pointers if
  * @user_fp, and, when @copy_bytes, the registers and that much stack follow
- * for user space to unwind. Returns the addresses written (the kernel
- * stack, then the user one).
+ * for user space to unwind. A sample that interrupted user code
+ * (@in_user) has no kernel stack: none is read, which saves the helper a
+ * walk and the zeroing of its buffer. Returns the addresses written (the
+ * kernel stack, then the user one).
  */
 static __always_inline __u32 record_stacks(void *ctx, struct sample_record *r,
 					   const struct unwind_proc *proc, bool user_fp,
-					   __u32 copy_bytes)
+					   __u32 copy_bytes, bool in_user)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u32 nk, nu;
@@ -600,10 +631,12 @@ static __always_inline __u32 record_stacks(void *ctx, struct sample_record *r,
 	r->h.flags = 0;
 	r->h.user_stack_size = 0;
 	bpf_get_current_comm(r->h.comm, sizeof(r->h.comm));
-	if (BPF_CORE_READ_STR_INTO(&r->h.pcomm, task, group_leader, comm) < 0)
+	/* The main thread is its own group leader: no second read. */
+	if (r->h.pid == r->h.tid ||
+	    BPF_CORE_READ_STR_INTO(&r->h.pcomm, task, group_leader, comm) < 0)
 		__builtin_memcpy(r->h.pcomm, r->h.comm, sizeof(r->h.pcomm));
 
-	n = read_stack(ctx, r->ips, 0);
+	n = in_user ? 0 : read_stack(ctx, r->ips, 0);
 	if (n < 0) {
 		r->h.flags |= SAMPLE_KERNEL_ERROR;
 		n = 0;
@@ -660,10 +693,17 @@ static __always_inline __u64 wakeup_flags_full(void)
  * Also wake it for a process's first sample (since it was seen or exec'd), so
  * it reads the process's maps, and loads its unwind tables, while it surely runs.
  */
-static __always_inline __u64 wakeup_flags(__u32 tgid)
+static __always_inline __u64 wakeup_flags(__u32 tgid, __u8 *state)
 {
 	__u8 one = 1;
 
+	/* A target's state says it, where there is one: no second lookup. */
+	if (state) {
+		if (*state & TARGET_SEEN)
+			return wakeup_flags_full();
+		*state |= TARGET_SEEN;
+		return BPF_RB_FORCE_WAKEUP;
+	}
 	if (!bpf_map_lookup_elem(&seen, &tgid)) {
 		bpf_map_update_elem(&seen, &tgid, &one, BPF_ANY);
 		return BPF_RB_FORCE_WAKEUP;
@@ -727,7 +767,7 @@ static __always_inline void sample_head_init(struct sample_record *r, __u32 tgid
  * tables are not loaded yet): too big for the scratch, so it is built in
  * the ring buffer itself, with room for every address.
  */
-static __always_inline void sample_with_copy(void *ctx, __u32 tgid, __u32 tid)
+static __always_inline void sample_with_copy(void *ctx, __u32 tgid, __u32 tid, __u8 *state)
 {
 	struct sample_record *r;
 
@@ -738,10 +778,10 @@ static __always_inline void sample_with_copy(void *ctx, __u32 tgid, __u32 tid)
 		return;
 	}
 	sample_head_init(r, tgid, tid);
-	record_stacks(ctx, r, NULL, user_fp_stack, stack_copy_bytes);
+	record_stacks(ctx, r, NULL, user_fp_stack, stack_copy_bytes, in_user(ctx));
 	r->h.nr_ips_room = PROFILE_MAX_IPS;
 	count_stack_flags(r->h.flags);
-	bpf_ringbuf_submit(r, wakeup_flags(tgid));
+	bpf_ringbuf_submit(r, wakeup_flags(tgid, state));
 }
 
 /*
@@ -757,7 +797,7 @@ static __always_inline void sample_idle_cpu(void *ctx)
 	if (!r)
 		return;
 	sample_head_init(r, 0, 0);
-	n = record_stacks(ctx, r, NULL, false, 0);
+	n = record_stacks(ctx, r, NULL, false, 0, false);
 	__builtin_memcpy(r->h.comm, "swapper\0\0\0\0\0\0\0\0", PROFILE_COMM_LEN);
 	__builtin_memcpy(r->h.pcomm, r->h.comm, PROFILE_COMM_LEN);
 	if (send_record(r, n, wakeup_flags_full()))
@@ -771,24 +811,25 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0, n;
 	const struct unwind_proc *proc;
 	struct sample_record *r;
+	__u8 *state;
 
 	if (!tid && sample_idle) {
 		sample_idle_cpu(ctx);
 		return 0;
 	}
-	if (!is_target(tgid, tid))
+	if (!is_sample_target(tgid, tid, &state))
 		return 0;
 	proc = find_proc(tgid);
 	if (!proc && stack_copy_bytes) {
-		sample_with_copy(ctx, tgid, tid);
+		sample_with_copy(ctx, tgid, tid, state);
 		return 0;
 	}
 	r = bpf_map_lookup_elem(&scratch, &zero);
 	if (!r)
 		return 0;
 	sample_head_init(r, tgid, tid);
-	n = record_stacks(ctx, r, proc, user_fp_stack, 0);
-	if (send_record(r, n, wakeup_flags(tgid)))
+	n = record_stacks(ctx, r, proc, user_fp_stack, 0, in_user(ctx));
+	if (send_record(r, n, wakeup_flags(tgid, state)))
 		stat_inc(STAT_LOST_SAMPLES);
 	return 0;
 }
@@ -822,7 +863,7 @@ static __always_inline __u64 stack_hash(const struct sample_record *r)
 static __always_inline void send_offcpu(struct sample_record *r)
 {
 	r->h.cpu = bpf_get_smp_processor_id();
-	if (send_record(r, r->h.nr_kernel + r->h.nr_user, wakeup_flags(r->h.pid)))
+	if (send_record(r, r->h.nr_kernel + r->h.nr_user, wakeup_flags(r->h.pid, NULL)))
 		stat_add(STAT_LOST_OFFCPU, r->h.nr_intervals);
 }
 
@@ -893,7 +934,7 @@ int BPF_PROG(profile_switch, bool preempt, struct task_struct *prev, struct task
 			 * pointers.
 			 */
 			record_stacks(ctx, r, proc, !unwind_tables,
-				      stack_copy_bytes ? PROFILE_LEAF_STACK_BYTES : 0);
+				      stack_copy_bytes ? PROFILE_LEAF_STACK_BYTES : 0, false);
 			if (bpf_map_update_elem(&offcpu, &tid, r, BPF_ANY))
 				stat_inc(STAT_OFFCPU_DROPPED);
 		}
@@ -961,6 +1002,8 @@ int BPF_PROG(profile_exec, struct task_struct *p, pid_t old_pid, struct linux_bi
 	__u8 *state = bpf_map_lookup_elem(&targets, &tgid);
 
 	bpf_map_delete_elem(&seen, &tgid);
+	if (state)
+		*state &= ~TARGET_SEEN;
 	/* The old program's tables: until user space loads the new ones, samples copy the stack. */
 	bpf_map_delete_elem(&unwind_procs, &tgid);
 	/* The command we started: it is itself from now on. */

@@ -41,6 +41,8 @@
 /* Values in the `targets` map. */
 #define TARGET_ACTIVE 1
 #define TARGET_AT_EXEC 2 /* a command not started yet: active from its exec on */
+/* Or'ed in by the BPF program: sampled since it became a target or exec'd. */
+#define TARGET_SEEN 0x80
 
 enum event_type {
 	EVENT_SAMPLE = 1, /* struct sample_head: an on-CPU sample */

@@ -47,11 +47,10 @@
 /*
  * What the ring may take by default, whatever -F: at the highest rates the
  * reader drains in time or the surplus is counted as lost. It is mapped
- * twice (for records that wrap around), so it counts twice in our RSS:
- * 16 MB, where perf's whole RSS is 15-28 MB up to 4999 Hz. --ringbuf-size
- * goes past it.
+ * twice (for records that wrap around), so it counts twice in our RSS.
+ * --ringbuf-size goes past it.
  */
-#define RINGBUF_MAX_AUTO_BYTES (8ULL << 20)
+#define RINGBUF_MAX_AUTO_BYTES (16ULL << 20)
 /*
  * Off-CPU records a CPU may send a second, budgeted: one per interval of at
  * least --off-cpu-min (one thread switched in after another), at most
@@ -386,12 +385,11 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	}
 	stack_bytes = call_graph_stack_bytes(opts);
 	/*
-	 * Every sample copies the stack with dwarf; with cfi only those of a
-	 * process whose tables are not loaded yet, for a moment.
+	 * Every sample copies the stack with dwarf; with cfi those of every
+	 * process whose tables are not loaded yet, which with -a is all of
+	 * them at first, while the reader is busy building tables.
 	 */
-	copy_bytes = opts->call_graph == CALL_GRAPH_DWARF ?
-			     PROFILE_NR_REGS * sizeof(__u64) + stack_bytes :
-			     0;
+	copy_bytes = stack_bytes ? PROFILE_NR_REGS * sizeof(__u64) + stack_bytes : 0;
 	rb_bytes = opts->ringbuf_bytes ? opts->ringbuf_bytes :
 					 ringbuf_bytes(opts, nr_cpus, copy_bytes);
 	rb_bytes = round_up_pow2(rb_bytes);
