@@ -370,6 +370,15 @@ static void raise_nofile_limit(void)
 	}
 }
 
+/* CLOCK_MONOTONIC now, in ns: for -v's "stop to file" line. */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
 /* stacks_opts.thread_cpu: what the collector measured. */
 static bool thread_cpu(void *arg, uint32_t pid, uint32_t tid, uint64_t *ns)
 {
@@ -409,6 +418,7 @@ int record(const struct options *o)
 	struct pseudo_frame overflow, unsampled;
 	struct stacks_opts stack_opts = { 0 };
 	struct progress_line progress = { .duration_ns = o->duration_ns, .offcpu = o->offcpu };
+	uint64_t stop_ns, written_ns, symbolized_ns;
 	int err, ret = 1, status;
 
 	install_signals();
@@ -562,6 +572,7 @@ int record(const struct options *o)
 			strerror(-err));
 
 	err = collector__run(c);
+	stop_ns = mono_ns();
 	status_line__clear();
 	sampling = NULL;
 	phase = "symbolizing";
@@ -638,8 +649,14 @@ int record(const struct options *o)
 				(unsigned long long)runs, (unsigned long long)(run_ns / runs));
 	}
 	phase = "writing the profile";
+	symbolized_ns = mono_ns();
 	if (write_profile(p, o, invoker))
 		goto out;
+	written_ns = mono_ns();
+	pr_info("stop to file: %llu ms (symbolize %llu ms, write %llu ms)",
+		(unsigned long long)((written_ns - stop_ns) / 1000000),
+		(unsigned long long)((symbolized_ns - stop_ns) / 1000000),
+		(unsigned long long)((written_ns - symbolized_ns) / 1000000));
 	print_summary(p, o);
 	ret = 0;
 out:
