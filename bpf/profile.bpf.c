@@ -624,17 +624,25 @@ static __always_inline __u32 record_stacks(void *ctx, struct sample_record *r,
 					   const struct unwind_proc *proc, bool user_fp,
 					   __u32 copy_bytes, bool in_user)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 nk, nu;
 	long n;
 
 	r->h.flags = 0;
 	r->h.user_stack_size = 0;
-	bpf_get_current_comm(r->h.comm, sizeof(r->h.comm));
-	/* The main thread is its own group leader: no second read. */
-	if (r->h.pid == r->h.tid ||
-	    BPF_CORE_READ_STR_INTO(&r->h.pcomm, task, group_leader, comm) < 0)
-		__builtin_memcpy(r->h.pcomm, r->h.comm, sizeof(r->h.pcomm));
+	/*
+	 * The names, read straight from the tasks (BTF pointers): two loads
+	 * each, where the helpers copy byte by byte (bpf_get_current_comm) or
+	 * fault-check a string (bpf_probe_read_kernel_str): a tenth of a
+	 * sample's cost. A name being changed meanwhile may come out torn;
+	 * user space reads at most PROFILE_COMM_LEN bytes of it.
+	 */
+	__builtin_memcpy(r->h.comm, task->comm, PROFILE_COMM_LEN);
+	/* The main thread is its own group leader. */
+	if (r->h.pid == r->h.tid)
+		__builtin_memcpy(r->h.pcomm, r->h.comm, PROFILE_COMM_LEN);
+	else
+		__builtin_memcpy(r->h.pcomm, task->group_leader->comm, PROFILE_COMM_LEN);
 
 	n = in_user ? 0 : read_stack(ctx, r->ips, 0);
 	if (n < 0) {
