@@ -61,8 +61,8 @@ struct free_range {
 
 struct unwind_maps {
 	struct unwinder *u;
-	struct unwind_row *rows; /* the BPF array, mapped */
-	size_t max_rows, map_bytes;
+	int rows_fd; /* the BPF array of rows, mapped a part at a time (rows_map()) */
+	size_t max_rows;
 	int rules_fd, procs_fd;
 	struct hashtab slices; /* struct slice by module */
 	struct hashtab procs;  /* struct proc_entry by pid */
@@ -117,6 +117,39 @@ static uint32_t unwind_maps__rule(struct unwind_maps *um, const struct unwind_ru
 	return e->index;
 }
 
+/* A part of the BPF array of rows, mapped to be written. */
+struct rows_window {
+	void *base;
+	size_t len;
+	struct unwind_row *rows; /* the first row asked for */
+};
+
+/*
+ * Map rows [@first, @first + @nr) of the array, just the pages they are in:
+ * the kernel maps an array's pages all at once, so a mapping of the whole
+ * array would be resident whole, 32 MiB of our RSS by default for tables
+ * that mostly take a few MiB. 0 or -errno.
+ */
+static int rows_map(const struct unwind_maps *um, size_t first, size_t nr, struct rows_window *w)
+{
+	size_t page = sysconf(_SC_PAGESIZE), start = first * sizeof(struct unwind_row);
+	size_t off = start / page * page;
+	void *base;
+
+	w->len = (start + nr * sizeof(struct unwind_row) - off + page - 1) / page * page;
+	base = mmap(NULL, w->len, PROT_READ | PROT_WRITE, MAP_SHARED, um->rows_fd, off);
+	if (base == MAP_FAILED)
+		return -errno;
+	w->base = base;
+	w->rows = (struct unwind_row *)((char *)base + (start - off));
+	return 0;
+}
+
+static void rows_unmap(struct rows_window *w)
+{
+	munmap(w->base, w->len);
+}
+
 struct unwind_maps *unwind_maps__new(struct unwinder *u, int rows_fd, size_t max_rows, int rules_fd,
 				     int procs_fd)
 {
@@ -124,7 +157,7 @@ struct unwind_maps *unwind_maps__new(struct unwinder *u, int rows_fd, size_t max
 	static const struct unwind_rule unsupported = { .cfa = UNWIND_CFA_UNSUPPORTED };
 	static const struct unwind_rule no_room = { .cfa = UNWIND_CFA_NO_ROOM };
 	struct unwind_maps *um;
-	long page = sysconf(_SC_PAGESIZE);
+	struct rows_window w;
 	int err;
 
 	if (max_rows < 3 || max_rows > UINT32_MAX) {
@@ -138,13 +171,7 @@ struct unwind_maps *unwind_maps__new(struct unwinder *u, int rows_fd, size_t max
 	um->max_rows = max_rows;
 	um->rules_fd = rules_fd;
 	um->procs_fd = procs_fd;
-	um->map_bytes = (max_rows * sizeof(struct unwind_row) + page - 1) / page * page;
-	um->rows = mmap(NULL, um->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, rows_fd, 0);
-	if (um->rows == MAP_FAILED) {
-		err = -errno;
-		um->rows = NULL;
-		goto out_free;
-	}
+	um->rows_fd = rows_fd;
 	hashtab__init(&um->slices);
 	hashtab__init(&um->procs);
 	hashtab__init(&um->rules);
@@ -155,8 +182,12 @@ struct unwind_maps *unwind_maps__new(struct unwinder *u, int rows_fd, size_t max
 		err = -ENOMEM;
 		goto out_free;
 	}
-	um->rows[ROW_NO_ROOM] = (struct unwind_row){ 0, UNWIND_RULE_NO_ROOM };
-	um->rows[ROW_NONE] = (struct unwind_row){ 0, UNWIND_RULE_NONE };
+	err = rows_map(um, 0, 2, &w);
+	if (err)
+		goto out_free;
+	w.rows[ROW_NO_ROOM] = (struct unwind_row){ 0, UNWIND_RULE_NO_ROOM };
+	w.rows[ROW_NONE] = (struct unwind_row){ 0, UNWIND_RULE_NONE };
+	rows_unmap(&w);
 	err = array__reserve(&um->free, &um->alloc_free, 1, sizeof(*um->free));
 	if (err)
 		goto out_free;
@@ -190,8 +221,6 @@ void unwind_maps__free(struct unwind_maps *um)
 		free(e);
 	hashtab__release(&um->rules);
 	free(um->free);
-	if (um->rows)
-		munmap(um->rows, um->map_bytes);
 	free(um);
 }
 
@@ -319,6 +348,7 @@ static int unwind_maps__make_room(struct unwind_maps *um, uint32_t n, uint32_t *
 static void slice__load(struct unwind_maps *um, struct slice *s)
 {
 	struct unwind_table t = { 0 };
+	struct rows_window w;
 	uint64_t start = mono_ns();
 	int err;
 
@@ -340,11 +370,20 @@ static void slice__load(struct unwind_maps *um, struct slice *s)
 		s->state = SLICE_NO_ROOM;
 		goto out_release;
 	}
+	err = rows_map(um, s->first, t.nr, &w);
+	if (err) {
+		pr_debug("unwind: cannot map the rows of '%s': %s", elf_file__name(s->file),
+			 strerror(-err));
+		rows_free(um, s->first, t.nr);
+		s->state = SLICE_CORRUPT;
+		goto out_release;
+	}
 	for (size_t i = 0; i < t.nr; i++)
-		um->rows[s->first + i] = (struct unwind_row){
+		w.rows[i] = (struct unwind_row){
 			.pc = t.rows[i].pc,
 			.rule = unwind_maps__rule(um, &t.rows[i].rule),
 		};
+	rows_unmap(&w);
 	s->nr = t.nr;
 	s->state = SLICE_LOADED;
 	s->load_seq = ++um->seq;
