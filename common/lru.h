@@ -16,6 +16,7 @@
 #ifndef PROFILER_LRU_H
 #define PROFILER_LRU_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +43,16 @@ const void *lru__find(struct lru *lru, uint64_t key, size_t *len);
  * -ENOMEM.
  */
 int lru__add(struct lru *lru, uint64_t key, const void *data, size_t len);
+
+/*
+ * Has @key been offered since the doorkeeper last forgot (a bit per key
+ * hash, in a bit set of a sixteenth of the bound, at most 1 MiB, cleared
+ * when an eighth full)? Records it when not. Keeping only what comes twice
+ * spares a stream of distinct keys the cost of adding and evicting each,
+ * and keeps the memo for the keys that repeat; a hash collision only
+ * admits a key early.
+ */
+bool lru__admit(struct lru *lru, uint64_t key);
 
 /* What the memo holds now: its bytes as counted against the bound, and its keys. */
 size_t lru__bytes(const struct lru *lru);
