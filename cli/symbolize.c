@@ -279,6 +279,9 @@ static int answerer__find(struct answerer *a, uint64_t addr, bool valid, const c
 		return -ENOMEM;
 	*text = a->scratch.buf;
 	*len = a->scratch.len;
+	/* Kept from an address's second time on: most of a random stream comes once. */
+	if (!lru__admit(a->memo, addr))
+		return 0;
 	return lru__add(a->memo, addr, a->scratch.buf, a->scratch.len);
 }
 
