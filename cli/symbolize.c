@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/hashtab.h"
 #include "common/log.h"
+#include "common/lru.h"
 #include "common/strset.h"
 #include "symbolize.h"
 #include "symbolize/symbolizer.h"
@@ -44,6 +44,10 @@ const char symbolize_usage[] =
 "      --debug-dir DIR     look for separate debug files under DIR (default\n"
 "                          /usr/lib/debug): DIR/.build-id/xx/rest.debug, and\n"
 "                          the .gnu_debuglink name in DIR/<the file's directory>\n"
+"      --memo-size SIZE    keep the answers to at most SIZE of recent addresses\n"
+"                          (MiB, or with a K, M or G suffix; default 64, 0: none):\n"
+"                          repeated addresses are answered from it, and memory\n"
+"                          stays bounded however many addresses come\n"
 "  -h, --help              show this help\n"
 "\n"
 "Debug information is read from the file itself, else from its separate debug\n"
@@ -57,12 +61,17 @@ const char symbolize_usage[] =
 struct symbolize_opts {
 	const char *exe;
 	const char *debug_dir;
+	size_t memo_size; /* bytes */
 	bool addresses, functions, inlines, demangle, basenames;
 };
 
 enum {
-	OPT_DEBUG_DIR = 256
+	OPT_DEBUG_DIR = 256,
+	OPT_MEMO_SIZE,
 };
+
+/* The default --memo-size: a profile's hot addresses fit many times over. */
+#define DEFAULT_MEMO_SIZE (64 << 20)
 
 static const struct option long_options[] = {
 	{ "exe", required_argument, NULL, 'e' },
@@ -72,6 +81,7 @@ static const struct option long_options[] = {
 	{ "demangle", no_argument, NULL, 'C' },
 	{ "basenames", no_argument, NULL, 's' },
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+	{ "memo-size", required_argument, NULL, OPT_MEMO_SIZE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -107,6 +117,31 @@ static int parse_address(const char *s, size_t len, uint64_t *addr)
 	if (!digits || i != len)
 		return -EINVAL;
 	*addr = v;
+	return 0;
+}
+
+/* Parse --memo-size's SIZE: MiB, or with a K, M or G suffix (KiB...); -EINVAL otherwise. */
+static int parse_memo_size(const char *s, size_t *bytes)
+{
+	unsigned long long v;
+	unsigned int shift = 20;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	if (*end == 'K' || *end == 'k')
+		shift = 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30, end++;
+	if (*end || v > (SIZE_MAX >> shift))
+		return -EINVAL;
+	*bytes = (size_t)v << shift;
 	return 0;
 }
 
@@ -198,80 +233,62 @@ static void format_frames(struct text *out, const struct profile_frame *f,
 }
 
 /*
- * What answers addresses: the symbolizer, and the text of every answer
- * given so far, by address. Profiles and scripts ask for the same addresses
- * over and over; formatting the answer again cost more than finding it.
+ * What answers addresses: the symbolizer, and the text of the answers to
+ * recent addresses, by address, bounded (--memo-size). Profiles and scripts
+ * ask for the same addresses over and over; formatting the answer again
+ * cost more than finding it. A stream of distinct addresses would make an
+ * unbounded memo as large as the output.
  */
 struct answerer {
 	struct symbolizer *sym;
 	const struct profile_mapping *mapping;
 	const struct symbolize_opts *o;
-	struct hashtab answers; /* of struct answer */
+	struct lru *memo;
+	struct symbolizer_answer frame; /* the frame being formatted */
 	struct text scratch;
-	struct answer *invalid; /* the answer to what is not an address */
+	struct text invalid; /* the answer to what is not an address */
 };
 
-struct answer {
-	uint64_t addr;
-	size_t len;
-	char text[];
-};
-
-static bool answer_eq(const void *entry, const void *key)
+/*
+ * The text of the answer for @addr (@valid: it parsed) into *@text and
+ * *@len, valid until the next call; -ENOMEM.
+ */
+static int answerer__find(struct answerer *a, uint64_t addr, bool valid, const char **text,
+			  size_t *len)
 {
-	return ((const struct answer *)entry)->addr == *(const uint64_t *)key;
-}
+	const struct profile_frame *f;
 
-/* A new answer for the frame @f of @addr (@f NULL: not an address); NULL on ENOMEM. */
-static struct answer *answerer__format(struct answerer *a, const struct profile_frame *f,
-				       uint64_t addr)
-{
-	struct answer *e;
-
+	if (!valid) {
+		if (!a->invalid.len)
+			format_frames(&a->invalid, NULL, a->o);
+		if (a->invalid.failed)
+			return -ENOMEM;
+		*text = a->invalid.buf;
+		*len = a->invalid.len;
+		return 0;
+	}
+	*text = lru__find(a->memo, addr, len);
+	if (*text)
+		return 0;
+	f = symbolizer__elf_lookup(a->sym, a->mapping, addr, &a->frame);
+	if (!f)
+		return -ENOMEM;
 	a->scratch.len = 0;
 	format_frames(&a->scratch, f, a->o);
 	if (a->scratch.failed)
-		return NULL;
-	e = malloc(sizeof(*e) + a->scratch.len);
-	if (!e)
-		return NULL;
-	e->addr = addr;
-	e->len = a->scratch.len;
-	memcpy(e->text, a->scratch.buf, e->len);
-	return e;
-}
-
-/* The answer for @addr (@valid: it parsed), formatted the first time; NULL on ENOMEM. */
-static const struct answer *answerer__find(struct answerer *a, uint64_t addr, bool valid)
-{
-	uint64_t hash = hash_mix(0, addr);
-	struct answer *e;
-
-	if (!valid) {
-		if (!a->invalid)
-			a->invalid = answerer__format(a, NULL, 0);
-		return a->invalid;
-	}
-	e = hashtab__find(&a->answers, hash, answer_eq, &addr);
-	if (e)
-		return e;
-	e = answerer__format(a, symbolizer__elf_frame(a->sym, a->mapping, addr), addr);
-	if (e && hashtab__insert(&a->answers, hash, e)) {
-		free(e);
-		return NULL;
-	}
-	return e;
+		return -ENOMEM;
+	*text = a->scratch.buf;
+	*len = a->scratch.len;
+	/* Kept from an address's second time on: most of a random stream comes once. */
+	if (!lru__admit(a->memo, addr))
+		return 0;
+	return lru__add(a->memo, addr, a->scratch.buf, a->scratch.len);
 }
 
 static void answerer__release(struct answerer *a)
 {
-	struct answer *e;
-	size_t i;
-
-	hashtab__for_each_entry(&a->answers, i, e)
-		free(e);
-	hashtab__release(&a->answers);
-	free(a->invalid);
+	lru__free(a->memo);
+	free(a->invalid.buf);
 	free(a->scratch.buf);
 }
 
@@ -279,7 +296,9 @@ static void answerer__release(struct answerer *a)
 static int answer(struct answerer *a, uint64_t addr, bool valid)
 {
 	static const char digits[] = "0123456789abcdef";
-	const struct answer *e;
+	const char *text;
+	size_t len;
+	int err;
 
 	/* printf's "0x%016llx" was a tenth of a repeated address's cost. */
 	if (a->o->addresses) {
@@ -292,10 +311,10 @@ static int answer(struct answerer *a, uint64_t addr, bool valid)
 		line[18] = '\n';
 		fwrite_unlocked(line, 1, sizeof(line), stdout);
 	}
-	e = answerer__find(a, addr, valid);
-	if (!e)
-		return -ENOMEM;
-	fwrite_unlocked(e->text, 1, e->len, stdout);
+	err = answerer__find(a, addr, valid, &text, &len);
+	if (err)
+		return err;
+	fwrite_unlocked(text, 1, len, stdout);
 	return 0;
 }
 
@@ -369,7 +388,7 @@ int symbolize_read_addresses(int fd, char *buf, size_t size, symbolize_address_f
 
 int symbolize_main(int argc, char **argv)
 {
-	struct symbolize_opts o = { .exe = "a.out" };
+	struct symbolize_opts o = { .exe = "a.out", .memo_size = DEFAULT_MEMO_SIZE };
 	struct answerer a = { .o = &o };
 	struct symbolizer_opts sopts = { 0 };
 	struct symbolizer *sym = NULL;
@@ -400,6 +419,14 @@ int symbolize_main(int argc, char **argv)
 		case OPT_DEBUG_DIR:
 			o.debug_dir = optarg;
 			break;
+		case OPT_MEMO_SIZE:
+			if (parse_memo_size(optarg, &o.memo_size)) {
+				fprintf(stderr,
+					"profiler: symbolize: invalid --memo-size '%s': a size in MiB, or with a K, M or G suffix\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'h':
 			fputs(symbolize_usage, stdout);
 			return 0;
@@ -419,7 +446,8 @@ int symbolize_main(int argc, char **argv)
 	sopts.debug_dir = o.debug_dir;
 	if (strings)
 		sym = symbolizer__new(strings, &sopts);
-	if (!sym) {
+	a.memo = lru__new(o.memo_size);
+	if (!sym || !a.memo) {
 		fprintf(stderr, "profiler: symbolize: %s\n", strerror(ENOMEM));
 		goto out;
 	}

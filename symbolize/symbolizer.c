@@ -117,6 +117,7 @@ struct symbolizer {
 	struct profile_mapping kernel_mapping;
 
 	const char *unknown; /* interned "[unknown]" */
+	const char *unnamed; /* interned "??": an unnamed inlined function */
 	struct symbolizer_stats stats;
 };
 
@@ -218,7 +219,8 @@ struct symbolizer *symbolizer__new(struct strset *strings, const struct symboliz
 	}
 	sym->trusted_uid = opts && opts->trusted_uid ? opts->trusted_uid : getuid();
 	sym->unknown = strset__add(strings, UNKNOWN_NAME);
-	if (!sym->unknown)
+	sym->unnamed = strset__add(strings, "??");
+	if (!sym->unknown || !sym->unnamed)
 		goto out_free;
 	sym->oom_line.name = sym->unknown;
 	sym->oom_frame.lines = &sym->oom_line;
@@ -669,15 +671,30 @@ static const char *symbolizer__unnamed(struct symbolizer *sym, struct mapping_en
 	return strset__addf(sym->strings, "%s+0x%llx", m->basename, (unsigned long long)vaddr);
 }
 
-/* The frame for ELF address @vaddr of mapping @m, from its module. */
-static const struct profile_frame *symbolizer__module_frame(struct symbolizer *sym,
-							    struct mapping_entry *m,
-							    const struct frame_key *key,
-							    uint64_t hash, uint64_t vaddr)
+/* What symbolizer__unnamed() would intern, written into @buf of @size bytes instead. */
+static const char *symbolizer__placeholder(struct mapping_entry *m, uint64_t vaddr, char *buf,
+					   size_t size)
 {
-	struct profile_line lines[MODULE_MAX_LOCS];
+	uint64_t start;
+
+	if (m->mod && !module__function_start(m->mod, vaddr, &start))
+		vaddr = start;
+	snprintf(buf, size, "%s+0x%llx", m->basename, (unsigned long long)vaddr);
+	return buf;
+}
+
+/*
+ * The lines of ELF address @vaddr of mapping @m, from its module, into
+ * @lines (room for MODULE_MAX_LOCS), and how they were found into @source.
+ * Code that nothing names gets its placeholder name interned, or written
+ * into @placeholder (@size bytes) when that is not NULL. Returns the number
+ * of lines, or -ENOMEM.
+ */
+static int symbolizer__module_lines(struct symbolizer *sym, struct mapping_entry *m, uint64_t vaddr,
+				    struct profile_line *lines, char *placeholder, size_t size,
+				    enum profile_frame_source *source)
+{
 	struct module_loc locs[MODULE_MAX_LOCS];
-	enum profile_frame_source source;
 	int nr = 0;
 
 	if (m->mod)
@@ -695,27 +712,47 @@ static const struct profile_frame *symbolizer__module_frame(struct symbolizer *s
 		};
 		if (locs[i].name)
 			l->name = symbolizer__name(sym, locs[i].name, true, &l->system_name);
+		else if (i == nr - 1 && placeholder)
+			l->name = symbolizer__placeholder(m, vaddr, placeholder, size);
 		else if (i == nr - 1)
 			l->name = symbolizer__unnamed(sym, m, vaddr);
 		else
-			l->name = strset__add(sym->strings, "??");
+			l->name = sym->unnamed;
+		if (!l->name)
+			return -ENOMEM;
 		if (locs[i].file) {
 			l->filename = symbolizer__file_name(sym, locs[i].file);
 			if (!l->filename)
-				return symbolizer__oom(sym);
+				return -ENOMEM;
 		}
 	}
 	/* A line without a function still goes with the frame, as addr2line prints it. */
 	if (locs[0].file && locs[0].line)
 		m->m.has_filenames = m->m.has_line_numbers = true;
 	if (!locs[nr - 1].name) {
-		source = FRAME_NO_SYMBOL;
+		*source = FRAME_NO_SYMBOL;
 	} else {
 		m->m.has_functions = true;
-		source = locs[0].file && locs[0].line ? FRAME_LINES : FRAME_SYMBOL;
+		*source = locs[0].file && locs[0].line ? FRAME_LINES : FRAME_SYMBOL;
 	}
 	if (nr > 1)
 		m->m.has_inline_frames = true;
+	return nr;
+}
+
+/* The frame for ELF address @vaddr of mapping @m, from its module, memoized. */
+static const struct profile_frame *symbolizer__module_frame(struct symbolizer *sym,
+							    struct mapping_entry *m,
+							    const struct frame_key *key,
+							    uint64_t hash, uint64_t vaddr)
+{
+	struct profile_line lines[MODULE_MAX_LOCS];
+	enum profile_frame_source source;
+	int nr;
+
+	nr = symbolizer__module_lines(sym, m, vaddr, lines, NULL, 0, &source);
+	if (nr < 0)
+		return symbolizer__oom(sym);
 	return symbolizer__add_frame(sym, key, hash, lines, nr, source);
 }
 
@@ -849,6 +886,29 @@ symbolizer__elf_frame(struct symbolizer *sym, const struct profile_mapping *mapp
 	if (f)
 		return f;
 	return symbolizer__module_frame(sym, m, &key, hash, vaddr);
+}
+
+const struct profile_frame *symbolizer__elf_lookup(struct symbolizer *sym,
+						   const struct profile_mapping *mapping,
+						   uint64_t vaddr, struct symbolizer_answer *answer)
+{
+	/* The mapping is the first member of its entry. */
+	struct mapping_entry *m = (struct mapping_entry *)mapping;
+	enum profile_frame_source source;
+	int nr;
+
+	nr = symbolizer__module_lines(sym, m, vaddr, answer->lines, answer->placeholder,
+				      sizeof(answer->placeholder), &source);
+	if (nr < 0)
+		return NULL;
+	answer->frame = (struct profile_frame){
+		.address = vaddr,
+		.mapping = mapping,
+		.lines = answer->lines,
+		.nr_lines = nr,
+		.source = source,
+	};
+	return &answer->frame;
 }
 
 /* --- kernel ------------------------------------------------------------- */

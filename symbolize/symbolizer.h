@@ -97,6 +97,27 @@ const struct profile_frame *symbolizer__elf_frame(struct symbolizer *sym,
 						  const struct profile_mapping *mapping,
 						  uint64_t vaddr);
 
+/* Room for one answer of symbolizer__elf_lookup(). */
+struct symbolizer_answer {
+	struct profile_frame frame;
+	struct profile_line lines[DWARF_INDEX_MAX_DEPTH];
+	/* "BASENAME+0xADDR" for code nothing names: a basename is at most NAME_MAX */
+	char placeholder[255 + sizeof("+0x") + 16];
+};
+
+/*
+ * As symbolizer__elf_frame(), without the memo: the frame is built in
+ * @answer, valid until its next use, and nothing is kept per address, so
+ * memory follows the file and not the number of addresses asked. Names and
+ * file names are still interned, as for every frame (they are the file's,
+ * a number bounded by it), except the placeholder name of unnamed code,
+ * which lives in @answer. NULL when memory runs out.
+ */
+const struct profile_frame *symbolizer__elf_lookup(struct symbolizer *sym,
+						   const struct profile_mapping *mapping,
+						   uint64_t vaddr,
+						   struct symbolizer_answer *answer);
+
 void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *stats);
 
 #endif

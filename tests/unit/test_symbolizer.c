@@ -325,6 +325,33 @@ TEST(symbolizer_vdso)
  * without the versions, demangled, in profiles (user frames) and in
  * `profiler symbolize` (ELF frames) alike.
  */
+/*
+ * `profiler symbolize`'s lookup without the memo: the same lines as the
+ * memoized frame @f, in the caller's answer, the function's name the same
+ * interned string.
+ */
+static void check_elf_lookup(struct symbolizer *sym, const struct profile_mapping *elf,
+			     const struct profile_frame *f)
+{
+	struct symbolizer_answer answer;
+	const struct profile_frame *g;
+
+	g = symbolizer__elf_lookup(sym, elf, f->address, &answer);
+	CHECK(g == &answer.frame);
+	if (!g)
+		return;
+	CHECK(g->mapping == elf && g->address == f->address);
+	CHECK_U64(g->nr_lines, f->nr_lines);
+	CHECK(g->source == f->source);
+	for (uint32_t i = 0; i < f->nr_lines && i < g->nr_lines; i++) {
+		CHECK(g->lines[i].name == f->lines[i].name);
+		CHECK(g->lines[i].system_name == f->lines[i].system_name);
+		CHECK(g->lines[i].filename == f->lines[i].filename);
+		CHECK_U64(g->lines[i].line, f->lines[i].line);
+	}
+	CHECK(profile_frame__func(g)->filename);
+}
+
 static void check_versions(struct env *e, void *h, uintptr_t bias, const char *path)
 {
 	uintptr_t v1 = (uintptr_t)dlvsym(h, "fixture_ver", "VER_1");
@@ -352,6 +379,8 @@ static void check_versions(struct env *e, void *h, uintptr_t bias, const char *p
 	f = symbolizer__elf_frame(e->sym, elf, cxx - bias);
 	CHECK_STR(profile_frame__func(f)->name, "fixture::cxx(int)");
 	CHECK_STR(profile_frame__func(f)->system_name, "_ZN7fixture3cxxEi");
+	check_elf_lookup(e->sym, elf, f);
+	check_elf_lookup(e->sym, elf, symbolizer__elf_frame(e->sym, elf, v2 - bias + 1));
 }
 
 TEST(symbolizer_symbol_versions)
