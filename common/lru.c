@@ -16,8 +16,13 @@
 #include "hashtab.h"
 #include "lru.h"
 
+/* A place in the recency list: an entry's first member, or the list's sentinel. */
+struct lru_link {
+	struct lru_link *newer, *older;
+};
+
 struct lru_entry {
-	struct lru_entry *newer, *older; /* the recency list, through lru->list */
+	struct lru_link link; /* first: an entry is its link */
 	uint64_t key;
 	size_t len;
 	unsigned char data[];
@@ -30,8 +35,8 @@ struct lru_slot {
 
 struct lru {
 	struct lru_slot *slots;
-	size_t cap;	       /* 0 or a power of two */
-	struct lru_entry list; /* sentinel: list.older is the newest, list.newer the oldest */
+	size_t cap;	      /* 0 or a power of two */
+	struct lru_link list; /* sentinel: list.older is the newest, list.newer the oldest */
 	size_t max_bytes, bytes, count;
 	uint64_t evictions;
 	uint64_t *seen;		    /* the doorkeeper's bits; NULL: none */
@@ -81,13 +86,13 @@ struct lru *lru__new(size_t max_bytes)
 
 void lru__free(struct lru *lru)
 {
-	struct lru_entry *e, *next;
+	struct lru_link *l, *next;
 
 	if (!lru)
 		return;
-	for (e = lru->list.newer; e != &lru->list; e = next) {
-		next = e->newer;
-		free(e);
+	for (l = lru->list.newer; l != &lru->list; l = next) {
+		next = l->newer;
+		free(l); /* the entry it begins */
 	}
 	free(lru->slots);
 	free(lru->seen);
@@ -114,17 +119,17 @@ bool lru__admit(struct lru *lru, uint64_t key)
 
 static void list_unlink(struct lru_entry *e)
 {
-	e->newer->older = e->older;
-	e->older->newer = e->newer;
+	e->link.newer->older = e->link.older;
+	e->link.older->newer = e->link.newer;
 }
 
 /* Make @e the newest. */
 static void list_push(struct lru *lru, struct lru_entry *e)
 {
-	e->older = lru->list.older;
-	e->newer = &lru->list;
-	lru->list.older->newer = e;
-	lru->list.older = e;
+	e->link.older = lru->list.older;
+	e->link.newer = &lru->list;
+	lru->list.older->newer = &e->link;
+	lru->list.older = &e->link;
 }
 
 /* The slot holding @key, or the empty slot where it would go. */
@@ -146,7 +151,7 @@ const void *lru__find(struct lru *lru, uint64_t key, size_t *len)
 	e = lru__slot(lru, key)->entry;
 	if (!e)
 		return NULL;
-	if (lru->list.older != e) {
+	if (lru->list.older != &e->link) {
 		list_unlink(e);
 		list_push(lru, e);
 	}
@@ -181,9 +186,9 @@ static void lru__remove_slot(struct lru *lru, size_t hole)
 /* Forget the oldest entry; false when there is none. */
 static bool lru__evict(struct lru *lru)
 {
-	struct lru_entry *e = lru->list.newer;
+	struct lru_entry *e = (struct lru_entry *)lru->list.newer;
 
-	if (e == &lru->list)
+	if (&e->link == &lru->list)
 		return false;
 	lru__remove_slot(lru, lru__slot(lru, e->key) - lru->slots);
 	list_unlink(e);
@@ -199,7 +204,7 @@ static int lru__grow(struct lru *lru)
 {
 	size_t cap = lru->cap ? 2 * lru->cap : 16;
 	struct lru_slot *slots;
-	struct lru_entry *e;
+	struct lru_link *l;
 
 	/* Past the bound, forgetting entries keeps the table half empty. */
 	if (lru->bytes - lru->cap * sizeof(*slots) + cap * sizeof(*slots) > lru->max_bytes)
@@ -207,7 +212,8 @@ static int lru__grow(struct lru *lru)
 	slots = calloc(cap, sizeof(*slots));
 	if (!slots)
 		return -ENOMEM;
-	for (e = lru->list.newer; e != &lru->list; e = e->newer) {
+	for (l = lru->list.newer; l != &lru->list; l = l->newer) {
+		struct lru_entry *e = (struct lru_entry *)l;
 		size_t i = slot_index(cap, e->key);
 
 		while (slots[i].entry)
