@@ -115,6 +115,28 @@ struct {
 	__type(value, struct thread_oncpu);
 } oncpu SEC(".maps");
 
+/*
+ * A sample with a copy of the stack, built whole and sent as long as it is:
+ * its head, the addresses it has, then the registers and the stack copied
+ * (compact), where a record reserved in the ring buffer would take room
+ * for every address and the whole copy. Per CPU, by index: a per-CPU
+ * array's values are at most 32 KiB. Sized by user space before load.
+ */
+struct copy_record {
+	struct sample_record r;
+	__u8 more[PROFILE_MAX_STACK_COPY - PROFILE_LEAF_STACK_BYTES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct copy_record);
+} copies SEC(".maps");
+
+/* record_user(): the registers and stack go to the fixed fields. */
+#define NOT_COMPACT (PROFILE_MAX_IPS + 1)
+
 /* Room to build a record in: too big for the BPF stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -534,18 +556,20 @@ static __always_inline __u32 unwind_user(const struct unwind_proc *proc, struct 
 
 /*
  * The user registers and the top @n bytes of the user stack, into @r
- * (flagging it), for unwinding in user space. They come from the task's
+ * (flagging it), for unwinding in user space: after its first @compact_at
+ * addresses, or in its fixed fields with NOT_COMPACT. They come from the task's
  * saved user registers, not the program's context: a sample that hit in
  * the kernel has kernel registers there, and a thread leaving the CPU is
  * always in the kernel.
  */
-static __always_inline void record_user(struct sample_record *r, __u32 n)
+static __always_inline void record_user(struct sample_record *r, __u32 n, __u32 compact_at)
 {
 	r->h.user_stack_size = 0;
 #if defined(__TARGET_ARCH_x86)
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 *uregs = r->user_regs;
-	__u8 *stack = r->user_stack;
+	/* Compact: right after the addresses used, in a buffer with room for it (copies). */
+	__u64 *uregs = compact_at <= PROFILE_MAX_IPS ? &r->ips[compact_at] : r->user_regs;
+	__u8 *stack = (__u8 *)(uregs + PROFILE_NR_REGS);
 	struct pt_regs *regs;
 	__u64 sp;
 
@@ -622,7 +646,7 @@ static __always_inline bool in_user(void *ctx)
  */
 static __always_inline __u32 record_stacks(void *ctx, struct sample_record *r,
 					   const struct unwind_proc *proc, bool user_fp,
-					   __u32 copy_bytes, bool in_user)
+					   __u32 copy_bytes, bool in_user, bool compact)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 nk, nu;
@@ -668,7 +692,7 @@ static __always_inline __u32 record_stacks(void *ctx, struct sample_record *r,
 		}
 		nu = n;
 		if (copy_bytes)
-			record_user(r, copy_bytes);
+			record_user(r, copy_bytes, compact ? nk + nu : NOT_COMPACT);
 	}
 	r->h.nr_user = nu;
 	return nk + nu;
@@ -777,19 +801,25 @@ static __always_inline void sample_head_init(struct sample_record *r, __u32 tgid
  */
 static __always_inline void sample_with_copy(void *ctx, __u32 tgid, __u32 tid, __u8 *state)
 {
-	struct sample_record *r;
+	__u32 cpu = bpf_get_smp_processor_id(), n;
+	struct sample_record *r = bpf_map_lookup_elem(&copies, &cpu);
+	__u64 size;
 
-	r = bpf_ringbuf_reserve(&events, sizeof(*r) - PROFILE_LEAF_STACK_BYTES + stack_copy_bytes,
-				0);
-	if (!r) {
-		stat_inc(STAT_LOST_SAMPLES);
+	if (!r)
 		return;
-	}
 	sample_head_init(r, tgid, tid);
-	record_stacks(ctx, r, NULL, user_fp_stack, stack_copy_bytes, in_user(ctx));
-	r->h.nr_ips_room = PROFILE_MAX_IPS;
+	n = record_stacks(ctx, r, NULL, user_fp_stack, stack_copy_bytes, in_user(ctx), true);
+	r->h.nr_ips_room = n;
+	size = sizeof(r->h) + n * sizeof(__u64);
+	if (r->h.flags & SAMPLE_USER_REGS)
+		size += PROFILE_NR_REGS * sizeof(__u64) + r->h.user_stack_size;
+	/* No change, but a bound the verifier sees. */
+	barrier_var(size);
+	if (size > sizeof(struct copy_record))
+		return;
 	count_stack_flags(r->h.flags);
-	bpf_ringbuf_submit(r, wakeup_flags(tgid, state));
+	if (bpf_ringbuf_output(&events, r, size, wakeup_flags(tgid, state)))
+		stat_inc(STAT_LOST_SAMPLES);
 }
 
 /*
@@ -805,7 +835,7 @@ static __always_inline void sample_idle_cpu(void *ctx)
 	if (!r)
 		return;
 	sample_head_init(r, 0, 0);
-	n = record_stacks(ctx, r, NULL, false, 0, false);
+	n = record_stacks(ctx, r, NULL, false, 0, false, false);
 	__builtin_memcpy(r->h.comm, "swapper\0\0\0\0\0\0\0\0", PROFILE_COMM_LEN);
 	__builtin_memcpy(r->h.pcomm, r->h.comm, PROFILE_COMM_LEN);
 	if (send_record(r, n, wakeup_flags_full()))
@@ -836,7 +866,7 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 	if (!r)
 		return 0;
 	sample_head_init(r, tgid, tid);
-	n = record_stacks(ctx, r, proc, user_fp_stack, 0, in_user(ctx));
+	n = record_stacks(ctx, r, proc, user_fp_stack, 0, in_user(ctx), false);
 	if (send_record(r, n, wakeup_flags(tgid, state)))
 		stat_inc(STAT_LOST_SAMPLES);
 	return 0;
@@ -942,7 +972,8 @@ int BPF_PROG(profile_switch, bool preempt, struct task_struct *prev, struct task
 			 * pointers.
 			 */
 			record_stacks(ctx, r, proc, !unwind_tables,
-				      stack_copy_bytes ? PROFILE_LEAF_STACK_BYTES : 0, false);
+				      stack_copy_bytes ? PROFILE_LEAF_STACK_BYTES : 0, false,
+				      false);
 			if (bpf_map_update_elem(&offcpu, &tid, r, BPF_ANY))
 				stat_inc(STAT_OFFCPU_DROPPED);
 		}

@@ -404,6 +404,12 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	c->skel->rodata->sample_idle = opts->idle && opts->system_wide && !opts->cgroup;
 	c->skel->rodata->track_oncpu = opts->thread_cpu;
 	c->skel->rodata->stack_copy_bytes = stack_bytes;
+	/* Where samples with a stack copy are built: one per CPU, by index. */
+	err = bpf_map__set_max_entries(c->skel->maps.copies, nr_cpus);
+	if (err) {
+		pr_warn("cannot size the BPF program's copy buffers: %s", strerror(-err));
+		goto out_free;
+	}
 	c->skel->rodata->user_fp_stack = opts->call_graph == CALL_GRAPH_FP;
 	c->skel->rodata->unwind_tables = opts->call_graph == CALL_GRAPH_CFI;
 	if (opts->call_graph == CALL_GRAPH_CFI) {
