@@ -40,43 +40,50 @@ static inline uint64_t cursor__u(struct cursor *c, size_t n)
 	return v;
 }
 
-static inline uint64_t cursor__uleb(struct cursor *c)
+/*
+ * A LEB128's value bits, low first, into *@v; returns how many bits it had
+ * (0 when it ran off the end, failing @c) and its last byte in *@last.
+ */
+static inline unsigned int cursor__leb(struct cursor *c, uint64_t *v, uint8_t *last)
 {
 	unsigned int shift = 0;
-	uint64_t v = 0;
 
+	*v = 0;
 	while (c->p < c->end) {
 		uint8_t b = *c->p++;
 
 		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
+			*v |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
-		if (!(b & 0x80))
-			return v;
+		if (!(b & 0x80)) {
+			*last = b;
+			return shift;
+		}
 	}
 	cursor__fail(c);
+	*v = 0;
 	return 0;
+}
+
+static inline uint64_t cursor__uleb(struct cursor *c)
+{
+	uint64_t v;
+	uint8_t last;
+
+	cursor__leb(c, &v, &last);
+	return v;
 }
 
 static inline int64_t cursor__sleb(struct cursor *c)
 {
-	unsigned int shift = 0;
-	uint64_t v = 0;
+	uint64_t v;
+	uint8_t last;
+	unsigned int shift = cursor__leb(c, &v, &last);
 
-	while (c->p < c->end) {
-		uint8_t b = *c->p++;
-
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				v |= ~(uint64_t)0 << shift;
-			return (int64_t)v;
-		}
-	}
-	cursor__fail(c);
-	return 0;
+	/* Sign-extend from the last byte's top value bit. */
+	if (shift && shift < 64 && (last & 0x40))
+		v |= ~(uint64_t)0 << shift;
+	return (int64_t)v;
 }
 
 static inline void cursor__skip(struct cursor *c, uint64_t n)
