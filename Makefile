@@ -31,7 +31,7 @@ BTF ?= /sys/kernel/btf/vmlinux
 
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/')
 
-PKGS := libbpf libelf libdw libprotobuf-c zlib liblzma
+PKGS := libbpf libelf libdw libprotobuf-c zlib liblzma libmicrohttpd
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
@@ -40,7 +40,7 @@ WARN := -Wall -Wextra -Werror
 override CPPFLAGS += -D_GNU_SOURCE -I. -I$(OUTPUT) -I$(OUTPUT)/proto $(PKG_CFLAGS)
 override CFLAGS += -std=gnu11 -MMD -MP
 # libiberty (the demangler binutils uses) ships no .pc file.
-LDLIBS += $(PKG_LIBS) -liberty -lpthread
+LDLIBS += $(PKG_LIBS) -liberty -lpthread -lm
 
 ifeq ($(V),1)
 Q =
@@ -123,7 +123,7 @@ $(OUTPUT)/obj/export/svg.o: $(OUTPUT)/export/flamegraph_assets.h
 
 # --- the profiler ------------------------------------------------------------
 
-LIB_SRCS := $(wildcard common/*.c elf/*.c collector/*.c symbolize/*.c export/*.c)
+LIB_SRCS := $(wildcard common/*.c elf/*.c collector/*.c symbolize/*.c export/*.c serve/*.c)
 LIB_OBJS := $(patsubst %.c,$(OUTPUT)/obj/%.o,$(LIB_SRCS)) $(OUTPUT)/obj/proto/profile.pb-c.o
 CLI_OBJS := $(patsubst %.c,$(OUTPUT)/obj/%.o,$(wildcard cli/*.c))
 

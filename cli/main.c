@@ -8,6 +8,7 @@
 #include "common/procfs.h"
 #include "options.h"
 #include "record.h"
+#include "serve.h"
 #include "status_line.h"
 #include "symbolize.h"
 #include "version.h"
@@ -51,20 +52,20 @@ int main(int argc, char **argv)
 	libbpf_set_print(libbpf_print);
 	max_rate = procfs__read_long("/proc/sys/kernel/perf_event_max_sample_rate", 0);
 	if (options__parse(&o, argc, argv, max_rate > 0 ? max_rate : 0, err, sizeof(err))) {
-		fprintf(stderr, "profiler: %s (see --help)\n", err);
+		fprintf(stderr, "profiler: %s (see %s--help)\n", err, o.serve ? "serve " : "");
 		options__release(&o);
 		return 2;
 	}
 	if (o.help || o.version) {
 		if (o.help)
-			fputs(options_usage, stdout);
+			fputs(o.serve ? serve_usage : options_usage, stdout);
 		else
 			puts("profiler " PROFILER_VERSION);
 		options__release(&o);
 		return 0;
 	}
 	verbosity = o.verbose;
-	ret = record(&o);
+	ret = o.serve ? serve(&o) : record(&o);
 	options__release(&o);
 	return ret;
 }

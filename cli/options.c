@@ -16,6 +16,7 @@ const char options_usage[] =
 "       profiler [OPTIONS] -- COMMAND [ARGS...]\n"
 "       profiler [OPTIONS] -a | -t TID | --cgroup PATH\n"
 "       profiler symbolize [-e FILE] [-afiCs] [ADDR...]   (see symbolize --help)\n"
+"       profiler serve [--listen HOST:PORT] [OPTIONS]    (see serve --help)\n"
 "\n"
 "Sample the user and kernel call stacks of running processes, of a command it\n"
 "starts, or of the whole machine, with a BPF program on a CPU clock, and write\n"
@@ -108,6 +109,44 @@ const char options_usage[] =
 "  profiler -p $(pgrep -o postgres) -d 10 --root-frame cmdline -o pg.svg\n"
 "                                          # a server and its backends\n"
 "  profiler --call-graph fp -a -F 999 -o fp.pb.gz   # the cheapest stacks\n";
+
+const char serve_usage[] =
+"Usage: profiler serve [--listen HOST:PORT] [-a | -p PID[,PID...] | --cgroup PATH]\n"
+"                      [-F HZ] [--off-cpu] [--call-graph MODE] [--max-stacks N]\n"
+"\n"
+"Profile continuously and serve the profiles over HTTP as Go's net/http/pprof\n"
+"does, for Parca, Grafana Pyroscope (Alloy) or go tool pprof to pull:\n"
+"\n"
+"  GET /debug/pprof/profile?seconds=N   the next N seconds (default 30, 1 to\n"
+"                         300) as gzipped pprof; &format=folded, svg or\n"
+"                         firefox for another format\n"
+"  GET /debug/pprof/      an index of the endpoints\n"
+"  GET /metrics           the agent's counters, in Prometheus's text format\n"
+"\n"
+"Every scrape is recorded from the one sampling session, each over its own\n"
+"window: several at once (up to 8) do not disturb each other. Samples carry\n"
+"the labels pid, tid, comm, thread, cmdline and cgroup.\n"
+"\n"
+"      --listen HOST:PORT  where to listen (default " DEFAULT_LISTEN "; port 0:\n"
+"                          any free one). Profiles show code, addresses and\n"
+"                          command lines: an address that is not loopback\n"
+"                          must be given here, and belongs behind a firewall\n"
+"\n"
+"Targets, as for a recording: -a (the default), -p PID[,PID...] (serving ends\n"
+"when they have all exited), --cgroup PATH, --no-inherit, --no-idle.\n"
+"What to record, as for a recording: -F, --off-cpu, --off-cpu-min,\n"
+"--call-graph, --unwind-memory, --max-stacks, --ringbuf-size, --root-frame\n"
+"(for folded and svg). -v, --verbose; -h, --help.\n"
+"\n"
+"SIGTERM or SIGINT stops it: a scrape being recorded gets a 503.\n"
+"Needs root, or CAP_BPF and CAP_PERFMON.\n"
+"Exit status: 0 stopped by a signal or every -p target exited, 1 runtime\n"
+"failure (the address is in use, no privilege, ...), 2 usage error.\n"
+"\n"
+"Examples:\n"
+"  profiler serve                          # the whole machine, on 127.0.0.1:7071\n"
+"  go tool pprof -top 'http://127.0.0.1:7071/debug/pprof/profile?seconds=10'\n"
+"  curl -s 'http://127.0.0.1:7071/debug/pprof/profile?seconds=5&format=folded'\n";
 /* clang-format on */
 
 enum {
@@ -122,6 +161,7 @@ enum {
 	OPT_MAX_STACKS,
 	OPT_UNWIND_MEMORY,
 	OPT_ROOT_FRAME,
+	OPT_LISTEN,
 };
 
 static const struct option long_options[] = {
@@ -143,6 +183,7 @@ static const struct option long_options[] = {
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
 	{ "root-frame", required_argument, NULL, OPT_ROOT_FRAME },
+	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -315,6 +356,40 @@ static int output_formats(struct options *o, const char *name, char *err, size_t
 	return 0;
 }
 
+/*
+ * What profiler serve refuses: each scrape says where its profile goes, how
+ * long and in which format, and the agent outlives any one command.
+ */
+static int serve_checks(struct options *o, const char *format, char *err, size_t size)
+{
+	int kinds = !!o->nr_pids + o->system_wide + !!o->cgroup;
+
+	if (o->command)
+		return fail(err, size,
+			    "profiler serve runs until stopped and takes no command: start the "
+			    "command, then give its pid with -p");
+	if (o->nr_outputs || format)
+		return fail(err, size,
+			    "profiler serve writes no file: each scrape asks for its format "
+			    "(?format=pprof|folded|svg|firefox)");
+	if (o->duration_ns)
+		return fail(err, size,
+			    "profiler serve has no -d: each scrape asks for its length "
+			    "(?seconds=N), and SIGTERM stops the agent");
+	if (o->tid)
+		return fail(err, size, "profiler serve takes -a, -p or --cgroup, not -t");
+	if (o->wall)
+		return fail(err, size,
+			    "profiler serve does not do --wall yet: use --off-cpu, whose profiles "
+			    "keep time on and off CPU apart");
+	if (kinds > 1)
+		return fail(err, size, "-p, -a and --cgroup cannot be combined: choose one target");
+	/* The whole machine unless told otherwise, as an agent is run. */
+	if (!kinds)
+		o->system_wide = 1;
+	return 0;
+}
+
 int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, char *err,
 		   size_t size)
 {
@@ -324,6 +399,12 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 	int c, kinds;
 
 	memset(o, 0, sizeof(*o));
+	if (argc > 1 && !strcmp(argv[1], "serve")) {
+		o->serve = 1;
+		o->listen = DEFAULT_LISTEN;
+		argc--;
+		argv++;
+	}
 	o->freq_hz = DEFAULT_FREQ_HZ;
 	o->offcpu_min_ns = DEFAULT_OFFCPU_MIN_US * 1000;
 	o->max_stacks = DEFAULT_MAX_STACKS;
@@ -423,6 +504,11 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 					    optarg);
 			o->unwind_table_bytes = v << 20;
 			break;
+		case OPT_LISTEN:
+			if (!o->serve)
+				return fail(err, size, "--listen is an option of profiler serve");
+			o->listen = optarg;
+			break;
 		case 'v':
 			o->verbose++;
 			break;
@@ -455,6 +541,8 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 			    "--call-graph dwarf copies the stacks of on-CPU samples only: use the "
 			    "default --call-graph cfi with %s",
 			    o->wall ? "--wall" : "--off-cpu");
+	if (o->serve)
+		return serve_checks(o, format, err, size);
 	kinds = !!o->nr_pids + !!o->command + o->system_wide + !!o->tid + !!o->cgroup;
 	if (kinds > 1)
 		return fail(

@@ -24,6 +24,8 @@
 #define WALL_SUM_US 10000
 /* Distinct stacks kept before new ones go to overflow buckets: bounds memory. */
 #define DEFAULT_MAX_STACKS 200000
+/* profiler serve: where it listens unless --listen says otherwise (loopback only). */
+#define DEFAULT_LISTEN "127.0.0.1:7071"
 /* -o may be given this many times: one profile, written in several formats. */
 #define MAX_OUTPUTS 8
 
@@ -33,7 +35,9 @@ struct output_spec {
 };
 
 struct options {
-	pid_t *pids; /* owned */
+	int serve;	    /* `profiler serve`: the agent, not one recording */
+	const char *listen; /* serve: HOST:PORT */
+	pid_t *pids;	    /* owned */
 	size_t nr_pids;
 	char **command;	    /* points into argv: COMMAND ARGS after "--", or NULL */
 	pid_t tid;	    /* -t: one thread, or 0 */
@@ -62,7 +66,8 @@ struct options {
 };
 
 /*
- * Parse @argv into @o. Returns 0, or -EINVAL with a one-line reason in
+ * Parse @argv into @o: a recording's options, or those of `profiler serve`
+ * when @argv[1] is "serve". Returns 0, or -EINVAL with a one-line reason in
  * @err (no trailing newline). @max_freq is the highest allowed -F (the
  * kernel's perf_event_max_sample_rate); 0 means no limit.
  */
@@ -71,5 +76,6 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 void options__release(struct options *o);
 
 extern const char options_usage[];
+extern const char serve_usage[];
 
 #endif

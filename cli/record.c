@@ -31,6 +31,7 @@
 #include "privileges.h"
 #include "record.h"
 #include "status_line.h"
+#include "targets.h"
 #include "symbolize/stacks.h"
 #include "symbolize/symbolizer.h"
 
@@ -97,79 +98,6 @@ static void die_of_signal(int sig)
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	raise(sig);
 	_exit(128 + sig);
-}
-
-/*
- * Is @path a cgroup v2 directory? 0, or -errno: -ENOTDIR when it is no
- * cgroup directory at all, -EMEDIUMTYPE when it is a cgroup v1 one.
- */
-static int check_cgroup(const char *path)
-{
-	struct statfs sfs;
-	struct stat st;
-
-	if (statfs(path, &sfs) || stat(path, &st))
-		return -errno;
-	if (!S_ISDIR(st.st_mode))
-		return -ENOTDIR;
-	if (sfs.f_type == CGROUP_SUPER_MAGIC)
-		return -EMEDIUMTYPE;
-	return sfs.f_type == CGROUP2_SUPER_MAGIC ? 0 : -ENOTDIR;
-}
-
-/*
- * Say why --cgroup @path cannot be profiled. Returns the exit status: 2 for
- * a path that names no cgroup (the user's mistake, as with any bad argument),
- * 1 for a real cgroup of the v1 hierarchy, or one that cannot be looked at:
- * the system's doing, not the command line's.
- */
-static int cgroup_failure(const char *path, int err)
-{
-	char *mounts, *line, *save = NULL, where[256], type[16];
-
-	if (err == -ENOTDIR || err == -ENOENT) {
-		pr_warn("'%s' is not a cgroup v2 directory%s%s (see --help)", path,
-			err == -ENOENT ? ": " : "", err == -ENOENT ? strerror(-err) : "");
-		return 2;
-	}
-	if (err != -EMEDIUMTYPE) {
-		pr_warn("cannot use cgroup '%s': %s", path, strerror(-err));
-		return 1;
-	}
-	/* Where cgroup v2 is mounted, if it is (beside v1 on a hybrid system). */
-	mounts = procfs__read_file("/proc/self/mounts", NULL);
-	for (line = mounts ? strtok_r(mounts, "\n", &save) : NULL; line;
-	     line = strtok_r(NULL, "\n", &save))
-		if (sscanf(line, "%*s %255s %15s", where, type) == 2 && !strcmp(type, "cgroup2"))
-			break;
-	free(mounts);
-	if (line)
-		pr_warn("'%s' is a cgroup v1 directory, and --cgroup needs cgroup v2: give the "
-			"group's directory under '%s' instead",
-			path, where);
-	else
-		pr_warn("'%s' is a cgroup v1 directory, and --cgroup needs cgroup v2, which is not "
-			"mounted here",
-			path);
-	return 1;
-}
-
-/* The thread group of @pid (itself for a process), or -errno. */
-static pid_t thread_group_of(pid_t pid)
-{
-	char path[64], line[128];
-	pid_t tgid = -ESRCH;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
 }
 
 /*
@@ -332,44 +260,6 @@ static void show_status(void *ctx)
 				  (unsigned long long)lost);
 }
 
-/*
- * Follow what the -p processes had started before the recording, as what
- * they fork from now on is followed: how many processes, or -1 when
- * descendants are not followed. Sampling is attached, so none forked
- * meanwhile is missed. One that cannot be followed costs its samples only.
- */
-static int add_descendants(struct collector *c, const struct options *o)
-{
-	size_t total = 0, n;
-	int err;
-
-	if (!o->nr_pids || o->no_inherit)
-		return -1;
-	for (size_t i = 0; i < o->nr_pids; i++) {
-		err = collector__add_descendants(c, o->pids[i], &n);
-		total += n;
-		if (err == -E2BIG)
-			pr_warn("pid %d has more descendants than can be followed (%d processes in "
-				"all): the others are left out",
-				o->pids[i], PROFILE_MAX_TARGETS);
-		else if (err)
-			pr_warn("cannot follow every descendant of pid %d: %s", o->pids[i],
-				strerror(-err));
-	}
-	return total < INT_MAX ? (int)total : INT_MAX;
-}
-
-/* A profiler with many targets keeps one descriptor per mapped file open. */
-static void raise_nofile_limit(void)
-{
-	struct rlimit rl;
-
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
 /* CLOCK_MONOTONIC now, in ns: for -v's "stop to file" line. */
 static uint64_t mono_ns(void)
 {
@@ -387,24 +277,7 @@ static bool thread_cpu(void *arg, uint32_t pid, uint32_t tid, uint64_t *ns)
 
 int record(const struct options *o)
 {
-	struct collector_opts copts = {
-		.freq_hz = o->freq_hz,
-		.duration_ns = o->duration_ns,
-		.ringbuf_bytes = o->ringbuf_bytes,
-		.system_wide = o->system_wide || o->cgroup,
-		.cgroup = o->cgroup,
-		.offcpu_runnable = o->wall,
-		.tid = o->tid,
-		.no_inherit = o->no_inherit,
-		.offcpu = o->offcpu,
-		.offcpu_min_ns = o->offcpu_min_ns,
-		.offcpu_sum_ns = o->wall ? WALL_SUM_US * 1000ULL : 0,
-		.idle = !o->no_idle,
-		.thread_cpu = o->wall,
-		.call_graph = o->call_graph,
-		.stack_bytes = o->stack_bytes,
-		.unwind_table_bytes = o->unwind_table_bytes,
-	};
+	struct collector_opts copts;
 	pid_t tid_process = 0;
 	struct child child = CHILD_INIT;
 	struct symbolizer *sym = NULL;
@@ -421,6 +294,7 @@ int record(const struct options *o)
 	uint64_t stop_ns, written_ns, symbolized_ns;
 	int err, ret = 1, status;
 
+	targets__collector_opts(o, &copts);
 	install_signals();
 	/* Everything a user could have got wrong is checked before sampling starts. */
 	for (size_t i = 0; i < o->nr_outputs; i++) {
@@ -443,36 +317,10 @@ int record(const struct options *o)
 	}
 	if (!err)
 		invoker = &user;
-	for (size_t i = 0; i < o->nr_pids; i++) {
-		pid_t tgid = thread_group_of(o->pids[i]);
-
-		if ((tgid == -ENOENT || tgid == -ESRCH) && kill(o->pids[i], 0) && errno == ESRCH) {
-			pr_warn("no such process %d", o->pids[i]);
-			return 1;
-		}
-		/* It exists, but /proc hides it from us (hidepid, another user's process). */
-		if (tgid < 0) {
-			pr_warn("cannot read /proc/%d: %s; profiling it without its maps",
-				o->pids[i], strerror(tgid == -ENOENT ? EACCES : -tgid));
-			continue;
-		}
-		if (tgid > 0 && tgid != o->pids[i]) {
-			pr_warn("%d is a thread of process %d: use -p %d", o->pids[i], tgid, tgid);
-			return 1;
-		}
-	}
-	if (o->cgroup) {
-		err = check_cgroup(o->cgroup);
-		if (err)
-			return cgroup_failure(o->cgroup, err);
-	}
-	if (o->tid) {
-		tid_process = thread_group_of(o->tid);
-		if (tid_process < 0) {
-			pr_warn("no such thread %d", o->tid);
-			return 1;
-		}
-	}
+	ret = targets__check(o, &tid_process);
+	if (ret)
+		return ret;
+	ret = 1;
 	if (o->command) {
 		err = child__find_command(o->command[0]);
 		if (err) {
@@ -486,7 +334,7 @@ int record(const struct options *o)
 			return 1;
 		}
 	}
-	raise_nofile_limit();
+	targets__raise_nofile_limit();
 	signal(SIGPIPE, SIG_IGN);
 
 	p = profile__new(o->freq_hz);
@@ -494,7 +342,6 @@ int record(const struct options *o)
 		pr_warn("cannot start: %s", strerror(errno));
 		goto out;
 	}
-	copts.max_stacks = o->max_stacks;
 	/* Timestamps cost 8 bytes a sample: keep them only for a timeline to draw. */
 	copts.no_times = true;
 	for (size_t i = 0; i < o->nr_outputs; i++)
@@ -511,23 +358,8 @@ int record(const struct options *o)
 	if (!c)
 		goto out;
 	progress.c = c;
-	if (tid_process > 0) {
-		err = collector__add_target(c, tid_process, false);
-		if (err) {
-			pr_warn("cannot profile thread %d: %s", o->tid, strerror(-err));
-			goto out;
-		}
-	}
-	for (size_t i = 0; i < o->nr_pids; i++) {
-		err = collector__add_target(c, o->pids[i], false);
-		if (err) {
-			if (err == -ESRCH)
-				pr_warn("no such process %d", o->pids[i]);
-			else
-				pr_warn("cannot profile pid %d: %s", o->pids[i], strerror(-err));
-			goto out;
-		}
-	}
+	if (targets__add(c, o, tid_process))
+		goto out;
 
 	/*
 	 * The command is a target from its exec on (not before: until then it is
@@ -562,7 +394,7 @@ int record(const struct options *o)
 		fprintf(stderr, "profiler: profiling '%s' (pid %d) at %u Hz\n", o->command[0],
 			child.pid, o->freq_hz);
 	} else {
-		print_targets(o, add_descendants(c, o));
+		print_targets(o, targets__add_descendants(c, o));
 	}
 	needs.chown = invoker != NULL;
 	needs.kill = o->command && invoker;

@@ -90,9 +90,11 @@ struct proc_state {
 	pid_t pid;
 	struct proc_maps *maps; /* latest snapshot, or NULL if none could be read */
 	uint64_t snapshot_time; /* CLOCK_MONOTONIC of the last attempt */
-	const char *cmdline;	/* interned, shortened (procfs.h); NULL: empty or unreadable */
-	bool cmdline_read;	/* since it was first seen or last exec'd */
+	char *cmdline;		/* shortened (procfs.h); NULL: empty or unreadable */
+	char *cgroup;		/* its cgroup v2 path (procfs.h); NULL: unknown */
+	bool cmdline_read;	/* both, since it was first seen or last exec'd */
 	bool followed;		/* a live target added with its maps: -p, or a descendant */
+	bool exited;		/* found gone by collector__forget_exited() */
 };
 
 struct collector {
@@ -108,7 +110,15 @@ struct collector {
 	size_t nr_targets, alloc_targets;
 	int child_status;
 
-	struct stack_table stacks;
+	/*
+	 * Where samples are counted: @own for a recording, or the windows
+	 * `profiler serve` attaches (opts.windows). Each handled record is
+	 * counted in @nr_records, whether a window takes it or not.
+	 */
+	struct collector_window own;
+	struct collector_window **windows;
+	size_t nr_windows, alloc_windows;
+	uint64_t nr_records;
 	struct file_table *files;
 	struct elf_cache *elves;      /* the files' ELF images, shared with the symbolizer */
 	struct hashtab procs;	      /* struct proc_state by pid */
@@ -140,6 +150,8 @@ struct collector {
 	uint64_t deadline; /* CLOCK_MONOTONIC end of sampling (-d), or 0 */
 	bool draining;	   /* sampling has stopped: take every record left */
 };
+
+static void proc_state__free(struct proc_state *p);
 
 static uint64_t now_ns(clockid_t clock)
 {
@@ -357,9 +369,15 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	c->strings = strings;
 	c->nr_cpus = nr_cpus;
 	c->child_status = -1;
-	stack_table__init(&c->stacks);
-	c->stacks.max_stacks = opts->max_stacks;
-	c->stacks.no_times = opts->no_times;
+	if (!opts->windows) {
+		c->own.strings = strings;
+		c->own.end_ns = UINT64_MAX;
+		if (collector__attach(c, &c->own)) {
+			err = -ENOMEM;
+			pr_warn("cannot start the collector: %s", strerror(-err));
+			goto out_free;
+		}
+	}
 	c->files = file_table__new(strings);
 	c->elves = elf_cache__new();
 	c->perf_fds = malloc(nr_cpus * sizeof(*c->perf_fds));
@@ -503,9 +521,10 @@ void collector__free(struct collector *c)
 		if (c->targets[i].pidfd >= 0)
 			close(c->targets[i].pidfd);
 	free(c->targets);
-	stack_table__release(&c->stacks);
+	stack_table__release(&c->own.stacks);
+	free(c->windows);
 	hashtab__for_each_entry(&c->procs, i, p)
-		free(p);
+		proc_state__free(p);
 	hashtab__release(&c->procs);
 	hashtab__for_each_entry(&c->broken_files, i, p)
 		free(p);
@@ -524,11 +543,6 @@ struct elf_cache *collector__elf_cache(struct collector *c)
 	return c->elves;
 }
 
-static bool same_pid(const void *entry, const void *key)
-{
-	return entry == key;
-}
-
 static bool proc_eq(const void *entry, const void *key)
 {
 	return ((const struct proc_state *)entry)->pid == *(const pid_t *)key;
@@ -537,6 +551,13 @@ static bool proc_eq(const void *entry, const void *key)
 static struct proc_state *proc_state__find(struct collector *c, pid_t pid)
 {
 	return hashtab__find(&c->procs, hash_mix(0, pid), proc_eq, &pid);
+}
+
+static void proc_state__free(struct proc_state *p)
+{
+	free(p->cmdline);
+	free(p->cgroup);
+	free(p);
 }
 
 static struct proc_state *proc_state__get(struct collector *c, pid_t pid)
@@ -576,31 +597,41 @@ static void proc_state__snapshot(struct collector *c, struct proc_state *p)
 }
 
 /*
- * Read @p's command line, as it is now: when the process is first seen and
- * after it exec'd. One that cannot be read (the process exited, /proc hides
- * it) or is empty (a kernel thread) is NULL: exporters show the name.
+ * Read @p's command line and cgroup, as they are now: when the process is
+ * first seen and after it exec'd. A command line that cannot be read (the
+ * process exited, /proc hides it) or is empty (a kernel thread) is NULL:
+ * exporters show the name.
  */
-static void proc_state__read_cmdline(struct collector *c, struct proc_state *p)
+static void proc_state__read_cmdline(struct proc_state *p)
 {
 	char buf[PROCFS_CMDLINE_MAX + 1];
 	ssize_t n = procfs__read_cmdline(p->pid, buf, sizeof(buf));
 
 	p->cmdline_read = true;
-	p->cmdline = n > 0 ? strset__add(c->strings, buf) : NULL;
+	free(p->cmdline);
+	p->cmdline = n > 0 ? strdup(buf) : NULL;
 	if (n < 0)
 		pr_debug("cannot read the command line of pid %d: %s", p->pid, strerror(-n));
+	n = procfs__read_cgroup(p->pid, buf, sizeof(buf));
+	free(p->cgroup);
+	p->cgroup = n > 0 ? strdup(buf) : NULL;
 }
 
-/* Give a new stack its process's command line, read if this is the process's first stack. */
-static void stack_entry__set_cmdline(struct collector *c, struct stack_entry *s)
+/*
+ * Give a new stack of window @w its process's command line and cgroup,
+ * read if this is the process's first stack.
+ */
+static void stack_entry__set_cmdline(struct collector *c, struct collector_window *w,
+				     struct stack_entry *s)
 {
 	struct proc_state *p = proc_state__get(c, s->pid);
 
 	if (!p)
 		return;
 	if (!p->cmdline_read)
-		proc_state__read_cmdline(c, p);
-	s->cmdline = p->cmdline;
+		proc_state__read_cmdline(p);
+	s->cmdline = p->cmdline ? strset__add(w->strings, p->cmdline) : NULL;
+	s->cgroup = p->cgroup ? strset__add(w->strings, p->cgroup) : NULL;
 }
 
 static bool covers_leaf(const struct proc_maps *maps, const struct stack_entry *s)
@@ -646,25 +677,26 @@ static void settle_stale_maps(struct collector *c, bool force)
 	struct stack_entry *s;
 	size_t i;
 
-	stack_table__for_each_entry(&c->stacks, i, s) {
-		struct proc_state *p;
+	for (size_t w = 0; w < c->nr_windows; w++)
+		stack_table__for_each_entry(&c->windows[w]->stacks, i, s) {
+			struct proc_state *p;
 
-		if (!s->maps_stale)
-			continue;
-		p = proc_state__get(c, s->pid);
-		if (!p)
-			continue;
-		if (p->maps == s->maps) {
-			if (!force && now - p->snapshot_time < MAPS_REFRESH_NS)
+			if (!s->maps_stale)
 				continue;
-			proc_state__snapshot(c, p);
+			p = proc_state__get(c, s->pid);
+			if (!p)
+				continue;
+			if (p->maps == s->maps) {
+				if (!force && now - p->snapshot_time < MAPS_REFRESH_NS)
+					continue;
+				proc_state__snapshot(c, p);
+			}
+			/* One snapshot newer than the stack settles it, whether it covers it or not. */
+			if (p->maps && covers_leaf(p->maps, s))
+				s->maps = p->maps;
+			s->maps_stale = false;
+			c->nr_stale--;
 		}
-		/* One snapshot newer than the stack settles it, whether it covers it or not. */
-		if (p->maps && covers_leaf(p->maps, s))
-			s->maps = p->maps;
-		s->maps_stale = false;
-		c->nr_stale--;
-	}
 }
 
 static const char *intern_comm(struct strset *strings, const char *comm)
@@ -672,32 +704,50 @@ static const char *intern_comm(struct strset *strings, const char *comm)
 	return strset__add_len(strings, comm, strnlen(comm, PROFILE_COMM_LEN));
 }
 
-static int handle_sample(struct collector *c, const struct sample_event *e)
+/* Count @e in window @w. 0 or -ENOMEM. */
+static int window_add(struct collector *c, struct collector_window *w, const struct sample_event *e)
 {
 	const char *thread_name, *process_name;
 	struct stack_entry *s;
 	bool is_new;
 
+	thread_name = intern_comm(w->strings, e->stack.comm);
+	process_name = intern_comm(w->strings, e->stack.pcomm);
+	if (!thread_name || !process_name)
+		return -ENOMEM;
+	s = stack_table__add(&w->stacks, e, thread_name, process_name, &is_new);
+	if (!s)
+		return -ENOMEM;
+	if (is_new) {
+		stack_entry__set_maps(c, s);
+		stack_entry__set_cmdline(c, w, s);
+	}
+	return 0;
+}
+
+static int handle_sample(struct collector *c, const struct sample_event *e)
+{
+	int err;
+
 	if (!event__stacks_valid(&e->stack)) {
 		c->malformed++;
 		return 0;
 	}
-	thread_name = intern_comm(c->strings, e->stack.comm);
-	process_name = intern_comm(c->strings, e->stack.pcomm);
-	if (!thread_name || !process_name)
-		return -ENOMEM;
-	s = stack_table__add(&c->stacks, e, thread_name, process_name, &is_new);
-	if (!s)
-		return -ENOMEM;
+	c->nr_records++;
 	c->nr_idle += e->type == EVENT_SAMPLE && !e->tid;
 	if (e->type == EVENT_OFFCPU) {
 		c->nr_offcpu += e->nr_intervals;
 		c->nr_offcpu_records++;
 		c->offcpu_ns += e->weight_ns;
 	}
-	if (is_new) {
-		stack_entry__set_maps(c, s);
-		stack_entry__set_cmdline(c, s);
+	for (size_t i = 0; i < c->nr_windows; i++) {
+		struct collector_window *w = c->windows[i];
+
+		if (e->time_ns < w->begin_ns || e->time_ns >= w->end_ns)
+			continue;
+		err = window_add(c, w, e);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -737,7 +787,7 @@ static int add_target(struct collector *c, pid_t pid, bool child, bool snapshot)
 	if (!p)
 		return -ENOMEM;
 	proc_state__snapshot(c, p);
-	proc_state__read_cmdline(c, p);
+	proc_state__read_cmdline(p);
 	p->followed = true;
 	return 0;
 }
@@ -771,7 +821,7 @@ static int handle_process_event(struct collector *c, const struct process_event 
 		return 0;
 	pr_debug("pid %u exec'd", e->pid);
 	proc_state__snapshot(c, p);
-	proc_state__read_cmdline(c, p);
+	proc_state__read_cmdline(p);
 	return 0;
 }
 
@@ -1456,36 +1506,99 @@ void collector__stop(struct collector *c)
 	c->stopping = 1;
 }
 
-const struct stack_table *collector__stacks(const struct collector *c)
+int collector__attach(struct collector *c, struct collector_window *w)
 {
-	return &c->stacks;
+	if (array__reserve(&c->windows, &c->alloc_windows, c->nr_windows + 1, sizeof(*c->windows)))
+		return -ENOMEM;
+	stack_table__init(&w->stacks);
+	w->stacks.max_stacks = c->opts.max_stacks;
+	w->stacks.no_times = c->opts.no_times;
+	c->windows[c->nr_windows++] = w;
+	return 0;
 }
 
-/*
- * Processes with user stacks but no maps to symbolize them with. Only those
- * count: a forked child that exited before anything read its maps, and was
- * never sampled, lost nothing.
- */
-static uint64_t count_unreadable(const struct collector *c)
+void collector__detach(struct collector *c, struct collector_window *w)
 {
-	struct hashtab pids = HASHTAB_INIT;
 	struct stack_entry *s;
-	uint64_t n = 0;
 	size_t i;
 
-	stack_table__for_each_entry(&c->stacks, i, s) {
-		uint64_t pid = s->pid;
+	for (i = 0; i < c->nr_windows && c->windows[i] != w; i++)
+		;
+	if (i == c->nr_windows)
+		return;
+	memmove(&c->windows[i], &c->windows[i + 1], (c->nr_windows - i - 1) * sizeof(*c->windows));
+	c->nr_windows--;
+	/* Its stacks wait for no newer snapshot any more. */
+	stack_table__for_each_entry(&w->stacks, i, s)
+		c->nr_stale -= s->maps_stale;
+}
 
-		if (!s->nr_user || s->maps ||
-		    hashtab__find(&pids, hash_mix(0, pid), same_pid, (void *)(uintptr_t)pid))
-			continue;
-		/* The pid itself is the entry: it is never 0 here. */
-		if (hashtab__insert(&pids, hash_mix(0, pid), (void *)(uintptr_t)pid))
-			break;
-		n++;
+static bool same_entry(const void *entry, const void *key)
+{
+	return entry == key;
+}
+
+/* Is @maps in @used, a set of snapshots? */
+static bool snapshot_in_use(const struct hashtab *used, const struct proc_maps *maps)
+{
+	return hashtab__find(used, hash_mix(0, (uintptr_t)maps), same_entry, maps) != NULL;
+}
+
+void collector__forget_exited(struct collector *c)
+{
+	struct hashtab live = HASHTAB_INIT, used = HASHTAB_INIT;
+	struct proc_state *p;
+	struct stack_entry *s;
+	size_t i, kept = 0;
+
+	/* The processes still there, or followed until their exit is seen. */
+	hashtab__for_each_entry(&c->procs, i, p) {
+		p->exited = !p->followed && kill(p->pid, 0) && errno == ESRCH;
+		if (!p->exited && hashtab__insert(&live, hash_mix(0, p->pid), p))
+			goto out_nomem;
 	}
-	hashtab__release(&pids);
-	return n;
+	hashtab__for_each_entry(&c->procs, i, p)
+		if (p->exited)
+			proc_state__free(p);
+	hashtab__release(&c->procs);
+	c->procs = live;
+	hashtab__init(&live);
+
+	/* Then the snapshots that neither a live process nor a window's stack has. */
+	hashtab__for_each_entry(&c->procs, i, p)
+		if (p->maps && !snapshot_in_use(&used, p->maps) &&
+		    hashtab__insert(&used, hash_mix(0, (uintptr_t)p->maps), p->maps))
+			goto out_nomem;
+	for (size_t w = 0; w < c->nr_windows; w++)
+		stack_table__for_each_entry(&c->windows[w]->stacks, i, s)
+			if (s->maps && !snapshot_in_use(&used, s->maps) &&
+			    hashtab__insert(&used, hash_mix(0, (uintptr_t)s->maps),
+					    (void *)s->maps))
+				goto out_nomem;
+	for (i = 0; i < c->nr_snapshots; i++) {
+		if (snapshot_in_use(&used, c->snapshots[i]))
+			c->snapshots[kept++] = c->snapshots[i];
+		else
+			proc_maps__free(c->snapshots[i]);
+	}
+	c->nr_snapshots = kept;
+	hashtab__release(&used);
+	return;
+
+out_nomem:
+	/* Nothing is freed that could still be needed: try again next time. */
+	hashtab__release(&live);
+	hashtab__release(&used);
+}
+
+size_t collector__nr_processes(const struct collector *c)
+{
+	return c->procs.nr;
+}
+
+const struct stack_table *collector__stacks(const struct collector *c)
+{
+	return &c->own.stacks;
 }
 
 static uint64_t stat_sum(const struct collector *c, enum profile_stat stat)
@@ -1506,13 +1619,13 @@ static uint64_t stat_sum(const struct collector *c, enum profile_stat stat)
 
 void collector__stats(const struct collector *c, struct profile_stats *stats)
 {
-	stats->samples = c->stacks.nr_samples - c->nr_offcpu_records;
+	stats->samples = c->nr_records - c->nr_offcpu_records;
 	stats->lost_samples = stat_sum(c, STAT_LOST_SAMPLES) + c->malformed;
 	stats->idle_samples = c->nr_idle;
 	stats->offcpu_intervals = c->nr_offcpu;
 	stats->offcpu_ns = c->offcpu_ns;
 	stats->lost_offcpu = stat_sum(c, STAT_LOST_OFFCPU) + stat_sum(c, STAT_OFFCPU_DROPPED);
-	stats->maps_unreadable = count_unreadable(c);
+	stats->maps_unreadable = stack_table__unmapped_pids(&c->own.stacks);
 	stats->truncated = stat_sum(c, STAT_TRUNCATED) + c->nr_unwind_truncated;
 	stats->stack_errors =
 		stat_sum(c, STAT_USER_STACK_ERROR) + stat_sum(c, STAT_KERNEL_STACK_ERROR);

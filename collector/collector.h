@@ -14,6 +14,11 @@
  * collector__start(), collector__run() until it returns, then read
  * collector__stacks() and collector__stats(). collector__stop() may be
  * called from a signal handler.
+ *
+ * `profiler serve` samples for days instead, and counts the samples of
+ * each window a client asked for in a table of the window's own
+ * (collector_opts.windows, collector__attach()), from its on_drain
+ * callback.
  */
 #ifndef PROFILER_COLLECTOR_H
 #define PROFILER_COLLECTOR_H
@@ -22,11 +27,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "collector/stack_table.h"
 #include "common/profile.h"
 
 struct elf_cache;
 struct strset;
-struct stack_table;
 
 /* How user stacks are unwound. */
 enum call_graph {
@@ -69,6 +74,11 @@ struct collector_opts {
 	uint64_t unwind_table_bytes; /* CALL_GRAPH_CFI: the tables' memory; 0: the default */
 	size_t max_stacks; /* distinct stacks kept, then overflow buckets (stack_table.h) */
 	bool no_times;	   /* keep no timestamps: no output draws a timeline */
+	/*
+	 * Count samples only in the windows attached (collector__attach()),
+	 * not in collector__stacks(), which stays empty: profiler serve.
+	 */
+	bool windows;
 	/*
 	 * Called by collector__run() after each drain, at least every 10 ms
 	 * while sampling, with @on_drain_ctx: where to show collector__stats()
@@ -140,6 +150,39 @@ const struct stack_table *collector__stacks(const struct collector *c);
  * into *@ns. false when it is not known (thread_cpu.h).
  */
 bool collector__thread_cpu_ns(const struct collector *c, uint32_t pid, uint32_t tid, uint64_t *ns);
+
+/*
+ * Where the samples of a span of time are counted: a table of the stacks
+ * sampled from @begin_ns to before @end_ns (CLOCK_MONOTONIC, as sample
+ * times), their names interned in @strings.
+ */
+struct collector_window {
+	struct stack_table stacks; /* set up by collector__attach() */
+	struct strset *strings;
+	uint64_t begin_ns, end_ns;
+};
+
+/*
+ * Count the samples of @w's span in @w from now on, as well as anywhere
+ * else they are counted. @w's strings and span are set; its stacks are
+ * (re)initialised here. 0 or -ENOMEM.
+ */
+int collector__attach(struct collector *c, struct collector_window *w);
+/*
+ * Count nothing more in @w. Its stacks stay the caller's to symbolize and
+ * release (stack_table__release()); the maps snapshots they point to stay
+ * valid until the next collector__forget_exited().
+ */
+void collector__detach(struct collector *c, struct collector_window *w);
+/*
+ * Forget the processes that exited, and free the maps snapshots that no
+ * live process and no attached window's stack uses: memory that follows
+ * the processes alive, not all that ever ran. Stacks of windows detached
+ * before it must not be used after it.
+ */
+void collector__forget_exited(struct collector *c);
+/* The processes the collector keeps state for: sampled or followed, and not known gone. */
+size_t collector__nr_processes(const struct collector *c);
 
 /* Counters of samples seen, lost, truncated and stack errors. */
 void collector__stats(const struct collector *c, struct profile_stats *stats);

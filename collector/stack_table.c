@@ -181,3 +181,30 @@ out_nomem:
 	errno = ENOMEM;
 	return NULL;
 }
+
+static bool same_pid(const void *entry, const void *key)
+{
+	return entry == key;
+}
+
+uint64_t stack_table__unmapped_pids(const struct stack_table *t)
+{
+	struct hashtab pids = HASHTAB_INIT;
+	struct stack_entry *s;
+	uint64_t n = 0;
+	size_t i;
+
+	stack_table__for_each_entry(t, i, s) {
+		uint64_t pid = s->pid;
+
+		if (!s->nr_user || s->maps ||
+		    hashtab__find(&pids, hash_mix(0, pid), same_pid, (void *)(uintptr_t)pid))
+			continue;
+		/* The pid itself is the entry: it is never 0 here. */
+		if (hashtab__insert(&pids, hash_mix(0, pid), (void *)(uintptr_t)pid))
+			break;
+		n++;
+	}
+	hashtab__release(&pids);
+	return n;
+}

@@ -36,6 +36,7 @@ struct stack_entry {
 	const char *thread_name;      /* interned */
 	const char *process_name;     /* interned */
 	const char *cmdline;	      /* interned: the process's when first seen, or NULL */
+	const char *cgroup;	      /* interned: the process's cgroup v2 path then, or NULL */
 	const struct proc_maps *maps; /* snapshot in effect when first seen, or NULL */
 	bool maps_stale;	      /* @maps misses the leaf: look again at the end */
 	uint32_t flags;		      /* SAMPLE_* of the first sample */
@@ -77,6 +78,13 @@ void stack_table__release(struct stack_table *t);
 struct stack_entry *stack_table__add(struct stack_table *t, const struct sample_event *e,
 				     const char *thread_name, const char *process_name,
 				     bool *is_new);
+
+/*
+ * Processes with user stacks in @t but no maps to symbolize them with.
+ * Only those count: a forked child that exited before anything read its
+ * maps, and was never sampled, lost nothing.
+ */
+uint64_t stack_table__unmapped_pids(const struct stack_table *t);
 
 #define stack_table__for_each_entry(t, i, e) hashtab__for_each_entry(&(t)->entries, i, e)
 

@@ -180,3 +180,37 @@ out_free:
 	free(raw);
 	return err ? err : n;
 }
+
+size_t procfs__parse_cgroup(const char *text, char *out, size_t size)
+{
+	const char *end;
+	size_t len;
+
+	*out = '\0';
+	for (const char *line = text; *line; line = end + (*end == '\n')) {
+		end = strchrnul(line, '\n');
+		if (strncmp(line, "0::", 3))
+			continue;
+		len = (size_t)(end - line) - 3;
+		if (len > size - 1)
+			len = size - 1;
+		memcpy(out, line + 3, len);
+		out[len] = '\0';
+		return len;
+	}
+	return 0;
+}
+
+ssize_t procfs__read_cgroup(pid_t pid, char *out, size_t size)
+{
+	char path[64], *text;
+	size_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	text = procfs__read_file(path, NULL);
+	if (!text)
+		return -errno;
+	len = procfs__parse_cgroup(text, out, size);
+	free(text);
+	return len;
+}

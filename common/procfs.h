@@ -54,4 +54,13 @@ size_t procfs__format_cmdline(const char *raw, size_t len, char *out, size_t siz
  */
 ssize_t procfs__read_cmdline(pid_t pid, char *out, size_t size);
 
+/*
+ * The cgroup v2 path in @text, the contents of a /proc/PID/cgroup ("0::/PATH"
+ * among v1 lines), into @out (room for @size > 0 bytes, NUL-terminated, cut
+ * to fit): its length, or 0 when there is none (cgroup v1 only).
+ */
+size_t procfs__parse_cgroup(const char *text, char *out, size_t size);
+/* The cgroup v2 path of process @pid: its length (0: none), or a negative errno. */
+ssize_t procfs__read_cgroup(pid_t pid, char *out, size_t size);
+
 #endif

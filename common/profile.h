@@ -98,6 +98,7 @@ struct profile_sample {
 	 * was empty (a kernel thread) or could not be read.
 	 */
 	const char *cmdline;
+	const char *cgroup; /* its cgroup v2 path when first seen; NULL: not known */
 	uint32_t nr_frames;
 	const struct profile_frame **frames; /* leaf first; kernel frames before user frames */
 	uint64_t count;			     /* samples, or intervals off CPU */

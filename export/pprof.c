@@ -118,8 +118,9 @@ enum {
 	KEY_PID,
 	KEY_TID,
 	KEY_THREAD,
-	KEY_PROCESS,
+	KEY_COMM,
 	KEY_CMDLINE,
+	KEY_CGROUP,
 	NR_KEYS
 };
 
@@ -135,7 +136,7 @@ struct builder {
 	Perftools__Profiles__ValueType sample_types[3], *sample_type_ptrs[3], period_type;
 	int64_t comments[PROFILE_SUMMARY_MAX];
 	int64_t label_keys[NR_KEYS];
-	struct str_memo thread_memo, process_memo, cmdline_memo;
+	struct str_memo memos[NR_KEYS]; /* of the string labels */
 
 	/* Tables: a hashtab to find an entry, a vector that keeps first-use order. */
 	struct hashtab strings, mappings, functions, locations;
@@ -394,26 +395,22 @@ static int builder__sample(struct builder *b, const struct profile *p,
 	labels[KEY_TID].num = s->tid;
 	msg->label[msg->n_label++] = &labels[KEY_PID];
 	msg->label[msg->n_label++] = &labels[KEY_TID];
-	if (s->thread_name) {
-		str = builder__str_memo(b, &b->thread_memo, s->thread_name);
+	for (int key = KEY_THREAD; key < NR_KEYS; key++) {
+		const char *values[NR_KEYS] = {
+			[KEY_THREAD] = s->thread_name,
+			[KEY_COMM] = s->process_name,
+			[KEY_CMDLINE] = s->cmdline,
+			[KEY_CGROUP] = s->cgroup,
+		};
+		const char *value = values[key];
+
+		if (!value)
+			continue;
+		str = builder__str_memo(b, &b->memos[key], value);
 		if (str < 0)
 			return str;
-		labels[KEY_THREAD].str = str;
-		msg->label[msg->n_label++] = &labels[KEY_THREAD];
-	}
-	if (s->process_name) {
-		str = builder__str_memo(b, &b->process_memo, s->process_name);
-		if (str < 0)
-			return str;
-		labels[KEY_PROCESS].str = str;
-		msg->label[msg->n_label++] = &labels[KEY_PROCESS];
-	}
-	if (s->cmdline) {
-		str = builder__str_memo(b, &b->cmdline_memo, s->cmdline);
-		if (str < 0)
-			return str;
-		labels[KEY_CMDLINE].str = str;
-		msg->label[msg->n_label++] = &labels[KEY_CMDLINE];
+		labels[key].str = str;
+		msg->label[msg->n_label++] = &labels[key];
 	}
 
 	if (!s->nr_frames)
@@ -440,8 +437,8 @@ static int builder__sample(struct builder *b, const struct profile *p,
 
 static int builder__header(struct builder *b, const struct profile *p)
 {
-	static const char *const label_keys[NR_KEYS] = { "pid", "tid", "thread", "process",
-							 "cmdline" };
+	static const char *const label_keys[NR_KEYS] = { "pid",	 "tid",	    "thread",
+							 "comm", "cmdline", "cgroup" };
 	Perftools__Profiles__Profile *prof = &b->prof;
 	int64_t samples, count, cpu, nanoseconds, second;
 	struct profile_summary sum;

@@ -41,18 +41,18 @@ if ! "$PROFILER" -p "$alice,$bob" -F 199 -d 2 --root-frame cmdline -o "$TMP/pg.p
 	done
 	sed 's/^/#   /' "$TMP/err"
 else
-	# Both processes are "split" to the process label; the cmdline label
+	# Both processes are "split" to the comm label; the cmdline label
 	# tells them apart, and each has its own share of hot_a.
 	values=$(cmdline_values "$TMP/pg.pb.gz" | sort | paste -sd '|')
-	procs=$(tag_values "$TMP/pg.pb.gz" process | sort -u | paste -sd ' ')
+	procs=$(tag_values "$TMP/pg.pb.gz" comm | sort -u | paste -sd ' ')
 	a_hot=$(pct "$TMP/pg.pb.gz" hot_a cum -tagfocus="cmdline=alice")
 	b_hot=$(pct "$TMP/pg.pb.gz" hot_a cum -tagfocus="cmdline=bob")
 	if [[ $values == "$ALICE 70 30 30|$BOB 30 70 30" && $procs == split ]] &&
 		within "$a_hot" 70 10 && within "$b_hot" 30 10; then
-		ok "cmdline: pprof label (process label '$procs'; hot_a $a_hot% of alice's," \
+		ok "cmdline: pprof label (comm label '$procs'; hot_a $a_hot% of alice's," \
 			"$b_hot% of bob's)"
 	else
-		fail "cmdline: pprof label (values '$values', process labels '$procs';" \
+		fail "cmdline: pprof label (values '$values', comm labels '$procs';" \
 			"hot_a $a_hot% of alice's, $b_hot% of bob's, expected 70 and 30±10)"
 		pprof -tags "$TMP/pg.pb.gz" 2>&1 | sed 's/^/#   /'
 	fi

@@ -26,7 +26,7 @@ from_pprof() {
 		function flush() { if (n) { s = proc; for (i = n; i >= 1; i--) s = s ";" f[i]
 			print s, count } n = 0 }
 		/^-+\+/ { flush(); next }
-		$1 == "process:" { proc = $2; next }
+		$1 == "comm:" { proc = $2; next }
 		/^ +[a-z]+: / { next }
 		/^ +[0-9]+ / { count = $1; $1 = ""; f[n = 1] = name($0); next }
 		n && NF { f[++n] = name($0) }

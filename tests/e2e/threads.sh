@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# Samples carry their thread's name, tid, pid and process name as pprof labels.
+# Samples carry their thread's name, tid, pid and process name (comm) as pprof labels.
 . "$(dirname "$0")/lib.sh"
 
 require_bpf "thread name labels" "pid and tid labels"
@@ -15,7 +15,7 @@ share_is "thread name labels: alpha-worker runs alpha_work" "$TMP/threads.pb.gz"
 	-tagfocus=thread=alpha-worker
 share_is "thread name labels: beta-worker runs beta_work" "$TMP/threads.pb.gz" beta_work 100 2 \
 	-tagfocus=thread=beta-worker
-share_is "process label" "$TMP/threads.pb.gz" alpha_work 50 10 -tagfocus=process=threads
+share_is "comm label" "$TMP/threads.pb.gz" alpha_work 50 10 -tagfocus=comm=threads
 
 # Numeric labels: every sample has pid = the workload's pid, and two tids.
 pprof -tags "$TMP/threads.pb.gz" >"$TMP/tags" 2>&1

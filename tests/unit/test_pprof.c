@@ -99,10 +99,19 @@ struct test_sample {
 	bool truncated;
 	const struct profile_frame *frames[8]; /* leaf first, NULL-terminated */
 	const char *cmdline;
+	const char *cgroup;
 };
 
 static const struct test_sample test_samples[EXPORT_TEST_SAMPLES] = {
-	{ 100, 100, "app", "app", 5, false, { &f_compute, &f_main }, "app --serve" },
+	{ 100,
+	  100,
+	  "app",
+	  "app",
+	  5,
+	  false,
+	  { &f_compute, &f_main },
+	  "app --serve",
+	  "/system.slice/app.service" },
 	{ 100,
 	  101,
 	  "app",
@@ -110,18 +119,35 @@ static const struct test_sample test_samples[EXPORT_TEST_SAMPLES] = {
 	  3,
 	  false,
 	  { &f_sys, &f_entry, &f_unres, &f_comp2, &f_main },
-	  "app --serve" },
-	{ 100, 101, "app", "worker", 2, false, { &f_nomap, &f_main }, "app --serve" },
-	{ 100, 100, "app", "app", 1, true, { &f_cxx, &f_main }, "app --serve" },
-	{ 100, 100, "app", "app", 1, false, { NULL }, "app --serve" },
+	  "app --serve",
+	  "/system.slice/app.service" },
+	{ 100,
+	  101,
+	  "app",
+	  "worker",
+	  2,
+	  false,
+	  { &f_nomap, &f_main },
+	  "app --serve",
+	  "/system.slice/app.service" },
+	{ 100,
+	  100,
+	  "app",
+	  "app",
+	  1,
+	  true,
+	  { &f_cxx, &f_main },
+	  "app --serve",
+	  "/system.slice/app.service" },
+	{ 100, 100, "app", "app", 1, false, { NULL }, "app --serve", "/system.slice/app.service" },
 	/*
 	 * Another process with the same name: folded merges it with the first,
 	 * unless rooted at the command line.
 	 */
-	{ 300, 301, "app", "app", 7, false, { &f_compute, &f_main }, "app --batch 7" },
+	{ 300, 301, "app", "app", 7, false, { &f_compute, &f_main }, "app --batch 7", NULL },
 	/* Its command line could not be read. */
-	{ 200, 200, "my app", "my app", 4, false, { &f_compute, &f_main }, NULL },
-	{ 200, 202, "my app", "io", 6, false, { &f_sys, &f_entry, &f_main }, NULL },
+	{ 200, 200, "my app", "my app", 4, false, { &f_compute, &f_main }, NULL, NULL },
+	{ 200, 202, "my app", "io", 6, false, { &f_sys, &f_entry, &f_main }, NULL, NULL },
 };
 
 struct profile *export_test_profile(const unsigned int *order)
@@ -149,6 +175,7 @@ struct profile *export_test_profile(const unsigned int *order)
 			.process_name = strset__add(p->strings, t->process),
 			.thread_name = strset__add(p->strings, t->thread),
 			.cmdline = t->cmdline ? strset__add(p->strings, t->cmdline) : NULL,
+			.cgroup = t->cgroup ? strset__add(p->strings, t->cgroup) : NULL,
 			.frames = (const struct profile_frame **)t->frames,
 			.count = t->count,
 			.truncated = t->truncated,
@@ -157,7 +184,7 @@ struct profile *export_test_profile(const unsigned int *order)
 		while (s.nr_frames < 8 && t->frames[s.nr_frames])
 			s.nr_frames++;
 		if (!s.process_name || !s.thread_name || (t->cmdline && !s.cmdline) ||
-		    !profile__add_sample(p, &s)) {
+		    (t->cgroup && !s.cgroup) || !profile__add_sample(p, &s)) {
 			profile__free(p);
 			return NULL;
 		}
@@ -255,7 +282,7 @@ static void check_sample(const Perftools__Profiles__Profile *pp,
 	CHECK_U64(ps->value[0], s->count);
 	CHECK_U64(ps->value[1], s->count * period);
 
-	CHECK_U64(ps->n_label, s->cmdline ? 5 : 4);
+	CHECK_U64(ps->n_label, 4 + !!s->cmdline + !!s->cgroup);
 	l = label_by_key(pp, ps, "pid");
 	CHECK(l);
 	CHECK_U64(l->num, s->pid);
@@ -269,7 +296,7 @@ static void check_sample(const Perftools__Profiles__Profile *pp,
 	CHECK(l);
 	CHECK_STR(str_at(pp, l->str), s->thread_name);
 	CHECK_U64(l->num, 0);
-	l = label_by_key(pp, ps, "process");
+	l = label_by_key(pp, ps, "comm");
 	CHECK(l);
 	CHECK_STR(str_at(pp, l->str), s->process_name);
 	CHECK_U64(l->num, 0);
@@ -278,6 +305,14 @@ static void check_sample(const Perftools__Profiles__Profile *pp,
 	if (s->cmdline) {
 		CHECK(l);
 		CHECK_STR(str_at(pp, l->str), s->cmdline);
+	} else {
+		CHECK(!l);
+	}
+	/* The cgroup, which names the systemd unit or the container. */
+	l = label_by_key(pp, ps, "cgroup");
+	if (s->cgroup) {
+		CHECK(l);
+		CHECK_STR(str_at(pp, l->str), s->cgroup);
 	} else {
 		CHECK(!l);
 	}

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "common/log.h"
+#include "http.h"
+
+const char *const http_status_names[NR_HTTP_STATUSES] = {
+	"200", "400", "404", "405", "500", "503", "other",
+};
+
+/* clang-format off */
+static const char index_html[] =
+"<!DOCTYPE html>\n"
+"<html><head><meta charset=\"utf-8\"><title>profiler serve</title></head><body>\n"
+"<h1>profiler serve</h1>\n"
+"<p>Profiles of this machine, sampled continuously, for Parca, Grafana\n"
+"Pyroscope or <code>go tool pprof</code> to pull.</p>\n"
+"<ul>\n"
+"<li><a href=\"/debug/pprof/profile?seconds=30\">/debug/pprof/profile?seconds=30</a>:\n"
+"the next 30 seconds (1 to 300) as gzipped pprof; add\n"
+"<code>&amp;format=folded</code>, <code>svg</code> or <code>firefox</code>\n"
+"for another format\n"
+"(<a href=\"/debug/pprof/profile?seconds=5&amp;format=svg\">a 5 s flame graph</a>)</li>\n"
+"<li><a href=\"/metrics\">/metrics</a>: the agent's counters, in Prometheus's text format</li>\n"
+"</ul>\n"
+"</body></html>\n";
+/* clang-format on */
+
+/* Is @s a whole number from 1 to HTTP_MAX_SECONDS? Into *@out. */
+static bool parse_seconds(const char *s, uint32_t *out)
+{
+	unsigned long v = 0;
+
+	if (!*s || strlen(s) > 6)
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		v = v * 10 + (*s - '0');
+	}
+	if (v < 1 || v > HTTP_MAX_SECONDS)
+		return false;
+	*out = v;
+	return true;
+}
+
+enum http_route http_route(const char *method, const char *path, const char *seconds,
+			   const char *format, struct scrape *s, char *why, size_t size)
+{
+	bool profile = !strcmp(path, "/debug/pprof/profile");
+
+	if (!profile && strcmp(path, "/metrics") && strcmp(path, "/debug/pprof/") &&
+	    strcmp(path, "/debug/pprof") && strcmp(path, "/")) {
+		snprintf(why, size,
+			 "no such page: the profiles are at /debug/pprof/profile, the metrics at "
+			 "/metrics");
+		return HTTP_NOT_FOUND;
+	}
+	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
+		snprintf(why, size, "method %.32s not allowed: use GET", method);
+		return HTTP_BAD_METHOD;
+	}
+	if (!profile)
+		return strcmp(path, "/metrics") ? HTTP_INDEX : HTTP_METRICS;
+	s->kind = SCRAPE_PROFILE;
+	s->seconds = HTTP_DEFAULT_SECONDS;
+	if (seconds && !parse_seconds(seconds, &s->seconds)) {
+		snprintf(why, size, "seconds=%.32s: expected a whole number from 1 to %d", seconds,
+			 HTTP_MAX_SECONDS);
+		return HTTP_BAD_REQUEST;
+	}
+	s->format = format ? export_format__from_name(format) : EXPORT_PPROF;
+	if (s->format == EXPORT_NONE) {
+		snprintf(why, size, "format=%.32s: expected one of %s", format,
+			 export_format__names());
+		return HTTP_BAD_REQUEST;
+	}
+	return HTTP_PROFILE;
+}
+
+struct http_server {
+	struct MHD_Daemon *daemon;
+	struct scrape_queue *queue;
+	char address[INET6_ADDRSTRLEN + 16];
+	pthread_mutex_t lock; /* for @responses */
+	uint64_t responses[NR_HTTP_STATUSES];
+};
+
+static void count_response(struct http_server *h, unsigned int status)
+{
+	static const unsigned int codes[HTTP_STATUS_OTHER] = { 200, 400, 404, 405, 500, 503 };
+	int i = 0;
+
+	while (i < HTTP_STATUS_OTHER && codes[i] != status)
+		i++;
+	pthread_mutex_lock(&h->lock);
+	h->responses[i]++;
+	pthread_mutex_unlock(&h->lock);
+}
+
+void http_server__responses(struct http_server *h, uint64_t counts[NR_HTTP_STATUSES])
+{
+	pthread_mutex_lock(&h->lock);
+	memcpy(counts, h->responses, sizeof(h->responses));
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* Send @s's answer (taking its body), or a 500 when it has none (out of memory). */
+static enum MHD_Result respond(struct http_server *h, struct MHD_Connection *conn, struct scrape *s)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	unsigned int status = s->body ? s->status : 500;
+
+	if (s->body)
+		r = MHD_create_response_from_buffer(s->len, s->body, MHD_RESPMEM_MUST_FREE);
+	else
+		r = MHD_create_response_from_buffer(strlen("out of memory\n"), "out of memory\n",
+						    MHD_RESPMEM_PERSISTENT);
+	if (!r) {
+		free(s->body);
+		s->body = NULL;
+		return MHD_NO;
+	}
+	s->body = NULL;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				status == s->status && s->content_type ?
+					s->content_type :
+					"text/plain; charset=utf-8");
+	if (status == 200 && s->kind == SCRAPE_PROFILE && s->format == EXPORT_PPROF)
+		MHD_add_response_header(r, "Content-Disposition",
+					"attachment; filename=\"profile\"");
+	if (status == 405)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	count_response(h, status);
+	return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **con_cls)
+{
+	static int headers_seen;
+	struct http_server *h = cls;
+	struct scrape s = { .status = 200 };
+	char why[160];
+
+	(void)version;
+	(void)upload_data;
+	/* The first call has the headers only: answer once the request is whole. */
+	if (!*con_cls) {
+		*con_cls = &headers_seen;
+		return MHD_YES;
+	}
+	/* A GET has no body to read: what a client sends anyway is dropped. */
+	if (*upload_data_size) {
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	switch (http_route(method, url,
+			   MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "seconds"),
+			   MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "format"), &s,
+			   why, sizeof(why))) {
+	case HTTP_PROFILE:
+		scrape_queue__submit_wait(h->queue, &s);
+		break;
+	case HTTP_METRICS:
+		s.kind = SCRAPE_METRICS;
+		scrape_queue__submit_wait(h->queue, &s);
+		break;
+	case HTTP_INDEX:
+		s.content_type = "text/html; charset=utf-8";
+		s.body = strdup(index_html);
+		s.len = s.body ? strlen(s.body) : 0;
+		break;
+	case HTTP_BAD_REQUEST:
+		scrape__answer_text(&s, 400, "%s", why);
+		break;
+	case HTTP_NOT_FOUND:
+		scrape__answer_text(&s, 404, "%s", why);
+		break;
+	case HTTP_BAD_METHOD:
+		scrape__answer_text(&s, 405, "%s", why);
+		break;
+	}
+	return respond(h, conn, &s);
+}
+
+static void log_mhd(void *cls, const char *fmt, va_list ap)
+{
+	char buf[256];
+	size_t len;
+
+	(void)cls;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	len = strlen(buf);
+	while (len && buf[len - 1] == '\n')
+		buf[--len] = '\0';
+	pr_debug("http: %s", buf);
+}
+
+/*
+ * A listening socket for "HOST:PORT" into *@fd, its address as bound into
+ * @h->address. 0, or -1 with the reason in @why.
+ */
+static int open_listener(struct http_server *h, const char *listen_on, int *fd, char *why,
+			 size_t size)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
+	struct addrinfo *res = NULL;
+	struct sockaddr_storage bound;
+	socklen_t len = sizeof(bound);
+	char host[256], port[16], bhost[INET6_ADDRSTRLEN], bport[8];
+	const char *colon = strrchr(listen_on, ':');
+	size_t host_len = colon ? (size_t)(colon - listen_on) : 0;
+	int one = 1, err;
+
+	if (!colon || !host_len || host_len >= sizeof(host) || strlen(colon + 1) >= sizeof(port) ||
+	    !colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1)) {
+		snprintf(why, size,
+			 "invalid --listen '%s': expected HOST:PORT, as 127.0.0.1:7071, "
+			 "[::1]:7071 or 0.0.0.0:7071 (every address)",
+			 listen_on);
+		return -1;
+	}
+	memcpy(host, listen_on, host_len);
+	host[host_len] = '\0';
+	strcpy(port, colon + 1);
+	/* [::1]: the brackets only keep the address's colons from the port's. */
+	if (host[0] == '[' && host[host_len - 1] == ']') {
+		memmove(host, host + 1, host_len - 2);
+		host[host_len - 2] = '\0';
+	}
+	err = getaddrinfo(host, port, &hints, &res);
+	if (err) {
+		snprintf(why, size, "cannot listen on '%s': %s", listen_on,
+			 err == EAI_SYSTEM ? strerror(errno) : gai_strerror(err));
+		return -1;
+	}
+	*fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (*fd < 0 || setsockopt(*fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(*fd, res->ai_addr, res->ai_addrlen) || listen(*fd, 64) ||
+	    getsockname(*fd, (struct sockaddr *)&bound, &len) ||
+	    getnameinfo((struct sockaddr *)&bound, len, bhost, sizeof(bhost), bport, sizeof(bport),
+			NI_NUMERICHOST | NI_NUMERICSERV)) {
+		snprintf(why, size, "cannot listen on '%s': %s%s", listen_on, strerror(errno),
+			 errno == EADDRINUSE ? ": another program has that port, choose "
+					       "another with --listen" :
+					       "");
+		if (*fd >= 0)
+			close(*fd);
+		freeaddrinfo(res);
+		return -1;
+	}
+	freeaddrinfo(res);
+	snprintf(h->address, sizeof(h->address), bound.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s",
+		 bhost, bport);
+	return 0;
+}
+
+struct http_server *http_server__start(const char *listen_on, struct scrape_queue *q, char *why,
+				       size_t size)
+{
+	struct http_server *h = calloc(1, sizeof(*h));
+	int fd;
+
+	if (!h) {
+		snprintf(why, size, "cannot start the HTTP server: %s", strerror(errno));
+		return NULL;
+	}
+	h->queue = q;
+	pthread_mutex_init(&h->lock, NULL);
+	if (open_listener(h, listen_on, &fd, why, size)) {
+		pthread_mutex_destroy(&h->lock);
+		free(h);
+		return NULL;
+	}
+	h->daemon = MHD_start_daemon(
+		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
+		0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, NULL,
+		MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned int)HTTP_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
+		(unsigned int)HTTP_IDLE_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		(size_t)HTTP_MAX_REQUEST_BYTES, MHD_OPTION_END);
+	if (!h->daemon) {
+		snprintf(why, size, "cannot start the HTTP server on %s", h->address);
+		close(fd);
+		pthread_mutex_destroy(&h->lock);
+		free(h);
+		return NULL;
+	}
+	return h;
+}
+
+void http_server__stop(struct http_server *h)
+{
+	if (!h)
+		return;
+	/* It closes the listening socket, ours or not, and joins its threads. */
+	MHD_stop_daemon(h->daemon);
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+}
+
+const char *http_server__address(const struct http_server *h)
+{
+	return h->address;
+}

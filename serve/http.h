@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * http.h - the agent's HTTP endpoints, over GNU libmicrohttpd.
+ *
+ * Paths as Go's net/http/pprof has them, so scrapers written for Go
+ * programs (Parca, Grafana Alloy, go tool pprof) work unchanged:
+ *
+ *   GET /debug/pprof/profile?seconds=N[&format=F]  a profile (scrape.h)
+ *   GET /debug/pprof/ (and /)                      an index page
+ *   GET /metrics                                   Prometheus's text format
+ *
+ * Anything else is 404, another method 405, a bad argument 400, each with
+ * a one-line text body naming the cause. Requests are served from threads
+ * of the library's, one per connection: a request line and headers of at
+ * most HTTP_MAX_REQUEST_BYTES, at most HTTP_MAX_CONNECTIONS connections,
+ * and a client idle for HTTP_IDLE_TIMEOUT_S is disconnected.
+ */
+#ifndef PROFILER_HTTP_H
+#define PROFILER_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scrape.h"
+
+/* A profile covers 1 to this many seconds; go tool pprof asks for 30 by default. */
+#define HTTP_MAX_SECONDS 300
+#define HTTP_DEFAULT_SECONDS 30
+#define HTTP_MAX_REQUEST_BYTES (16 * 1024)
+#define HTTP_MAX_CONNECTIONS 32
+#define HTTP_IDLE_TIMEOUT_S 15
+
+/* What a request asks for. */
+enum http_route {
+	HTTP_PROFILE, /* a scrape of kind SCRAPE_PROFILE */
+	HTTP_METRICS,
+	HTTP_INDEX,
+	HTTP_BAD_REQUEST, /* 400 */
+	HTTP_NOT_FOUND,	  /* 404 */
+	HTTP_BAD_METHOD,  /* 405 */
+};
+
+/*
+ * Route a request: @method, @path (without the query), and the query's
+ * "seconds" and "format" values (NULL when absent). For HTTP_PROFILE,
+ * @s->seconds and @s->format are set; for an error, @why says it in one
+ * line. Does no I/O.
+ */
+enum http_route http_route(const char *method, const char *path, const char *seconds,
+			   const char *format, struct scrape *s, char *why, size_t size);
+
+/* Responses by status, for the metrics: these, and the rest as "other". */
+enum http_status_index {
+	HTTP_STATUS_200,
+	HTTP_STATUS_400,
+	HTTP_STATUS_404,
+	HTTP_STATUS_405,
+	HTTP_STATUS_500,
+	HTTP_STATUS_503,
+	HTTP_STATUS_OTHER,
+	NR_HTTP_STATUSES,
+};
+extern const char *const http_status_names[NR_HTTP_STATUSES];
+
+struct http_server;
+
+/*
+ * Listen on @listen ("HOST:PORT": an IPv4 address, [IPv6] or a name; port 0
+ * for any free one) and serve, submitting scrapes to @q. Returns NULL with
+ * a one-line reason in @why.
+ */
+struct http_server *http_server__start(const char *listen, struct scrape_queue *q, char *why,
+				       size_t size);
+/* Stop listening and wait for the requests being answered (stop @q first). */
+void http_server__stop(struct http_server *h);
+/* The address listened on, as "127.0.0.1:7071" or "[::1]:7071". */
+const char *http_server__address(const struct http_server *h);
+/* Responses sent so far, by status. Thread-safe. */
+void http_server__responses(struct http_server *h, uint64_t counts[NR_HTTP_STATUSES]);
+
+#endif
