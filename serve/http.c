@@ -90,9 +90,13 @@ struct http_server {
 	struct MHD_Daemon *daemon;
 	struct scrape_queue *queue;
 	char address[INET6_ADDRSTRLEN + 16];
-	pthread_mutex_t lock; /* for @responses */
+	pthread_mutex_t lock; /* for @responses and @in_flight */
 	uint64_t responses[NR_HTTP_STATUSES];
+	unsigned int in_flight; /* requests begun and not yet answered in full */
 };
+
+/* How long stopping waits for the answers being sent (a 503 to a scrape, say). */
+#define HTTP_STOP_WAIT_MS 2000
 
 static void count_response(struct http_server *h, unsigned int status)
 {
@@ -161,6 +165,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	/* The first call has the headers only: answer once the request is whole. */
 	if (!*con_cls) {
 		*con_cls = &headers_seen;
+		pthread_mutex_lock(&h->lock);
+		h->in_flight++;
+		pthread_mutex_unlock(&h->lock);
 		return MHD_YES;
 	}
 	/* A GET has no body to read: what a client sends anyway is dropped. */
@@ -197,6 +204,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	return respond(h, conn, &s);
 }
 
+/* A request's answer was sent, or its connection closed: it is no longer in flight. */
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode why)
+{
+	struct http_server *h = cls;
+
+	(void)conn;
+	(void)why;
+	if (!*con_cls)
+		return;
+	*con_cls = NULL;
+	pthread_mutex_lock(&h->lock);
+	h->in_flight--;
+	pthread_mutex_unlock(&h->lock);
+}
+
 static void log_mhd(void *cls, const char *fmt, va_list ap)
 {
 	char buf[256];
@@ -210,6 +233,33 @@ static void log_mhd(void *cls, const char *fmt, va_list ap)
 	pr_debug("http: %s", buf);
 }
 
+int http_split_address(const char *spec, char *host, size_t host_size, char *port, size_t port_size)
+{
+	const char *colon = strrchr(spec, ':');
+	size_t len = colon ? (size_t)(colon - spec) : 0;
+	unsigned long n;
+	char *end;
+
+	if (!colon || !len || !colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1))
+		return -EINVAL;
+	n = strtoul(colon + 1, &end, 10);
+	if (n > 65535)
+		return -EINVAL;
+	/* [::1]: the brackets only keep the address's colons apart from the port's. */
+	if (spec[0] == '[') {
+		if (len < 3 || spec[len - 1] != ']')
+			return -EINVAL;
+		spec++;
+		len -= 2;
+	}
+	if (len >= host_size)
+		return -EINVAL;
+	memcpy(host, spec, len);
+	host[len] = '\0';
+	snprintf(port, port_size, "%lu", n);
+	return 0;
+}
+
 /*
  * A listening socket for "HOST:PORT" into *@fd, its address as bound into
  * @h->address. 0, or -1 with the reason in @why.
@@ -221,26 +271,12 @@ static int open_listener(struct http_server *h, const char *listen_on, int *fd, 
 	struct addrinfo *res = NULL;
 	struct sockaddr_storage bound;
 	socklen_t len = sizeof(bound);
-	char host[256], port[16], bhost[INET6_ADDRSTRLEN], bport[8];
-	const char *colon = strrchr(listen_on, ':');
-	size_t host_len = colon ? (size_t)(colon - listen_on) : 0;
+	char host[256], port[8], bhost[INET6_ADDRSTRLEN], bport[8];
 	int one = 1, err;
 
-	if (!colon || !host_len || host_len >= sizeof(host) || strlen(colon + 1) >= sizeof(port) ||
-	    !colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1)) {
-		snprintf(why, size,
-			 "invalid --listen '%s': expected HOST:PORT, as 127.0.0.1:7071, "
-			 "[::1]:7071 or 0.0.0.0:7071 (every address)",
-			 listen_on);
+	if (http_split_address(listen_on, host, sizeof(host), port, sizeof(port))) {
+		snprintf(why, size, "invalid --listen '%s': expected HOST:PORT", listen_on);
 		return -1;
-	}
-	memcpy(host, listen_on, host_len);
-	host[host_len] = '\0';
-	strcpy(port, colon + 1);
-	/* [::1]: the brackets only keep the address's colons from the port's. */
-	if (host[0] == '[' && host[host_len - 1] == ']') {
-		memmove(host, host + 1, host_len - 2);
-		host[host_len - 2] = '\0';
 	}
 	err = getaddrinfo(host, port, &hints, &res);
 	if (err) {
@@ -287,12 +323,13 @@ struct http_server *http_server__start(const char *listen_on, struct scrape_queu
 		return NULL;
 	}
 	h->daemon = MHD_start_daemon(
-		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
+		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+			MHD_USE_ERROR_LOG | MHD_USE_ITC,
 		0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, NULL,
-		MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned int)HTTP_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
-		(unsigned int)HTTP_IDLE_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-		(size_t)HTTP_MAX_REQUEST_BYTES, MHD_OPTION_END);
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_LISTEN_SOCKET, fd,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_MAX_CONNECTIONS,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_IDLE_TIMEOUT_S,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MAX_REQUEST_BYTES, MHD_OPTION_END);
 	if (!h->daemon) {
 		snprintf(why, size, "cannot start the HTTP server on %s", h->address);
 		close(fd);
@@ -305,10 +342,23 @@ struct http_server *http_server__start(const char *listen_on, struct scrape_queu
 
 void http_server__stop(struct http_server *h)
 {
+	unsigned int left = 1;
+	int fd;
+
 	if (!h)
 		return;
-	/* It closes the listening socket, ours or not, and joins its threads. */
+	/* No new connection; the answers begun are sent in full, if it takes not too long. */
+	fd = MHD_quiesce_daemon(h->daemon);
+	for (int ms = 0; left && ms < HTTP_STOP_WAIT_MS; ms += 10) {
+		pthread_mutex_lock(&h->lock);
+		left = h->in_flight;
+		pthread_mutex_unlock(&h->lock);
+		if (left)
+			usleep(10 * 1000);
+	}
 	MHD_stop_daemon(h->daemon);
+	if (fd >= 0)
+		close(fd);
 	pthread_mutex_destroy(&h->lock);
 	free(h);
 }

@@ -62,6 +62,13 @@ enum http_status_index {
 };
 extern const char *const http_status_names[NR_HTTP_STATUSES];
 
+/*
+ * Split "HOST:PORT" (an IPv4 address or a name, or [IPv6]; a port from 0
+ * to 65535) into @host, without brackets, and @port. 0 or -EINVAL.
+ */
+int http_split_address(const char *spec, char *host, size_t host_size, char *port,
+		       size_t port_size);
+
 struct http_server;
 
 /*

@@ -24,16 +24,6 @@ for _ in $(seq 50); do
 	sleep 0.1
 done
 
-# cmdline_values FILE [PPROF_ARGS...]: the cmdline label's values, one a line
-# (tag_values takes the last word of each; these have spaces).
-cmdline_values() {
-	local file=$1
-	shift
-	pprof -tags "$@" "$file" 2>/dev/null |
-		awk '$1 == "cmdline:" { t = 1; next } /^ *[a-z_]+: Total/ { t = 0 }
-			t && /%\): / { sub(/^.*%\): /, ""); print }'
-}
-
 if ! "$PROFILER" -p "$alice,$bob" -F 199 -d 2 --root-frame cmdline -o "$TMP/pg.pb.gz" \
 	-o "$TMP/pg.json" -o "$TMP/pg.folded" 2>"$TMP/err"; then
 	for t in "${TESTS[@]:0:3}"; do
@@ -43,7 +33,7 @@ if ! "$PROFILER" -p "$alice,$bob" -F 199 -d 2 --root-frame cmdline -o "$TMP/pg.p
 else
 	# Both processes are "split" to the comm label; the cmdline label
 	# tells them apart, and each has its own share of hot_a.
-	values=$(cmdline_values "$TMP/pg.pb.gz" | sort | paste -sd '|')
+	values=$(tag_values "$TMP/pg.pb.gz" cmdline | sort | paste -sd '|')
 	procs=$(tag_values "$TMP/pg.pb.gz" comm | sort -u | paste -sd ' ')
 	a_hot=$(pct "$TMP/pg.pb.gz" hot_a cum -tagfocus="cmdline=alice")
 	b_hot=$(pct "$TMP/pg.pb.gz" hot_a cum -tagfocus="cmdline=bob")

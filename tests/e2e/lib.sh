@@ -112,7 +112,7 @@ tag_values() {
 	shift 2
 	pprof -tags "$@" "$file" 2>/dev/null |
 		awk -v k="$key" '$1 == k ":" { t = 1; next } /^ *[a-z_]+: Total/ { t = 0 }
-			t && /%\): / { print $NF }'
+			t && /%\): / { sub(/^.*%\): /, ""); print }'
 }
 
 # tag_count FILE KEY [PPROF_ARGS...]: how many values label KEY has in FILE.

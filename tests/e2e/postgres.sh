@@ -84,7 +84,7 @@ fi
 line=$(grep -m1 '^profiler: profiling ' "$TMP/err")
 found=$(sed -n 's/.* and its \([0-9]*\) descendants .*/\1/p' <<<"$line")
 children=$(ps --ppid "$postmaster" -o pid= | wc -l)
-procs=$(tag_values "$TMP/pg.pb.gz" process | sort -u | paste -sd ' ')
+procs=$(tag_values "$TMP/pg.pb.gz" comm | sort -u | paste -sd ' ')
 pids=$(tag_count "$TMP/pg.pb.gz" pid)
 if [[ $titles -eq 2 && ${found:-0} -ge 2 && ${found:-0} -ge $((children - 2)) &&
 	$procs == postgres && $pids -ge 2 ]]; then

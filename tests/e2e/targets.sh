@@ -40,7 +40,7 @@ if "$PROFILER" -a -F 199 -d 2 -o "$TMP/all.pb.gz" 2>"$TMP/err"; then
 	hot_a=$(pct "$TMP/all.pb.gz" hot_a cum -tagfocus=pid="$split_pid")
 	hot_b=$(pct "$TMP/all.pb.gz" hot_b cum -tagfocus=pid="$split_pid")
 	alpha=$(pct "$TMP/all.pb.gz" alpha_work cum -tagfocus=pid="$threads_pid")
-	procs=$(tag_values "$TMP/all.pb.gz" process | sort -u | paste -sd ' ')
+	procs=$(tag_values "$TMP/all.pb.gz" comm | sort -u | paste -sd ' ')
 	if within "$hot_a" 70 10 && within "$hot_b" 30 10 && within "$alpha" 50 10 &&
 		[[ " $procs " == *" split "* && " $procs " == *" threads "* ]]; then
 		ok "-a profiles every process (split: hot_a $hot_a%, hot_b $hot_b%;" \
