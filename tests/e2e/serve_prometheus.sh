@@ -106,9 +106,10 @@ if [[ $answered -eq 0 ]]; then
 fi
 waited=$SECONDS
 
-# The banner, the format and the metrics: a second request, after a first
-# one answered 200, counts at least that one in profiler_http_requests_total.
-banner=$(grep -c "^profiler: serving on $URL/debug/pprof/\$" "$TMP/serve.err")
+# The banner (what follows the URL is free), the format and the metrics: a
+# second request, after a first one answered 200, counts at least that one in
+# profiler_http_requests_total.
+banner=$(grep -cE "^profiler: serving on $URL/debug/pprof/( |\$)" "$TMP/serve.err")
 get "$URL/metrics" "$TMP/metrics"
 status=$(awk 'NR == 1 { print $2 }' "$TMP/metrics.headers")
 ctype=$(tr -d '\r' <"$TMP/metrics.headers" | sed -n 's/^[Cc]ontent-[Tt]ype: *//p' | tail -n 1)
