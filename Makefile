@@ -440,12 +440,22 @@ deps:
 
 # --- install -----------------------------------------------------------------
 
+# The systemd unit for `profiler serve` goes where systemd looks for the
+# units of this prefix (/usr/local/lib/systemd/system, or /usr/lib/systemd/system
+# with PREFIX=/usr), naming the profiler where it is installed. It is not
+# enabled: `systemctl daemon-reload && systemctl enable --now profiler`.
+SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
+
 install: $(OUTPUT)/profiler
 	install -D -m 0755 $(OUTPUT)/profiler $(DESTDIR)$(PREFIX)/bin/profiler
 	install -D -m 0644 doc/profiler.1 $(DESTDIR)$(PREFIX)/share/man/man1/profiler.1
+	install -d $(DESTDIR)$(SYSTEMD_UNIT_DIR)
+	sed 's|@BINDIR@|$(PREFIX)/bin|g' tools/profiler.service.in > $(DESTDIR)$(SYSTEMD_UNIT_DIR)/profiler.service
+	chmod 0644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/profiler.service
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/profiler $(DESTDIR)$(PREFIX)/share/man/man1/profiler.1
+	rm -f $(DESTDIR)$(PREFIX)/bin/profiler $(DESTDIR)$(PREFIX)/share/man/man1/profiler.1 \
+		$(DESTDIR)$(SYSTEMD_UNIT_DIR)/profiler.service
 
 FORMATTED := $(wildcard $(addsuffix /*.[ch],bpf cli collector common elf export symbolize bench fuzz) \
 	tests/*.h tests/*/*.[ch])
