@@ -262,15 +262,12 @@ static void write_metrics(struct agent *a, FILE *out)
 		stacks += w->w.stacks.nr_stacks;
 	metrics__one(out, "profiler_samples_total", "counter",
 		     "On-CPU samples received since the agent started.", st.samples);
-	if (a->o->offcpu)
-		metrics__one(out, "profiler_offcpu_intervals_total", "counter",
-			     "Intervals off CPU received (--off-cpu).", st.offcpu_intervals);
+	metrics__one(out, "profiler_offcpu_intervals_total", "counter",
+		     "Intervals off CPU received (--off-cpu).", st.offcpu_intervals);
 	metrics__one(out, "profiler_lost_samples_total", "counter",
 		     "On-CPU samples lost: the ring buffer was full.", st.lost_samples);
-	if (a->o->offcpu)
-		metrics__one(out, "profiler_lost_offcpu_intervals_total", "counter",
-			     "Intervals off CPU lost: no room to keep or send them.",
-			     st.lost_offcpu);
+	metrics__one(out, "profiler_lost_offcpu_intervals_total", "counter",
+		     "Intervals off CPU lost: no room to keep or send them.", st.lost_offcpu);
 	metrics__one(out, "profiler_truncated_stacks_total", "counter",
 		     "Samples whose stack was cut short.", st.truncated);
 	metrics__one(out, "profiler_distinct_stacks", "gauge",
