@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "options.h"
+#include "serve/http.h"
 
 /* One line of help per line of source. */
 /* clang-format off */
@@ -394,6 +395,7 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 		   size_t size)
 {
 	const char *format = NULL;
+	char host[256], port[8];
 	bool offcpu_min_given = false;
 	uint64_t v;
 	int c, kinds;
@@ -507,6 +509,12 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 		case OPT_LISTEN:
 			if (!o->serve)
 				return fail(err, size, "--listen is an option of profiler serve");
+			if (http_split_address(optarg, host, sizeof(host), port, sizeof(port)))
+				return fail(
+					err, size,
+					"invalid --listen '%s': expected HOST:PORT, as "
+					"127.0.0.1:7071, [::1]:7071 or 0.0.0.0:7071 (every address)",
+					optarg);
 			o->listen = optarg;
 			break;
 		case 'v':

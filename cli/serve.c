@@ -279,7 +279,7 @@ static void write_metrics(struct agent *a, FILE *out)
 		     collector__nr_processes(a->c));
 	elf_cache__stats(collector__elf_cache(a->c), &es);
 	metrics__one(out, "profiler_symbolizer_files", "gauge",
-		     "ELF files read and kept for unwinding and symbolization.", es.files);
+		     "ELF files read and kept for unwinding and symbolization.", es.held);
 	metrics__one(out, "profiler_symbolizer_lookups_total", "counter",
 		     "Addresses symbolized, over every profile served.", a->lookups);
 	metrics__one(out, "profiler_symbolizer_hits_total", "counter",

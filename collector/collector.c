@@ -1538,6 +1538,12 @@ static bool same_entry(const void *entry, const void *key)
 	return entry == key;
 }
 
+/* Is @file in @used, a set of files (elf_cache_keep_fn)? */
+static bool file_in_use(const struct mapped_file *file, void *used)
+{
+	return hashtab__find(used, hash_mix(0, (uintptr_t)file), same_entry, file) != NULL;
+}
+
 /* Is @maps in @used, a set of snapshots? */
 static bool snapshot_in_use(const struct hashtab *used, const struct proc_maps *maps)
 {
@@ -1582,6 +1588,21 @@ void collector__forget_exited(struct collector *c)
 			proc_maps__free(c->snapshots[i]);
 	}
 	c->nr_snapshots = kept;
+	hashtab__release(&used);
+
+	/* Then the files that no snapshot left maps, and what was read of them. */
+	for (i = 0; i < c->nr_snapshots; i++)
+		for (size_t m = 0; m < c->snapshots[i]->nr; m++) {
+			const struct mapped_file *f = c->snapshots[i]->maps[m].file;
+
+			if (f && !file_in_use(f, &used) &&
+			    hashtab__insert(&used, hash_mix(0, (uintptr_t)f), (void *)f))
+				goto out_nomem;
+		}
+	if (c->unwind_maps)
+		unwind_maps__forget_exited(c->unwind_maps);
+	elf_cache__retain(c->elves, file_in_use, &used);
+	file_table__retain(c->files, file_in_use, &used);
 	hashtab__release(&used);
 	return;
 

@@ -176,9 +176,12 @@ int collector__attach(struct collector *c, struct collector_window *w);
 void collector__detach(struct collector *c, struct collector_window *w);
 /*
  * Forget the processes that exited, and free the maps snapshots that no
- * live process and no attached window's stack uses: memory that follows
- * the processes alive, not all that ever ran. Stacks of windows detached
- * before it must not be used after it.
+ * live process and no attached window's stack uses, then the files that
+ * none of the snapshots left maps: their descriptors, their ELF images
+ * (collector__elf_cache()) and unwind tables not in the BPF program's
+ * array. Memory and descriptors follow the processes alive, not all that
+ * ever ran. Stacks of windows detached before it must not be used after
+ * it, nor ELF files from the cache that were not referenced.
  */
 void collector__forget_exited(struct collector *c);
 /* The processes the collector keeps state for: sampled or followed, and not known gone. */

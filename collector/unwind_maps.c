@@ -209,8 +209,10 @@ void unwind_maps__free(struct unwind_maps *um)
 
 	if (!um)
 		return;
-	hashtab__for_each_entry(&um->slices, i, e)
+	hashtab__for_each_entry(&um->slices, i, e) {
+		elf_file__put(((struct slice *)e)->file);
 		free(e);
+	}
 	hashtab__release(&um->slices);
 	hashtab__for_each_entry(&um->procs, i, p) {
 		free(p->slices);
@@ -305,6 +307,45 @@ static void unwind_maps__purge_exited(struct unwind_maps *um)
 		bpf_map_delete_elem(um->procs_fd, &key);
 		proc_entry__release_slices(p);
 	}
+}
+
+void unwind_maps__forget_exited(struct unwind_maps *um)
+{
+	struct hashtab procs = HASHTAB_INIT, slices = HASHTAB_INIT;
+	struct proc_entry *p;
+	struct slice *sl;
+	size_t i;
+
+	unwind_maps__purge_exited(um);
+	/* The entries of exited processes, emptied above, go; the others stay. */
+	hashtab__for_each_entry(&um->procs, i, p)
+		if ((p->nr || !kill(p->pid, 0) || errno != ESRCH) &&
+		    hashtab__insert(&procs, hash_mix(0, p->pid), p))
+			goto out_nomem;
+	hashtab__for_each_entry(&um->slices, i, sl)
+		if ((sl->users || sl->state == SLICE_LOADED) &&
+		    hashtab__insert(&slices, hash_mix(0, (uintptr_t)sl->file), sl))
+			goto out_nomem;
+	hashtab__for_each_entry(&um->procs, i, p)
+		if (!hashtab__find(&procs, hash_mix(0, p->pid), proc_eq, &p->pid)) {
+			free(p->slices);
+			free(p);
+		}
+	/* A table no process uses and not in the array: only its file's reference is left. */
+	hashtab__for_each_entry(&um->slices, i, sl)
+		if (!sl->users && sl->state != SLICE_LOADED) {
+			elf_file__put(sl->file);
+			free(sl);
+		}
+	hashtab__release(&um->procs);
+	hashtab__release(&um->slices);
+	um->procs = procs;
+	um->slices = slices;
+	return;
+
+out_nomem:
+	hashtab__release(&procs);
+	hashtab__release(&slices);
 }
 
 /* Evict the unused table loaded longest ago: true, or false when none is unused. */
@@ -412,8 +453,9 @@ static struct slice *unwind_maps__slice(struct unwind_maps *um, struct elf_file 
 
 	if (!s)
 		return NULL;
+	/* Its own reference: the key stays this file's while the slice lives. */
 	if (added)
-		s->file = file;
+		s->file = elf_file__get(file);
 	if (s->state == SLICE_NEW || s->state == SLICE_EVICTED)
 		slice__load(um, s);
 	return s;

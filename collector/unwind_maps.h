@@ -52,6 +52,14 @@ void unwind_maps__free(struct unwind_maps *um);
 /* Load the tables of the mappings in @maps, for process @maps->pid. 0 or -errno. */
 int unwind_maps__load(struct unwind_maps *um, const struct proc_maps *maps);
 
+/*
+ * Forget the processes that exited and the tables only they used, as
+ * unwind_maps__load() does when the array is full: the memory follows the
+ * processes alive. Tables still in the array stay, for the next process
+ * that maps their file, until their rows are needed.
+ */
+void unwind_maps__forget_exited(struct unwind_maps *um);
+
 void unwind_maps__stats(const struct unwind_maps *um, struct unwind_maps_stats *stats);
 
 #endif

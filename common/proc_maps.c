@@ -57,6 +57,28 @@ void file_table__free(struct file_table *files)
 	free(files);
 }
 
+void file_table__retain(struct file_table *files,
+			bool (*keep)(const struct mapped_file *file, void *arg), void *arg)
+{
+	struct hashtab kept = HASHTAB_INIT;
+	struct mapped_file *f;
+	size_t i;
+
+	hashtab__for_each_entry(&files->files, i, f)
+		if (keep(f, arg) && hashtab__insert(&kept, hash_mix(f->dev, f->ino), f)) {
+			hashtab__release(&kept);
+			return;
+		}
+	hashtab__for_each_entry(&files->files, i, f)
+		if (!keep(f, arg)) {
+			if (f->fd >= 0)
+				close(f->fd);
+			free(f);
+		}
+	hashtab__release(&files->files);
+	files->files = kept;
+}
+
 /*
  * Open the file as @pid maps it: map_files gives the very inode that is
  * mapped (even if deleted or replaced since) but needs CAP_SYS_ADMIN; the

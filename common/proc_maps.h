@@ -65,6 +65,13 @@ struct file_table *file_table__new(struct strset *strings);
 void file_table__free(struct file_table *files);
 
 /*
+ * Close and forget the files @keep does not keep: those no snapshot still
+ * in use maps. The snapshots that map them must be freed already.
+ */
+void file_table__retain(struct file_table *files,
+			bool (*keep)(const struct mapped_file *file, void *arg), void *arg);
+
+/*
  * Snapshot the executable mappings of @pid from the text of its maps file.
  * Files are looked up in (or added to) @files, opening new ones through
  * /proc/@pid/. Returns NULL and sets errno on failure.

@@ -66,6 +66,7 @@ void elf_cache__free(struct elf_cache *c)
 void elf_cache__stats(const struct elf_cache *c, struct elf_cache_stats *stats)
 {
 	*stats = c->stats;
+	stats->held = c->nr_all;
 }
 
 static bool build_id_eq(const void *entry, const void *key)
@@ -219,4 +220,67 @@ struct elf_file *elf_cache__vdso(struct elf_cache *c, pid_t pid, uint64_t start,
 	}
 	f = elf_file__from_image(image, size, "[vdso]");
 	return f ? elf_cache__keep(c, f) : NULL;
+}
+
+static bool same_elf(const void *entry, const void *key)
+{
+	return entry == key;
+}
+
+void elf_cache__retain(struct elf_cache *c, elf_cache_keep_fn keep, void *arg)
+{
+	struct hashtab files = HASHTAB_INIT, read = HASHTAB_INIT, by_build_id = HASHTAB_INIT;
+	struct file_entry *e;
+	size_t i, kept = 0;
+
+	/* The entries of the files kept, and the images they read. */
+	hashtab__for_each_entry(&c->files, i, e) {
+		uint64_t hash = hash_mix(hash_mix(e->dev, e->ino), (uintptr_t)e->file);
+
+		if (!keep(e->file, arg))
+			continue;
+		if (hashtab__insert(&files, hash, e))
+			goto out_nomem;
+		if (e->elf &&
+		    !hashtab__find(&read, hash_mix(0, (uintptr_t)e->elf), same_elf, e->elf) &&
+		    hashtab__insert(&read, hash_mix(0, (uintptr_t)e->elf), e->elf))
+			goto out_nomem;
+	}
+	for (i = 0; i < c->nr_all; i++) {
+		struct elf_file *f = c->all[i];
+		const char *build_id = elf_file__build_id(f);
+
+		if (f != c->own_vdso &&
+		    !hashtab__find(&read, hash_mix(0, (uintptr_t)f), same_elf, f))
+			continue;
+		if (build_id &&
+		    hashtab__insert(&by_build_id, hash_bytes(build_id, strlen(build_id)), f))
+			goto out_nomem;
+	}
+	/* Nothing can fail from here on. */
+	hashtab__for_each_entry(&c->files, i, e)
+		if (!hashtab__find(&files, hash_mix(hash_mix(e->dev, e->ino), (uintptr_t)e->file),
+				   file_eq, e->file))
+			free(e);
+	for (i = 0; i < c->nr_all; i++) {
+		struct elf_file *f = c->all[i];
+
+		if (f == c->own_vdso ||
+		    hashtab__find(&read, hash_mix(0, (uintptr_t)f), same_elf, f))
+			c->all[kept++] = f;
+		else
+			elf_file__put(f);
+	}
+	c->nr_all = kept;
+	hashtab__release(&c->files);
+	hashtab__release(&c->by_build_id);
+	c->files = files;
+	c->by_build_id = by_build_id;
+	hashtab__release(&read);
+	return;
+
+out_nomem:
+	hashtab__release(&files);
+	hashtab__release(&read);
+	hashtab__release(&by_build_id);
 }

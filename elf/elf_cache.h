@@ -21,6 +21,7 @@
 #ifndef PROFILER_ELF_CACHE_H
 #define PROFILER_ELF_CACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -33,6 +34,7 @@ struct elf_cache_stats {
 	uint64_t files;	     /* distinct ELF images read */
 	uint64_t shared;     /* mapped files that found their build-id read already */
 	uint64_t unreadable; /* mapped files that could not be read */
+	uint64_t held;	     /* distinct ELF images kept now */
 };
 
 /* Returns NULL and sets errno on failure. */
@@ -51,6 +53,18 @@ struct elf_file *elf_cache__file(struct elf_cache *c, const struct mapped_file *
  * memory (@pid 0: ours). NULL when it cannot be read.
  */
 struct elf_file *elf_cache__vdso(struct elf_cache *c, pid_t pid, uint64_t start, size_t size);
+
+/* Is @file one to keep? */
+typedef bool (*elf_cache_keep_fn)(const struct mapped_file *file, void *arg);
+
+/*
+ * Forget the mapped files @keep does not keep, and drop the cache's
+ * reference to the images only they read (the vDSOs read from processes'
+ * memory too): files no live process maps any more, for a cache that
+ * lives as long as the agent. A file forgotten is read again if asked for.
+ * Holders of their own reference (elf_file__get()) keep theirs.
+ */
+void elf_cache__retain(struct elf_cache *c, elf_cache_keep_fn keep, void *arg);
 
 void elf_cache__stats(const struct elf_cache *c, struct elf_cache_stats *stats);
 

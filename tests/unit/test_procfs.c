@@ -186,3 +186,46 @@ TEST(procfs_cmdline_of_a_process)
 	CHECK_STR(out, "renamed-sleep 30 two\\x09words");
 	CHECK_U64(procfs__read_cmdline(pid, out, sizeof(out)), -ENOENT);
 }
+
+/*
+ * The cgroup label is the v2 line's path ("0::/PATH"), on a v2-only system
+ * and on a hybrid one among v1 lines; none on a v1-only one; cut to fit.
+ */
+TEST(procfs_cgroup_path)
+{
+	char out[64], small[8];
+
+	CHECK_U64(procfs__parse_cgroup("0::/system.slice/postgresql@15-main.service\n", out,
+				       sizeof(out)),
+		  strlen("/system.slice/postgresql@15-main.service"));
+	CHECK_STR(out, "/system.slice/postgresql@15-main.service");
+	CHECK_U64(procfs__parse_cgroup("12:memory:/user.slice\n"
+				       "1:name=systemd:/user.slice/session-2.scope\n"
+				       "0::/user.slice/session-2.scope\n",
+				       out, sizeof(out)),
+		  strlen("/user.slice/session-2.scope"));
+	CHECK_STR(out, "/user.slice/session-2.scope");
+	CHECK_U64(procfs__parse_cgroup("0::/", out, sizeof(out)), 1);
+	CHECK_STR(out, "/");
+	CHECK_U64(procfs__parse_cgroup("4:cpu,cpuacct:/docker/abc\n", out, sizeof(out)), 0);
+	CHECK_STR(out, "");
+	CHECK_U64(procfs__parse_cgroup("", out, sizeof(out)), 0);
+	CHECK_U64(procfs__parse_cgroup("0::/a/long/path\n", small, sizeof(small)), 7);
+	CHECK_STR(small, "/a/long");
+}
+
+/* Ours, as the kernel writes it, and an error for a process that is not there. */
+TEST(procfs_cgroup_of_a_process)
+{
+	char out[512], *text = procfs__read_file("/proc/self/cgroup", NULL);
+	ssize_t n = procfs__read_cgroup(getpid(), out, sizeof(out));
+
+	CHECK(text);
+	if (text && strstr(text, "0::")) {
+		CHECK(n > 0);
+		CHECK(out[0] == '/');
+		CHECK(strstr(text, out));
+	}
+	free(text);
+	CHECK(procfs__read_cgroup(0x3fffffff, out, sizeof(out)) < 0);
+}
