@@ -112,7 +112,8 @@ struct symbolizer {
 	struct profile_frame oom_frame; /* handed out when memory runs out */
 	bool oom_warned;
 
-	struct kallsyms *kallsyms;
+	const struct kallsyms *kallsyms; /* read here (@own_kallsyms), or lent by symbolizer_opts */
+	struct kallsyms *own_kallsyms;
 	bool kallsyms_loaded;
 	struct profile_mapping kernel_mapping;
 
@@ -191,6 +192,8 @@ static bool perf_map_eq(const void *entry, const void *key)
 
 /* --- lifetime ----------------------------------------------------------- */
 
+static void symbolizer__kernel_mapping(struct symbolizer *sym);
+
 struct symbolizer *symbolizer__new(struct strset *strings, const struct symbolizer_opts *opts)
 {
 	struct symbolizer *sym;
@@ -203,6 +206,11 @@ struct symbolizer *symbolizer__new(struct strset *strings, const struct symboliz
 		sym->kallsyms_path = strdup(opts->kallsyms_path);
 		if (!sym->kallsyms_path)
 			goto out_free;
+	}
+	if (opts && opts->kallsyms) {
+		sym->kallsyms = opts->kallsyms;
+		sym->kallsyms_loaded = true;
+		symbolizer__kernel_mapping(sym);
 	}
 	if (opts && opts->debug_dir) {
 		sym->debug_dir = strdup(opts->debug_dir);
@@ -282,7 +290,7 @@ void symbolizer__free(struct symbolizer *sym)
 	}
 	if (sym->own_elves)
 		elf_cache__free(sym->elves);
-	kallsyms__free(sym->kallsyms);
+	kallsyms__free(sym->own_kallsyms);
 	free(sym->kallsyms_path);
 	free(sym->debug_dir);
 	free(sym);
@@ -955,29 +963,34 @@ static const char *kernel_build_id(struct strset *strings)
 	return NULL;
 }
 
-/* Read kallsyms the first time a kernel address comes, and say once why it is of no help. */
-static void symbolizer__load_kallsyms(struct symbolizer *sym)
+/* The kernel's mapping, from kallsyms that are usable (addresses not hidden). */
+static void symbolizer__kernel_mapping(struct symbolizer *sym)
 {
-	const char *path = sym->kallsyms_path ? sym->kallsyms_path : "/proc/kallsyms";
 	struct profile_mapping *km = &sym->kernel_mapping;
 
-	sym->kallsyms_loaded = true;
-	sym->kallsyms = kallsyms__load(path);
-	if (!sym->kallsyms) {
-		pr_warn("symbolize: cannot read kernel symbols from '%s': %s", path,
-			strerror(errno));
+	if (!sym->kallsyms || kallsyms__addresses_hidden(sym->kallsyms))
 		return;
-	}
-	if (kallsyms__addresses_hidden(sym->kallsyms)) {
-		pr_warn("symbolize: no kernel symbols in '%s': addresses hidden by kptr_restrict",
-			path);
-		return;
-	}
 	kallsyms__range(sym->kallsyms, &km->start, &km->limit);
 	km->filename = strset__add(sym->strings, KERNEL_NAME);
 	km->kernel = true;
 	if (!sym->kallsyms_path)
 		km->build_id = kernel_build_id(sym->strings);
+}
+
+/* Read kallsyms the first time a kernel address comes, and say once why it is of no help. */
+static void symbolizer__load_kallsyms(struct symbolizer *sym)
+{
+	const char *path = sym->kallsyms_path ? sym->kallsyms_path : "/proc/kallsyms";
+
+	sym->kallsyms_loaded = true;
+	sym->kallsyms = sym->own_kallsyms = kallsyms__load(path);
+	if (!sym->kallsyms)
+		pr_warn("symbolize: cannot read kernel symbols from '%s': %s", path,
+			strerror(errno));
+	else if (kallsyms__addresses_hidden(sym->kallsyms))
+		pr_warn("symbolize: no kernel symbols in '%s': addresses hidden by kptr_restrict",
+			path);
+	symbolizer__kernel_mapping(sym);
 }
 
 const struct profile_frame *symbolizer__kernel_frame(struct symbolizer *sym, uint64_t addr)

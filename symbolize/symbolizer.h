@@ -41,12 +41,19 @@
 #include "symbolize/dwarf_index.h"
 
 struct elf_cache;
+struct kallsyms;
 struct proc_maps;
 struct strset;
 
 struct symbolizer_opts {
 	const char *kallsyms_path; /* NULL: /proc/kallsyms */
-	const char *debug_dir;	   /* global debug directory; NULL: /usr/lib/debug */
+	/*
+	 * The kernel's symbols, read already (kallsyms__load()), to share
+	 * between symbolizers; must outlive the symbolizer. NULL: read from
+	 * @kallsyms_path at the first kernel address.
+	 */
+	const struct kallsyms *kallsyms;
+	const char *debug_dir; /* global debug directory; NULL: /usr/lib/debug */
 	/*
 	 * The ELF files, shared with the collector's unwinder so that each is
 	 * read once; must outlive the symbolizer. NULL: a cache of its own.

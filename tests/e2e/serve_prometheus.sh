@@ -32,7 +32,8 @@ EXPECTED=(
 	"process_start_time_seconds gauge" "profiler_http_requests_total counter"
 )
 if [[ $(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null) == 1 ]]; then
-	EXPECTED+=("profiler_bpf_runs_total counter" "profiler_bpf_run_seconds_total counter")
+	EXPECTED+=("profiler_bpf_runs_total counter" "profiler_bpf_run_seconds_total counter"
+		"profiler_bpf_ns_per_run gauge")
 fi
 
 # A TCP port nobody listens on now, on loopback.

@@ -27,6 +27,7 @@
 #include "common/proc_maps.h"
 #include "common/log.h"
 #include "common/strset.h"
+#include "symbolize/kallsyms.h"
 #include "symbolize/symbolizer.h"
 #include "fixture_child.h"
 #include "test.h"
@@ -631,6 +632,30 @@ TEST(symbolizer_kernel)
 	symbolizer__free(sym);
 	strset__free(strings);
 	unlink(path);
+}
+
+/*
+ * Kernel symbols read once and lent to symbolizers one after another, as
+ * profiler serve lends them to each window's: each resolves as with its
+ * own, and none frees them.
+ */
+TEST(symbolizer_kernel_lent)
+{
+	struct kallsyms *ks = kallsyms__parse(kallsyms_text);
+
+	CHECK(ks);
+	for (int i = 0; ks && i < 2; i++) {
+		struct strset *strings = strset__new();
+		struct symbolizer_opts opts = { .kallsyms = ks, .kallsyms_path = "/nonexistent" };
+		struct symbolizer *sym = strings ? symbolizer__new(strings, &opts) : NULL;
+
+		CHECK(sym);
+		if (sym)
+			check_kernel(sym);
+		symbolizer__free(sym);
+		strset__free(strings);
+	}
+	kallsyms__free(ks);
 }
 
 static void check_kernel_unresolved(struct symbolizer *sym, const char *why)
