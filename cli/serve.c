@@ -80,6 +80,12 @@ struct agent {
 	/* The kernel's symbols, for every window's symbolizer; read again when a module comes or goes. */
 	struct kallsyms *kallsyms;
 	uint64_t modules_hash;
+	/*
+	 * The files' symbols and DWARF indexes, for every window's symbolizer:
+	 * each read once while a live process maps the file (reading them
+	 * again for each window took half the agent's CPU).
+	 */
+	struct module_set *modules;
 };
 
 static struct collector *volatile sampling;
@@ -241,6 +247,7 @@ static int window_export(struct agent *a, struct window *win, struct scrape *s)
 	/* The agent acts for nobody else: perf maps are trusted from root and its own user. */
 	symopts.trusted_uid = getuid();
 	symopts.kallsyms = agent_kallsyms(a);
+	symopts.modules = a->modules;
 	sym = symbolizer__new(p->strings, &symopts);
 	if (!sym)
 		return -ENOMEM;
@@ -355,6 +362,9 @@ static void write_metrics(struct agent *a, FILE *out)
 	elf_cache__stats(collector__elf_cache(a->c), &es);
 	metrics__one(out, "profiler_symbolizer_files", "gauge",
 		     "ELF files read and kept for unwinding and symbolization.", es.held);
+	metrics__one(out, "profiler_symbolizer_modules", "gauge",
+		     "Files whose symbols and DWARF indexes are kept between profiles.",
+		     module_set__count(a->modules));
 	metrics__one(out, "profiler_symbolizer_lookups_total", "counter",
 		     "Addresses symbolized, over every profile served.", a->lookups);
 	metrics__one(out, "profiler_symbolizer_hits_total", "counter",
@@ -405,6 +415,12 @@ static void answer_metrics(struct agent *a, struct scrape *s)
 	s->content_type = METRICS_CONTENT_TYPE;
 }
 
+/* module_keep_fn: a module stays while the ELF cache holds its file, mapped by a live process. */
+static bool module_in_use(const struct elf_file *elf, void *elves)
+{
+	return elf_cache__holds(elves, elf);
+}
+
 /* After each drain: take new scrapes, answer those whose window is over, forget the exited. */
 static void agent_tick(void *ctx)
 {
@@ -439,6 +455,7 @@ static void agent_tick(void *ctx)
 	}
 	if (now >= a->next_forget_ns) {
 		collector__forget_exited(a->c);
+		module_set__retain(a->modules, module_in_use, collector__elf_cache(a->c));
 		a->next_forget_ns = now + FORGET_INTERVAL_NS;
 		finished = true;
 	}
@@ -515,7 +532,8 @@ int serve(const struct options *o)
 	}
 	queue_ready = true;
 	a.strings = strset__new();
-	if (!a.strings) {
+	a.modules = module_set__new();
+	if (!a.strings || !a.modules) {
 		pr_warn("cannot start: %s", strerror(errno));
 		goto out;
 	}
@@ -557,6 +575,7 @@ out:
 	sampling = NULL;
 	agent_stop(&a);
 	http_server__stop(a.http);
+	module_set__free(a.modules);
 	collector__free(a.c);
 	kallsyms__free(a.kallsyms);
 	strset__free(a.strings);

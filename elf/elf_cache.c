@@ -284,3 +284,16 @@ out_nomem:
 	hashtab__release(&read);
 	hashtab__release(&by_build_id);
 }
+
+bool elf_cache__holds(const struct elf_cache *c, const struct elf_file *f)
+{
+	const char *build_id = elf_file__build_id(f);
+
+	if (build_id && hashtab__find(&c->by_build_id, hash_bytes(build_id, strlen(build_id)),
+				      build_id_eq, build_id))
+		return true;
+	for (size_t i = 0; i < c->nr_all; i++)
+		if (c->all[i] == f)
+			return true;
+	return false;
+}

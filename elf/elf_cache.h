@@ -66,6 +66,9 @@ typedef bool (*elf_cache_keep_fn)(const struct mapped_file *file, void *arg);
  */
 void elf_cache__retain(struct elf_cache *c, elf_cache_keep_fn keep, void *arg);
 
+/* Does @c hold @f, or an image with its build-id? */
+bool elf_cache__holds(const struct elf_cache *c, const struct elf_file *f);
+
 void elf_cache__stats(const struct elf_cache *c, struct elf_cache_stats *stats);
 
 #endif

@@ -44,6 +44,14 @@ struct elf_module {
 	struct module *mod;
 };
 
+/* Modules, one per build-id (else per ELF file), shared by the symbolizers that use the set. */
+struct module_set {
+	struct hashtab by_build_id; /* of struct module, by build-id */
+	struct hashtab by_elf;	    /* of struct elf_module: files without a build-id */
+	struct module **mods;	    /* every module opened */
+	size_t nr_mods, alloc_mods;
+};
+
 /*
  * A handed-out mapping and what resolving addresses in it needs. Keyed by
  * (filename, start, limit, file_offset, module): the same range of two
@@ -95,17 +103,15 @@ struct symbolizer {
 	char *debug_dir;	    /* NULL: /usr/lib/debug */
 	uid_t trusted_uid;	    /* see symbolizer_opts */
 	struct hashtab files;	    /* of struct file_entry */
-	struct hashtab by_build_id; /* of struct module, by build-id */
-	struct hashtab by_elf;	    /* of struct elf_module: files without a build-id */
-	struct elf_cache *elves;    /* the files, read once (ours to free if @own_elves) */
+	struct module_set *modules; /* the files' modules (ours to free if @own_modules) */
+	bool own_modules;
+	struct elf_cache *elves; /* the files, read once (ours to free if @own_elves) */
 	bool own_elves;
 	struct hashtab mappings;   /* of struct mapping_entry */
 	struct hashtab frames;	   /* of struct profile_frame, by (mapping, address, kernel) */
 	struct hashtab demangled;  /* of struct demangled, by the module's pointer */
 	struct hashtab file_names; /* of struct demangled (not demangled), likewise */
 	struct hashtab perf_maps;  /* of struct perf_map_entry, by pid */
-	struct module **mods;	   /* every module we opened */
-	size_t nr_mods, alloc_mods;
 	struct frame_block *blocks;
 	struct line_block *line_blocks;
 	struct profile_line oom_line;
@@ -225,6 +231,14 @@ struct symbolizer *symbolizer__new(struct strset *strings, const struct symboliz
 		if (!sym->elves)
 			goto out_free;
 	}
+	if (opts && opts->modules) {
+		sym->modules = opts->modules;
+	} else {
+		sym->modules = module_set__new();
+		sym->own_modules = true;
+		if (!sym->modules)
+			goto out_free;
+	}
 	sym->trusted_uid = opts && opts->trusted_uid ? opts->trusted_uid : getuid();
 	sym->unknown = strset__add(strings, UNKNOWN_NAME);
 	sym->unnamed = strset__add(strings, "??");
@@ -248,7 +262,6 @@ void symbolizer__free(struct symbolizer *sym)
 	struct line_block *lb, *lnext;
 	struct perf_map_entry *pm;
 	struct mapping_entry *m;
-	struct elf_module *em;
 	struct demangled *d;
 	struct file_entry *f;
 	size_t i;
@@ -257,8 +270,6 @@ void symbolizer__free(struct symbolizer *sym)
 		return;
 	hashtab__for_each_entry(&sym->files, i, f)
 		free(f);
-	hashtab__for_each_entry(&sym->by_elf, i, em)
-		free(em);
 	hashtab__for_each_entry(&sym->mappings, i, m)
 		free(m);
 	hashtab__for_each_entry(&sym->demangled, i, d)
@@ -270,16 +281,13 @@ void symbolizer__free(struct symbolizer *sym)
 		free(pm);
 	}
 	hashtab__release(&sym->files);
-	hashtab__release(&sym->by_build_id);
-	hashtab__release(&sym->by_elf);
 	hashtab__release(&sym->mappings);
 	hashtab__release(&sym->frames);
 	hashtab__release(&sym->demangled);
 	hashtab__release(&sym->file_names);
 	hashtab__release(&sym->perf_maps);
-	for (i = 0; i < sym->nr_mods; i++)
-		module__free(sym->mods[i]);
-	free(sym->mods);
+	if (sym->own_modules)
+		module_set__free(sym->modules);
 	for (b = sym->blocks; b; b = next) {
 		next = b->next;
 		free(b);
@@ -299,11 +307,85 @@ void symbolizer__free(struct symbolizer *sym)
 void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *stats)
 {
 	*stats = sym->stats;
-	for (size_t i = 0; i < sym->nr_mods; i++)
-		module__add_dwarf_stats(sym->mods[i], &stats->dwarf);
+	for (size_t i = 0; i < sym->modules->nr_mods; i++)
+		module__add_dwarf_stats(sym->modules->mods[i], &stats->dwarf);
 }
 
 /* --- modules ------------------------------------------------------------ */
+
+struct module_set *module_set__new(void)
+{
+	struct module_set *set = calloc(1, sizeof(*set));
+
+	if (set) {
+		hashtab__init(&set->by_build_id);
+		hashtab__init(&set->by_elf);
+	}
+	return set;
+}
+
+void module_set__free(struct module_set *set)
+{
+	struct elf_module *em;
+	size_t i;
+
+	if (!set)
+		return;
+	hashtab__for_each_entry(&set->by_elf, i, em)
+		free(em);
+	hashtab__release(&set->by_build_id);
+	hashtab__release(&set->by_elf);
+	for (i = 0; i < set->nr_mods; i++)
+		module__free(set->mods[i]);
+	free(set->mods);
+	free(set);
+}
+
+size_t module_set__count(const struct module_set *set)
+{
+	return set->nr_mods;
+}
+
+void module_set__retain(struct module_set *set, module_keep_fn keep, void *arg)
+{
+	struct hashtab by_build_id = HASHTAB_INIT, by_elf = HASHTAB_INIT;
+	struct elf_module *em;
+	struct module *mod;
+	size_t i, kept = 0;
+
+	hashtab__for_each_entry(&set->by_build_id, i, mod) {
+		const char *build_id = elf_symtab__build_id(module__symtab(mod));
+
+		if (keep(elf_symtab__file(module__symtab(mod)), arg) &&
+		    hashtab__insert(&by_build_id, hash_bytes(build_id, strlen(build_id)), mod))
+			goto out_nomem;
+	}
+	hashtab__for_each_entry(&set->by_elf, i, em)
+		if (keep(em->elf, arg) &&
+		    hashtab__insert(&by_elf, hash_mix(0, (uintptr_t)em->elf), em))
+			goto out_nomem;
+	/* Nothing can fail from here on. */
+	hashtab__for_each_entry(&set->by_elf, i, em)
+		if (!keep(em->elf, arg))
+			free(em);
+	for (i = 0; i < set->nr_mods; i++) {
+		mod = set->mods[i];
+		if (keep(elf_symtab__file(module__symtab(mod)), arg))
+			set->mods[kept++] = mod;
+		else
+			module__free(mod);
+	}
+	set->nr_mods = kept;
+	hashtab__release(&set->by_build_id);
+	hashtab__release(&set->by_elf);
+	set->by_build_id = by_build_id;
+	set->by_elf = by_elf;
+	return;
+
+out_nomem:
+	hashtab__release(&by_build_id);
+	hashtab__release(&by_elf);
+}
 
 static bool elf_module_eq(const void *entry, const void *key)
 {
@@ -331,10 +413,10 @@ static struct module *symbolizer__module(struct symbolizer *sym, struct elf_file
 
 	if (build_id) {
 		hash = hash_bytes(build_id, strlen(build_id));
-		mod = hashtab__find(&sym->by_build_id, hash, build_id_eq, build_id);
+		mod = hashtab__find(&sym->modules->by_build_id, hash, build_id_eq, build_id);
 	} else {
 		hash = hash_mix(0, (uintptr_t)elf);
-		em = hashtab__find(&sym->by_elf, hash, elf_module_eq, elf);
+		em = hashtab__find(&sym->modules->by_elf, hash, elf_module_eq, elf);
 		mod = em ? em->mod : NULL;
 	}
 	if (mod || em)
@@ -353,13 +435,14 @@ static struct module *symbolizer__module(struct symbolizer *sym, struct elf_file
 	snprintf(root, sizeof(root), "/proc/%d/root", pid);
 	if (pid > 0 && pid != getpid() && !access(root, X_OK))
 		opts.root = root;
-	if (array__reserve(&sym->mods, &sym->alloc_mods, sym->nr_mods + 1, sizeof(*sym->mods)))
+	if (array__reserve(&sym->modules->mods, &sym->modules->alloc_mods,
+			   sym->modules->nr_mods + 1, sizeof(*sym->modules->mods)))
 		goto out_free_tab;
 	mod = module__new(tab, path, &opts);
 	if (!mod)
 		goto out_free_tab;
 	if (build_id) {
-		if (hashtab__insert(&sym->by_build_id, hash, mod))
+		if (hashtab__insert(&sym->modules->by_build_id, hash, mod))
 			goto out_free_mod;
 	} else {
 		em = calloc(1, sizeof(*em));
@@ -367,12 +450,12 @@ static struct module *symbolizer__module(struct symbolizer *sym, struct elf_file
 			goto out_free_mod;
 		em->elf = elf;
 		em->mod = mod;
-		if (hashtab__insert(&sym->by_elf, hash, em)) {
+		if (hashtab__insert(&sym->modules->by_elf, hash, em)) {
 			free(em);
 			goto out_free_mod;
 		}
 	}
-	sym->mods[sym->nr_mods++] = mod;
+	sym->modules->mods[sym->modules->nr_mods++] = mod;
 	return mod;
 
 out_free_mod:

@@ -41,9 +41,27 @@
 #include "symbolize/dwarf_index.h"
 
 struct elf_cache;
+struct elf_file;
 struct kallsyms;
 struct proc_maps;
 struct strset;
+
+/*
+ * The modules of the files symbolized (module.h), each read once: a
+ * symbolizer has a set of its own, or is lent one that outlives it, for
+ * symbolizers one after another to share what reading and indexing a
+ * file's symbols and DWARF took (profiler serve's windows). Not
+ * thread-safe.
+ */
+struct module_set;
+
+struct module_set *module_set__new(void);
+void module_set__free(struct module_set *set);
+size_t module_set__count(const struct module_set *set);
+/* Is the module of ELF file @elf to be kept? */
+typedef bool (*module_keep_fn)(const struct elf_file *elf, void *arg);
+/* Free the modules @keep does not keep (no symbolizer using @set may be alive). */
+void module_set__retain(struct module_set *set, module_keep_fn keep, void *arg);
 
 struct symbolizer_opts {
 	const char *kallsyms_path; /* NULL: /proc/kallsyms */
@@ -53,6 +71,8 @@ struct symbolizer_opts {
 	 * @kallsyms_path at the first kernel address.
 	 */
 	const struct kallsyms *kallsyms;
+	/* Modules to use and add to; must outlive the symbolizer. NULL: a set of its own. */
+	struct module_set *modules;
 	const char *debug_dir; /* global debug directory; NULL: /usr/lib/debug */
 	/*
 	 * The ELF files, shared with the collector's unwinder so that each is

@@ -384,6 +384,63 @@ static void check_versions(struct env *e, void *h, uintptr_t bias, const char *p
 	check_elf_lookup(e->sym, elf, symbolizer__elf_frame(e->sym, elf, v2 - bias + 1));
 }
 
+static bool keep_all(const struct elf_file *elf, void *arg)
+{
+	(void)elf;
+	return *(bool *)arg;
+}
+
+/*
+ * Symbolizers one after another lent one set of modules, as profiler
+ * serve's windows are: the second finds the file's module read already,
+ * and answers as the first did; retaining none frees it.
+ */
+TEST(symbolizer_modules_shared)
+{
+	struct module_set *set = module_set__new();
+	char path[PATH_MAX];
+	struct link_map *lm;
+	uintptr_t cxx;
+	bool keep;
+	void *h;
+
+	CHECK(set);
+	CHECK(realpath(test__fixture("libversioned.so"), path));
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	CHECK(h);
+	if (!set || !h || dlinfo(h, RTLD_DI_LINKMAP, &lm)) {
+		module_set__free(set);
+		return;
+	}
+	cxx = (uintptr_t)dlsym(h, "_ZN7fixture3cxxEi") - lm->l_addr;
+	for (int i = 0; i < 2; i++) {
+		struct strset *strings = strset__new();
+		struct symbolizer_opts opts = { .modules = set };
+		struct symbolizer *sym = strings ? symbolizer__new(strings, &opts) : NULL;
+		const struct profile_mapping *elf;
+		const struct profile_frame *f;
+
+		CHECK(sym);
+		if (sym && symbolizer__open_elf(sym, path, &elf) == 0) {
+			f = symbolizer__elf_frame(sym, elf, cxx);
+			CHECK_STR(profile_frame__func(f)->name, "fixture::cxx(int)");
+		} else {
+			test__fail(__FILE__, __LINE__, "cannot open '%s'", path);
+		}
+		symbolizer__free(sym);
+		strset__free(strings);
+		CHECK_U64(module_set__count(set), 1);
+	}
+	keep = true;
+	module_set__retain(set, keep_all, &keep);
+	CHECK_U64(module_set__count(set), 1);
+	keep = false;
+	module_set__retain(set, keep_all, &keep);
+	CHECK_U64(module_set__count(set), 0);
+	module_set__free(set);
+	dlclose(h);
+}
+
 TEST(symbolizer_symbol_versions)
 {
 	char path[PATH_MAX];
