@@ -25,7 +25,7 @@ EXPECTED=(
 	"profiler_samples_total counter" "profiler_offcpu_intervals_total counter"
 	"profiler_lost_samples_total counter" "profiler_lost_offcpu_intervals_total counter"
 	"profiler_truncated_stacks_total counter" "profiler_distinct_stacks gauge"
-	"profiler_targets gauge" "profiler_windows_active gauge" "profiler_symbolizer_files gauge"
+	"profiler_targets gauge" "profiler_windows_active gauge" "profiler_symbolizer_files gauge" "profiler_symbolizer_modules gauge"
 	"profiler_symbolizer_lookups_total counter" "profiler_symbolizer_hits_total counter"
 	"profiler_bpf_stats_enabled gauge"
 	"process_cpu_seconds_total counter" "process_resident_memory_bytes gauge"
