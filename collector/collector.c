@@ -725,9 +725,14 @@ static int window_add(struct collector *c, struct collector_window *w, const str
 	return 0;
 }
 
-static int handle_sample(struct collector *c, const struct sample_event *e)
+/*
+ * Count @e in the windows whose span has it: a sample by its time, an
+ * interval off CPU by its end (it is sent when the thread comes back), cut
+ * to the window's start when it began before (@e is changed meanwhile).
+ */
+static int handle_sample(struct collector *c, struct sample_event *e)
 {
-	int err;
+	int err = 0;
 
 	if (!event__stacks_valid(&e->stack)) {
 		c->malformed++;
@@ -740,16 +745,22 @@ static int handle_sample(struct collector *c, const struct sample_event *e)
 		c->nr_offcpu_records++;
 		c->offcpu_ns += e->weight_ns;
 	}
-	for (size_t i = 0; i < c->nr_windows; i++) {
+	for (size_t i = 0; i < c->nr_windows && !err; i++) {
 		struct collector_window *w = c->windows[i];
+		uint64_t time = e->time_ns, weight = e->weight_ns;
+		uint64_t at = e->type == EVENT_OFFCPU ? time + weight : time;
 
-		if (e->time_ns < w->begin_ns || e->time_ns >= w->end_ns)
+		if (at < w->begin_ns || at >= w->end_ns)
 			continue;
+		if (e->type == EVENT_OFFCPU && time < w->begin_ns) {
+			e->time_ns = w->begin_ns;
+			e->weight_ns = at - w->begin_ns;
+		}
 		err = window_add(c, w, e);
-		if (err)
-			return err;
+		e->time_ns = time;
+		e->weight_ns = weight;
 	}
-	return 0;
+	return err;
 }
 
 /*

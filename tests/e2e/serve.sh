@@ -8,7 +8,8 @@
 . "$(dirname "$0")/lib.sh"
 
 TESTS=("serve: go tool pprof scrape" "serve: two overlapping scrapes" "serve: labels"
-	"serve: other formats" "serve: bad requests" "serve: SIGTERM" "serve: bad options")
+	"serve: other formats" "serve: bad requests" "serve: SIGTERM" "serve: --off-cpu window"
+	"serve: bad options")
 require_bpf "${TESTS[@]}"
 # go tool pprof saves what it fetches under $PPROF_TMPDIR (else ~/pprof).
 export PPROF_TMPDIR=$TMP/pprof
@@ -184,6 +185,36 @@ if [[ $rc -eq 0 && $code == 503 && $took -lt 3000 ]] && grep -q 'stopped by SIGT
 else
 	fail "serve: SIGTERM (exit $rc in $took ms, the scrape in flight got '$code')"
 	sed 's/^/#   /' "$TMP/agent.err"
+fi
+
+# --- --off-cpu: a window holds the time off CPU of its span, no more --------
+# sleeper burns 200 ms and sleeps 800 ms, turn about: its sleeps straddle the
+# window's edges. An interval counts in the window it ends in, cut at the
+# window's start, so a 3 s window holds 1.6 s (it began as a burn did: two
+# whole sleeps, the third ends after it) to 2.4 s (it began in a sleep)
+# off CPU, in sleep_phase: never more than its span.
+start_bg "$WORKLOADS/sleeper" 60 200 800
+SLEEPER=$BG_PID
+"$PROFILER" serve --listen 127.0.0.1:0 --off-cpu -p "$SLEEPER" 2>"$TMP/off.err" &
+AGENT=$!
+for _ in $(seq 100); do
+	grep -q 'serving on' "$TMP/off.err" && break
+	sleep 0.1
+done
+OFF_URL=$(grep -o 'http://[0-9.]*:[0-9]*' "$TMP/off.err")/debug/pprof/profile
+curl -s -o "$TMP/off.pb.gz" "$OFF_URL?seconds=3"
+off_ms=$(pprof -sample_index=offcpu -unit=ms -top "$TMP/off.pb.gz" 2>/dev/null |
+	sed -nE 's/.*Total samples = ([0-9.]+)ms.*/\1/p')
+sleep_share=$(pct "$TMP/off.pb.gz" sleep_phase cum -sample_index=offcpu)
+kill "$AGENT" 2>/dev/null
+wait "$AGENT" 2>/dev/null
+AGENT=
+if within "$off_ms" 2000 500 && within "$sleep_share" 100 5; then
+	ok "serve: --off-cpu window (${off_ms} ms off CPU in a 3 s window, $sleep_share% in sleep_phase)"
+else
+	fail "serve: --off-cpu window (${off_ms:-no} ms off CPU in a 3 s window, expected 1500-2500;" \
+		"$sleep_share% in sleep_phase)"
+	sed 's/^/#   /' "$TMP/off.err"
 fi
 
 # --- bad options: usage errors, and a port that is taken ---------------------
