@@ -14,8 +14,11 @@
  *
  * Memory follows the windows open and the processes alive, not the time
  * the agent has run: each window has its own profile, strings and
- * symbolizer, freed with it, and every FORGET_INTERVAL_NS the collector
- * forgets the processes that exited (collector__forget_exited()).
+ * symbolizer, freed with it; what is worth keeping from one window to the
+ * next, the kernel's symbols and each file's symbols and DWARF indexes
+ * (module_set), is lent to every window's symbolizer; and every
+ * FORGET_INTERVAL_NS the collector forgets the processes that exited, and
+ * the files, modules and tables that only they used.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -28,6 +31,7 @@
 #include <unistd.h>
 
 #include "collector/collector.h"
+#include "common/hashtab.h"
 #include "common/log.h"
 #include "common/procfs.h"
 #include "common/profile.h"
@@ -40,7 +44,6 @@
 #include "serve/http.h"
 #include "serve/metrics.h"
 #include "serve/scrape.h"
-#include "common/hashtab.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/stacks.h"
 #include "symbolize/symbolizer.h"
@@ -198,17 +201,17 @@ static const struct kallsyms *agent_kallsyms(struct agent *a)
 	if (a->kallsyms && hash == a->modules_hash)
 		return a->kallsyms;
 	ks = kallsyms__load(NULL);
-	if (!ks && !a->kallsyms)
+	if (!ks && a->kallsyms)
+		return a->kallsyms; /* the last that could be read, then */
+	if (!ks) {
 		pr_warn("cannot read kernel symbols from /proc/kallsyms: %s; kernel frames are "
 			"[unknown]",
 			strerror(errno));
-	else if (ks && kallsyms__addresses_hidden(ks) && !a->kallsyms)
+		ks = kallsyms__parse("");
+	} else if (kallsyms__addresses_hidden(ks) && !a->kallsyms) {
 		pr_warn("no kernel symbols: /proc/kallsyms hides their addresses "
 			"(kernel.kptr_restrict); kernel frames are [unknown]");
-	if (!ks && a->kallsyms)
-		return a->kallsyms;
-	if (!ks)
-		ks = kallsyms__parse("");
+	}
 	kallsyms__free(a->kallsyms);
 	a->kallsyms = ks;
 	a->modules_hash = hash;
@@ -367,9 +370,10 @@ static void write_metrics(struct agent *a, FILE *out)
 		     module_set__count(a->modules));
 	metrics__one(out, "profiler_symbolizer_lookups_total", "counter",
 		     "Addresses symbolized, over every profile served.", a->lookups);
-	metrics__one(out, "profiler_symbolizer_hits_total", "counter",
-		     "... of which were a frame already resolved for the same profile.",
-		     a->lookups - a->frames);
+	metrics__one(
+		out, "profiler_symbolizer_hits_total", "counter",
+		"Addresses symbolized that were a frame resolved already for the same profile.",
+		a->lookups - a->frames);
 	metrics__one(out, "profiler_bpf_stats_enabled", "gauge",
 		     "1 when kernel.bpf_stats_enabled is set: the BPF run counters count.",
 		     procfs__read_long("/proc/sys/kernel/bpf_stats_enabled", 0) > 0);
