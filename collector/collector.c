@@ -1568,6 +1568,13 @@ void collector__forget_exited(struct collector *c)
 	struct stack_entry *s;
 	size_t i, kept = 0;
 
+	/* Targets whose exit was seen (their descriptors closed), but the command's. */
+	for (i = 0; i < c->nr_targets; i++)
+		if (!c->targets[i].exited || c->targets[i].child)
+			c->targets[kept++] = c->targets[i];
+	c->nr_targets = kept;
+	kept = 0;
+
 	/* The processes still there, or followed until their exit is seen. */
 	hashtab__for_each_entry(&c->procs, i, p) {
 		p->exited = !p->followed && kill(p->pid, 0) && errno == ESRCH;
