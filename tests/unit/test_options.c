@@ -185,3 +185,49 @@ TEST(options_usage_errors)
 	REJECTS("too many -o", "-p", "1", "-o", "1.svg", "-o", "2.svg", "-o", "3.svg", "-o",
 		"4.svg", "-o", "5.svg", "-o", "6.svg", "-o", "7.svg", "-o", "8.svg", "-o", "9.svg");
 }
+
+/* profiler serve: the whole machine on loopback unless told otherwise; no file, no -d, no command. */
+TEST(options_serve)
+{
+	struct options o;
+	char err[256];
+
+	CHECK(PARSE(&o, err, "serve") == 0);
+	CHECK(o.serve);
+	CHECK(o.system_wide);
+	CHECK_STR(o.listen, "127.0.0.1:7071");
+	CHECK_U64(o.nr_outputs, 0);
+	options__release(&o);
+	CHECK(PARSE(&o, err, "serve", "--listen", "[::]:9000", "-p", "42", "--off-cpu", "-F",
+		    "49") == 0);
+	CHECK_STR(o.listen, "[::]:9000");
+	CHECK(!o.system_wide);
+	CHECK_U64(o.nr_pids, 1);
+	CHECK(o.offcpu);
+	CHECK_U64(o.freq_hz, 49);
+	options__release(&o);
+
+	CHECK(PARSE(&o, err, "serve", "--", "sleep", "1") == -EINVAL);
+	CHECK(strstr(err, "takes no command"));
+	options__release(&o);
+	CHECK(PARSE(&o, err, "serve", "-o", "x.pb.gz") == -EINVAL);
+	CHECK(strstr(err, "writes no file"));
+	options__release(&o);
+	CHECK(PARSE(&o, err, "serve", "-d", "5") == -EINVAL);
+	CHECK(strstr(err, "no -d"));
+	options__release(&o);
+	CHECK(PARSE(&o, err, "serve", "--wall") == -EINVAL);
+	CHECK(strstr(err, "--wall"));
+	options__release(&o);
+	CHECK(PARSE(&o, err, "serve", "-a", "-p", "1") == -EINVAL);
+	options__release(&o);
+	CHECK(PARSE(&o, err, "serve", "--listen", "7071") == -EINVAL);
+	CHECK(strstr(err, "HOST:PORT"));
+	options__release(&o);
+	/* --listen belongs to serve; "serve" is no target of a recording. */
+	CHECK(PARSE(&o, err, "--listen", "127.0.0.1:1", "-a") == -EINVAL);
+	CHECK(strstr(err, "profiler serve"));
+	options__release(&o);
+	CHECK(PARSE(&o, err, "-a", "serve") == -EINVAL);
+	options__release(&o);
+}
