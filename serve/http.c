@@ -328,6 +328,7 @@ struct http_server *http_server__start(const char *listen_on, struct scrape_queu
 		0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, NULL,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_LISTEN_SOCKET, fd,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_MAX_CONNECTIONS,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)HTTP_MAX_CONNECTIONS_PER_IP,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_IDLE_TIMEOUT_S,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MAX_REQUEST_BYTES, MHD_OPTION_END);
 	if (!h->daemon) {

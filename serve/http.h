@@ -28,6 +28,7 @@
 #define HTTP_DEFAULT_SECONDS 30
 #define HTTP_MAX_REQUEST_BYTES (16 * 1024)
 #define HTTP_MAX_CONNECTIONS 32
+#define HTTP_MAX_CONNECTIONS_PER_IP 16
 #define HTTP_IDLE_TIMEOUT_S 15
 
 /* What a request asks for. */
