@@ -726,10 +726,28 @@ static int window_add(struct collector *c, struct collector_window *w, const str
 }
 
 /*
- * Count @e in the windows whose span has it: a sample by its time, an
- * interval off CPU by its end (it is sent when the thread comes back), cut
- * to the window's start when it began before (@e is changed meanwhile).
+ * Count @e in @w: a sample when its time is in @w's span; an interval off
+ * CPU for the part of it in the span, if any (@e is changed meanwhile).
  */
+static int window_count(struct collector *c, struct collector_window *w, struct sample_event *e)
+{
+	uint64_t time = e->time_ns, weight = e->weight_ns;
+	uint64_t from = time > w->begin_ns ? time : w->begin_ns;
+	uint64_t to = time + weight < w->end_ns ? time + weight : w->end_ns;
+	int err;
+
+	if (e->type != EVENT_OFFCPU || !weight)
+		return time >= w->begin_ns && time < w->end_ns ? window_add(c, w, e) : 0;
+	if (from >= to)
+		return 0;
+	e->time_ns = from;
+	e->weight_ns = to - from;
+	err = window_add(c, w, e);
+	e->time_ns = time;
+	e->weight_ns = weight;
+	return err;
+}
+
 static int handle_sample(struct collector *c, struct sample_event *e)
 {
 	int err = 0;
@@ -745,21 +763,8 @@ static int handle_sample(struct collector *c, struct sample_event *e)
 		c->nr_offcpu_records++;
 		c->offcpu_ns += e->weight_ns;
 	}
-	for (size_t i = 0; i < c->nr_windows && !err; i++) {
-		struct collector_window *w = c->windows[i];
-		uint64_t time = e->time_ns, weight = e->weight_ns;
-		uint64_t at = e->type == EVENT_OFFCPU ? time + weight : time;
-
-		if (at < w->begin_ns || at >= w->end_ns)
-			continue;
-		if (e->type == EVENT_OFFCPU && time < w->begin_ns) {
-			e->time_ns = w->begin_ns;
-			e->weight_ns = at - w->begin_ns;
-		}
-		err = window_add(c, w, e);
-		e->time_ns = time;
-		e->weight_ns = weight;
-	}
+	for (size_t i = 0; i < c->nr_windows && !err; i++)
+		err = window_count(c, c->windows[i], e);
 	return err;
 }
 
@@ -1289,10 +1294,12 @@ static bool targets_alive(struct collector *c)
 }
 
 /*
- * Threads still off CPU when profiling stops have been away since they left:
- * record those intervals too, up to the stop, so --wall adds up.
+ * Threads off CPU at @until have been away since they left, and the program
+ * sends their intervals only when they come back: count those intervals
+ * too, up to @until, in window @w, or as received when @w is NULL (at the
+ * end of a recording, so --wall adds up).
  */
-static int flush_offcpu(struct collector *c)
+static int offcpu_under_way(struct collector *c, uint64_t until, struct collector_window *w)
 {
 	const struct bpf_map *map = c->skel->maps.offcpu;
 	struct sample_event *e = &c->event.sample;
@@ -1305,8 +1312,7 @@ static int flush_offcpu(struct collector *c)
 		first = false;
 		tid = next;
 		if (bpf_map__lookup_elem(map, &tid, sizeof(tid), &start, sizeof(start), 0) ||
-		    start.h.time_ns >= c->stop_mono ||
-		    c->stop_mono - start.h.time_ns < c->opts.offcpu_min_ns)
+		    start.h.time_ns >= until || until - start.h.time_ns < c->opts.offcpu_min_ns)
 			continue;
 		/* The record as the program would have sent it, with all its room. */
 		start.h.nr_ips_room = PROFILE_MAX_IPS;
@@ -1315,11 +1321,11 @@ static int flush_offcpu(struct collector *c)
 			continue;
 		}
 		e->type = EVENT_OFFCPU;
-		e->weight_ns = c->stop_mono - start.h.time_ns;
+		e->weight_ns = until - start.h.time_ns;
 		e->nr_intervals = 1;
 		e->tid = tid;
 		unwind_sample(c, &c->event);
-		err = handle_sample(c, e);
+		err = w ? window_count(c, w, e) : handle_sample(c, e);
 	}
 	return err;
 }
@@ -1497,7 +1503,7 @@ int collector__run(struct collector *c)
 	if (!err && c->opts.offcpu)
 		err = flush_offcpu_sums(c);
 	if (!err && c->opts.offcpu)
-		err = flush_offcpu(c);
+		err = offcpu_under_way(c, c->stop_mono, NULL);
 	if (!err && c->opts.thread_cpu)
 		err = read_thread_cpu(c);
 	if (c->err)
@@ -1539,6 +1545,9 @@ void collector__detach(struct collector *c, struct collector_window *w)
 		return;
 	memmove(&c->windows[i], &c->windows[i + 1], (c->nr_windows - i - 1) * sizeof(*c->windows));
 	c->nr_windows--;
+	/* Threads still off CPU at its end were so up to it. */
+	if (c->opts.offcpu && offcpu_under_way(c, w->end_ns, w))
+		pr_debug("cannot count the intervals off CPU under way: out of memory");
 	/* Its stacks wait for no newer snapshot any more. */
 	stack_table__for_each_entry(&w->stacks, i, s)
 		c->nr_stale -= s->maps_stale;

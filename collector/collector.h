@@ -169,9 +169,11 @@ struct collector_window {
  */
 int collector__attach(struct collector *c, struct collector_window *w);
 /*
- * Count nothing more in @w. Its stacks stay the caller's to symbolize and
- * release (stack_table__release()); the maps snapshots they point to stay
- * valid until the next collector__forget_exited().
+ * Count nothing more in @w, after the intervals off CPU under way at its
+ * end, up to it (with opts.offcpu; an interval counts in a window for the
+ * part of it in the window's span). Its stacks stay the caller's to
+ * symbolize and release (stack_table__release()); the maps snapshots they
+ * point to stay valid until the next collector__forget_exited().
  */
 void collector__detach(struct collector *c, struct collector_window *w);
 /*
