@@ -323,17 +323,23 @@ void unwind_maps__forget_exited(struct unwind_maps *um)
 		    hashtab__insert(&procs, hash_mix(0, p->pid), p))
 			goto out_nomem;
 	hashtab__for_each_entry(&um->slices, i, sl)
-		if ((sl->users || sl->state == SLICE_LOADED) &&
-		    hashtab__insert(&slices, hash_mix(0, (uintptr_t)sl->file), sl))
+		if (sl->users && hashtab__insert(&slices, hash_mix(0, (uintptr_t)sl->file), sl))
 			goto out_nomem;
 	hashtab__for_each_entry(&um->procs, i, p)
 		if (!hashtab__find(&procs, hash_mix(0, p->pid), proc_eq, &p->pid)) {
 			free(p->slices);
 			free(p);
 		}
-	/* A table no process uses and not in the array: only its file's reference is left. */
+	/*
+	 * A table no live process uses goes, its rows with it: kept, it would
+	 * keep its file open and mapped, with every page of it that was read.
+	 */
 	hashtab__for_each_entry(&um->slices, i, sl)
-		if (!sl->users && sl->state != SLICE_LOADED) {
+		if (!sl->users) {
+			if (sl->state == SLICE_LOADED) {
+				rows_free(um, sl->first, sl->nr);
+				um->stats.rows -= sl->nr;
+			}
 			elf_file__put(sl->file);
 			free(sl);
 		}

@@ -53,10 +53,10 @@ void unwind_maps__free(struct unwind_maps *um);
 int unwind_maps__load(struct unwind_maps *um, const struct proc_maps *maps);
 
 /*
- * Forget the processes that exited and the tables only they used, as
- * unwind_maps__load() does when the array is full: the memory follows the
- * processes alive. Tables still in the array stay, for the next process
- * that maps their file, until their rows are needed.
+ * Forget the processes that exited, and the tables only they used, rows
+ * and all: the memory, and the files held open, follow the processes
+ * alive (a recording keeps unused tables in the array until their rows
+ * are needed; an agent would keep every file that ever ran).
  */
 void unwind_maps__forget_exited(struct unwind_maps *um);
 
