@@ -325,12 +325,12 @@ static void write_bpf_metrics(struct agent *a, FILE *out)
 		if (loaded[i])
 			metrics__sample(out, "profiler_bpf_run_seconds_total", "program",
 					program[i], run_ns[i] / 1e9);
-	metrics__family(out, "profiler_bpf_ns_per_run", "gauge",
+	metrics__family(out, "profiler_bpf_seconds_per_run", "gauge",
 			"Mean time of a run of each BPF program, since the agent started.");
 	for (int i = 0; i < 2; i++)
 		if (loaded[i] && runs[i])
-			metrics__sample(out, "profiler_bpf_ns_per_run", "program", program[i],
-					(double)(run_ns[i] / runs[i]));
+			metrics__sample(out, "profiler_bpf_seconds_per_run", "program", program[i],
+					run_ns[i] / 1e9 / runs[i]);
 }
 
 static void write_metrics(struct agent *a, FILE *out)

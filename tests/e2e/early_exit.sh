@@ -15,10 +15,10 @@ if ! "$PROFILER" -p "$early,$BG_PID" -F 299 -d 3 -o "$TMP/early.pb.gz" 2>"$TMP/e
 fi
 # Give the exited process's samples a stable reading: only its own.
 share_is "early exit: symbolized" "$TMP/early.pb.gz" short_lived_work 95 5 \
-	-tagfocus=process=early_exit
+	-tagfocus=comm=early_exit
 # No unresolved frame counts only in a listing pprof could make, with the
 # process's own function in it.
-if pprof -top -nodecount=1000 -tagfocus=process=early_exit "$TMP/early.pb.gz" \
+if pprof -top -nodecount=1000 -tagfocus=comm=early_exit "$TMP/early.pb.gz" \
 	>"$TMP/top" 2>&1 && grep -q ' short_lived_work$' "$TMP/top"; then
 	unresolved=$(grep -c 'early_exit+0x' "$TMP/top")
 	check "early exit: no unresolved frames in early_exit ($unresolved)" test "$unresolved" -eq 0

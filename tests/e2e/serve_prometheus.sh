@@ -33,7 +33,7 @@ EXPECTED=(
 )
 if [[ $(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null) == 1 ]]; then
 	EXPECTED+=("profiler_bpf_runs_total counter" "profiler_bpf_run_seconds_total counter"
-		"profiler_bpf_ns_per_run gauge")
+		"profiler_bpf_seconds_per_run gauge")
 fi
 
 # A TCP port nobody listens on now, on loopback.
