@@ -92,7 +92,7 @@ struct proc_state {
 	uint64_t snapshot_time; /* CLOCK_MONOTONIC of the last attempt */
 	char *cmdline;		/* shortened (procfs.h); NULL: empty or unreadable */
 	char *cgroup;		/* its cgroup v2 path (procfs.h); NULL: unknown */
-	bool cmdline_read;	/* both, since it was first seen or last exec'd */
+	uint64_t cmdline_seq;	/* both read for this window (collector_window.seq); 0: not yet */
 	bool followed;		/* a live target added with its maps: -p, or a descendant */
 	bool exited;		/* found gone by collector__forget_exited() */
 };
@@ -118,6 +118,7 @@ struct collector {
 	struct collector_window own;
 	struct collector_window **windows;
 	size_t nr_windows, alloc_windows;
+	uint64_t windows_attached; /* the last window's seq */
 	uint64_t nr_records;
 	struct file_table *files;
 	struct elf_cache *elves;      /* the files' ELF images, shared with the symbolizer */
@@ -598,7 +599,8 @@ static void proc_state__snapshot(struct collector *c, struct proc_state *p)
 
 /*
  * Read @p's command line and cgroup, as they are now: when the process is
- * first seen and after it exec'd. A command line that cannot be read (the
+ * first seen, after it exec'd, and in each window of an agent (see
+ * stack_entry__set_cmdline()). A command line that cannot be read (the
  * process exited, /proc hides it) or is empty (a kernel thread) is NULL:
  * exporters show the name.
  */
@@ -607,7 +609,6 @@ static void proc_state__read_cmdline(struct proc_state *p)
 	char buf[PROCFS_CMDLINE_MAX + 1];
 	ssize_t n = procfs__read_cmdline(p->pid, buf, sizeof(buf));
 
-	p->cmdline_read = true;
 	free(p->cmdline);
 	p->cmdline = n > 0 ? strdup(buf) : NULL;
 	if (n < 0)
@@ -618,8 +619,11 @@ static void proc_state__read_cmdline(struct proc_state *p)
 }
 
 /*
- * Give a new stack of window @w its process's command line and cgroup,
- * read if this is the process's first stack.
+ * Give a new stack of window @w its process's command line and cgroup, read
+ * at the process's first stack in the window: a recording's one window has
+ * them as they were when it first saw the process (and after an exec), an
+ * agent's windows as they are in each (PostgreSQL's backends retitle
+ * themselves as they work).
  */
 static void stack_entry__set_cmdline(struct collector *c, struct collector_window *w,
 				     struct stack_entry *s)
@@ -628,8 +632,10 @@ static void stack_entry__set_cmdline(struct collector *c, struct collector_windo
 
 	if (!p)
 		return;
-	if (!p->cmdline_read)
+	if (p->cmdline_seq != w->seq) {
 		proc_state__read_cmdline(p);
+		p->cmdline_seq = w->seq;
+	}
 	s->cmdline = p->cmdline ? strset__add(w->strings, p->cmdline) : NULL;
 	s->cgroup = p->cgroup ? strset__add(w->strings, p->cgroup) : NULL;
 }
@@ -804,6 +810,7 @@ static int add_target(struct collector *c, pid_t pid, bool child, bool snapshot)
 		return -ENOMEM;
 	proc_state__snapshot(c, p);
 	proc_state__read_cmdline(p);
+	p->cmdline_seq = c->windows_attached;
 	p->followed = true;
 	return 0;
 }
@@ -838,6 +845,7 @@ static int handle_process_event(struct collector *c, const struct process_event 
 	pr_debug("pid %u exec'd", e->pid);
 	proc_state__snapshot(c, p);
 	proc_state__read_cmdline(p);
+	p->cmdline_seq = c->windows_attached;
 	return 0;
 }
 
@@ -1528,6 +1536,7 @@ int collector__attach(struct collector *c, struct collector_window *w)
 	if (array__reserve(&c->windows, &c->alloc_windows, c->nr_windows + 1, sizeof(*c->windows)))
 		return -ENOMEM;
 	stack_table__init(&w->stacks);
+	w->seq = ++c->windows_attached;
 	w->stacks.max_stacks = c->opts.max_stacks;
 	w->stacks.no_times = c->opts.no_times;
 	c->windows[c->nr_windows++] = w;

@@ -160,6 +160,7 @@ struct collector_window {
 	struct stack_table stacks; /* set up by collector__attach() */
 	struct strset *strings;
 	uint64_t begin_ns, end_ns;
+	uint64_t seq; /* set by collector__attach(): 1 for the first window, and so on */
 };
 
 /*
