@@ -94,7 +94,6 @@ struct proc_state {
 	char *cgroup;		/* its cgroup v2 path (procfs.h); NULL: unknown */
 	uint64_t cmdline_seq;	/* both read for this window (collector_window.seq); 0: not yet */
 	bool followed;		/* a live target added with its maps: -p, or a descendant */
-	bool exited;		/* found gone by collector__forget_exited() */
 };
 
 struct collector {
@@ -1579,9 +1578,24 @@ static bool snapshot_in_use(const struct hashtab *used, const struct proc_maps *
 	return hashtab__find(used, hash_mix(0, (uintptr_t)maps), same_entry, maps) != NULL;
 }
 
+/* A process still there, or followed until its exit is seen. */
+static bool proc_state__alive(void *entry, void *arg)
+{
+	const struct proc_state *p = entry;
+
+	(void)arg;
+	return p->followed || !kill(p->pid, 0) || errno != ESRCH;
+}
+
+static void proc_state__drop(void *entry, void *arg)
+{
+	(void)arg;
+	proc_state__free(entry);
+}
+
 void collector__forget_exited(struct collector *c)
 {
-	struct hashtab live = HASHTAB_INIT, used = HASHTAB_INIT;
+	struct hashtab used = HASHTAB_INIT;
 	struct proc_state *p;
 	struct stack_entry *s;
 	size_t i, kept = 0;
@@ -1593,18 +1607,8 @@ void collector__forget_exited(struct collector *c)
 	c->nr_targets = kept;
 	kept = 0;
 
-	/* The processes still there, or followed until their exit is seen. */
-	hashtab__for_each_entry(&c->procs, i, p) {
-		p->exited = !p->followed && kill(p->pid, 0) && errno == ESRCH;
-		if (!p->exited && hashtab__insert(&live, hash_mix(0, p->pid), p))
-			goto out_nomem;
-	}
-	hashtab__for_each_entry(&c->procs, i, p)
-		if (p->exited)
-			proc_state__free(p);
-	hashtab__release(&c->procs);
-	c->procs = live;
-	hashtab__init(&live);
+	if (hashtab__retain(&c->procs, proc_state__alive, proc_state__drop, NULL))
+		return;
 
 	/* Then the snapshots that neither a live process nor a window's stack has. */
 	hashtab__for_each_entry(&c->procs, i, p)
@@ -1644,7 +1648,6 @@ void collector__forget_exited(struct collector *c)
 
 out_nomem:
 	/* Nothing is freed that could still be needed: try again next time. */
-	hashtab__release(&live);
 	hashtab__release(&used);
 }
 

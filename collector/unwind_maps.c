@@ -309,49 +309,53 @@ static void unwind_maps__purge_exited(struct unwind_maps *um)
 	}
 }
 
+static bool proc_entry_live(void *entry, void *arg)
+{
+	const struct proc_entry *p = entry;
+
+	(void)arg;
+	/* unwind_maps__purge_exited() emptied those of exited processes. */
+	return p->nr || !kill(p->pid, 0) || errno != ESRCH;
+}
+
+static void proc_entry_drop(void *entry, void *arg)
+{
+	struct proc_entry *p = entry;
+
+	(void)arg;
+	free(p->slices);
+	free(p);
+}
+
+static bool slice_used(void *entry, void *arg)
+{
+	(void)arg;
+	return ((const struct slice *)entry)->users;
+}
+
+/*
+ * A table no live process uses goes, its rows with it: kept, it would keep
+ * its file open and mapped, with every page of it that was read.
+ */
+static void slice_drop(void *entry, void *arg)
+{
+	struct unwind_maps *um = arg;
+	struct slice *sl = entry;
+
+	if (sl->state == SLICE_LOADED) {
+		rows_free(um, sl->first, sl->nr);
+		um->stats.rows -= sl->nr;
+	}
+	elf_file__put(sl->file);
+	free(sl);
+}
+
 void unwind_maps__forget_exited(struct unwind_maps *um)
 {
-	struct hashtab procs = HASHTAB_INIT, slices = HASHTAB_INIT;
-	struct proc_entry *p;
-	struct slice *sl;
-	size_t i;
-
 	unwind_maps__purge_exited(um);
-	/* The entries of exited processes, emptied above, go; the others stay. */
-	hashtab__for_each_entry(&um->procs, i, p)
-		if ((p->nr || !kill(p->pid, 0) || errno != ESRCH) &&
-		    hashtab__insert(&procs, hash_mix(0, p->pid), p))
-			goto out_nomem;
-	hashtab__for_each_entry(&um->slices, i, sl)
-		if (sl->users && hashtab__insert(&slices, hash_mix(0, (uintptr_t)sl->file), sl))
-			goto out_nomem;
-	hashtab__for_each_entry(&um->procs, i, p)
-		if (!hashtab__find(&procs, hash_mix(0, p->pid), proc_eq, &p->pid)) {
-			free(p->slices);
-			free(p);
-		}
-	/*
-	 * A table no live process uses goes, its rows with it: kept, it would
-	 * keep its file open and mapped, with every page of it that was read.
-	 */
-	hashtab__for_each_entry(&um->slices, i, sl)
-		if (!sl->users) {
-			if (sl->state == SLICE_LOADED) {
-				rows_free(um, sl->first, sl->nr);
-				um->stats.rows -= sl->nr;
-			}
-			elf_file__put(sl->file);
-			free(sl);
-		}
-	hashtab__release(&um->procs);
-	hashtab__release(&um->slices);
-	um->procs = procs;
-	um->slices = slices;
-	return;
-
-out_nomem:
-	hashtab__release(&procs);
-	hashtab__release(&slices);
+	/* Out of memory, what is left is forgotten next time. */
+	hashtab__retain(&um->procs, proc_entry_live, proc_entry_drop, NULL);
+	hashtab__retain(&um->slices, slice_used, slice_drop, um);
 }
 
 /* Evict the unused table loaded longest ago: true, or false when none is unused. */

@@ -108,3 +108,27 @@ uint64_t hash_bytes(const void *data, size_t len)
 	memcpy(&w, p, len);
 	return hash_mix(h, w);
 }
+
+static bool same_entry(const void *entry, const void *key)
+{
+	return entry == key;
+}
+
+int hashtab__retain(struct hashtab *ht, bool (*keep)(void *entry, void *arg),
+		    void (*drop)(void *entry, void *arg), void *arg)
+{
+	struct hashtab kept = HASHTAB_INIT;
+	struct hashtab_slot *s;
+
+	for (s = ht->slots; s < ht->slots + ht->cap; s++)
+		if (s->entry && keep(s->entry, arg) && hashtab__insert(&kept, s->hash, s->entry)) {
+			hashtab__release(&kept);
+			return -ENOMEM;
+		}
+	for (s = ht->slots; drop && s < ht->slots + ht->cap; s++)
+		if (s->entry && !hashtab__find(&kept, s->hash, same_entry, s->entry))
+			drop(s->entry, arg);
+	hashtab__release(ht);
+	*ht = kept;
+	return 0;
+}

@@ -62,6 +62,16 @@ int hashtab__insert(struct hashtab *ht, uint64_t hash, void *entry);
 void *hashtab__find_or_add(struct hashtab *ht, uint64_t hash, hashtab_eq_fn eq, const void *key,
 			   size_t size, bool *added);
 
+/*
+ * Keep the entries for which @keep(entry, @arg) holds (asked once each),
+ * then hand each of the others to @drop(entry, @arg), if not NULL, to free
+ * it: the one way out of a table, for one that lives long (entries cannot
+ * be removed one by one). 0, or -ENOMEM with @ht as it was and nothing
+ * dropped.
+ */
+int hashtab__retain(struct hashtab *ht, bool (*keep)(void *entry, void *arg),
+		    void (*drop)(void *entry, void *arg), void *arg);
+
 /* Iterate over the entries in slot order (not a stable order: sort before output). */
 #define hashtab__for_each_entry(ht, i, e)                                                          \
 	for ((i) = 0; (i) < (ht)->cap; (i)++)                                                      \

@@ -57,26 +57,35 @@ void file_table__free(struct file_table *files)
 	free(files);
 }
 
+struct file_keep {
+	bool (*keep)(const struct mapped_file *file, void *arg);
+	void *arg;
+};
+
+static bool file_kept(void *entry, void *arg)
+{
+	const struct file_keep *k = arg;
+
+	return k->keep(entry, k->arg);
+}
+
+static void file_drop(void *entry, void *arg)
+{
+	struct mapped_file *f = entry;
+
+	(void)arg;
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f);
+}
+
 void file_table__retain(struct file_table *files,
 			bool (*keep)(const struct mapped_file *file, void *arg), void *arg)
 {
-	struct hashtab kept = HASHTAB_INIT;
-	struct mapped_file *f;
-	size_t i;
+	struct file_keep k = { keep, arg };
 
-	hashtab__for_each_entry(&files->files, i, f)
-		if (keep(f, arg) && hashtab__insert(&kept, hash_mix(f->dev, f->ino), f)) {
-			hashtab__release(&kept);
-			return;
-		}
-	hashtab__for_each_entry(&files->files, i, f)
-		if (!keep(f, arg)) {
-			if (f->fd >= 0)
-				close(f->fd);
-			free(f);
-		}
-	hashtab__release(&files->files);
-	files->files = kept;
+	/* Out of memory, every file stays: they are dropped next time. */
+	hashtab__retain(&files->files, file_kept, file_drop, &k);
 }
 
 /*

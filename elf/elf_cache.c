@@ -227,62 +227,63 @@ static bool same_elf(const void *entry, const void *key)
 	return entry == key;
 }
 
+struct retain {
+	struct elf_cache *c;
+	elf_cache_keep_fn keep;
+	void *arg;
+	struct hashtab read; /* the images the kept files read */
+};
+
+static bool file_kept(void *entry, void *arg)
+{
+	const struct retain *r = arg;
+
+	return r->keep(((const struct file_entry *)entry)->file, r->arg);
+}
+
+static void file_drop(void *entry, void *arg)
+{
+	(void)arg;
+	free(entry);
+}
+
+/* Is @f one to keep: read by a kept file, or our own vDSO? */
+static bool image_kept(const struct retain *r, const struct elf_file *f)
+{
+	return f == r->c->own_vdso ||
+	       hashtab__find(&r->read, hash_mix(0, (uintptr_t)f), same_elf, f) != NULL;
+}
+
+static bool image_kept_entry(void *entry, void *arg)
+{
+	return image_kept(arg, entry);
+}
+
 void elf_cache__retain(struct elf_cache *c, elf_cache_keep_fn keep, void *arg)
 {
-	struct hashtab files = HASHTAB_INIT, read = HASHTAB_INIT, by_build_id = HASHTAB_INIT;
+	struct retain r = { c, keep, arg, HASHTAB_INIT };
 	struct file_entry *e;
 	size_t i, kept = 0;
 
-	/* The entries of the files kept, and the images they read. */
-	hashtab__for_each_entry(&c->files, i, e) {
-		uint64_t hash = hash_mix(hash_mix(e->dev, e->ino), (uintptr_t)e->file);
-
-		if (!keep(e->file, arg))
-			continue;
-		if (hashtab__insert(&files, hash, e))
-			goto out_nomem;
-		if (e->elf &&
-		    !hashtab__find(&read, hash_mix(0, (uintptr_t)e->elf), same_elf, e->elf) &&
-		    hashtab__insert(&read, hash_mix(0, (uintptr_t)e->elf), e->elf))
-			goto out_nomem;
-	}
-	for (i = 0; i < c->nr_all; i++) {
-		struct elf_file *f = c->all[i];
-		const char *build_id = elf_file__build_id(f);
-
-		if (f != c->own_vdso &&
-		    !hashtab__find(&read, hash_mix(0, (uintptr_t)f), same_elf, f))
-			continue;
-		if (build_id &&
-		    hashtab__insert(&by_build_id, hash_bytes(build_id, strlen(build_id)), f))
-			goto out_nomem;
-	}
-	/* Nothing can fail from here on. */
+	/* Out of memory, what is left is forgotten next time. */
+	if (hashtab__retain(&c->files, file_kept, file_drop, &r))
+		return;
 	hashtab__for_each_entry(&c->files, i, e)
-		if (!hashtab__find(&files, hash_mix(hash_mix(e->dev, e->ino), (uintptr_t)e->file),
-				   file_eq, e->file))
-			free(e);
+		if (e->elf &&
+		    !hashtab__find(&r.read, hash_mix(0, (uintptr_t)e->elf), same_elf, e->elf) &&
+		    hashtab__insert(&r.read, hash_mix(0, (uintptr_t)e->elf), e->elf))
+			goto out;
+	if (hashtab__retain(&c->by_build_id, image_kept_entry, NULL, &r))
+		goto out;
 	for (i = 0; i < c->nr_all; i++) {
-		struct elf_file *f = c->all[i];
-
-		if (f == c->own_vdso ||
-		    hashtab__find(&read, hash_mix(0, (uintptr_t)f), same_elf, f))
-			c->all[kept++] = f;
+		if (image_kept(&r, c->all[i]))
+			c->all[kept++] = c->all[i];
 		else
-			elf_file__put(f);
+			elf_file__put(c->all[i]);
 	}
 	c->nr_all = kept;
-	hashtab__release(&c->files);
-	hashtab__release(&c->by_build_id);
-	c->files = files;
-	c->by_build_id = by_build_id;
-	hashtab__release(&read);
-	return;
-
-out_nomem:
-	hashtab__release(&files);
-	hashtab__release(&read);
-	hashtab__release(&by_build_id);
+out:
+	hashtab__release(&r.read);
 }
 
 bool elf_cache__holds(const struct elf_cache *c, const struct elf_file *f)

@@ -346,45 +346,49 @@ size_t module_set__count(const struct module_set *set)
 	return set->nr_mods;
 }
 
+struct module_keep {
+	module_keep_fn keep;
+	void *arg;
+};
+
+static bool module_kept(void *entry, void *arg)
+{
+	const struct module_keep *k = arg;
+
+	return k->keep(elf_symtab__file(module__symtab(entry)), k->arg);
+}
+
+static bool elf_module_kept(void *entry, void *arg)
+{
+	const struct module_keep *k = arg;
+
+	return k->keep(((struct elf_module *)entry)->elf, k->arg);
+}
+
+static void elf_module_drop(void *entry, void *arg)
+{
+	(void)arg;
+	free(entry);
+}
+
 void module_set__retain(struct module_set *set, module_keep_fn keep, void *arg)
 {
-	struct hashtab by_build_id = HASHTAB_INIT, by_elf = HASHTAB_INIT;
-	struct elf_module *em;
-	struct module *mod;
-	size_t i, kept = 0;
+	struct module_keep k = { keep, arg };
+	size_t kept = 0;
 
-	hashtab__for_each_entry(&set->by_build_id, i, mod) {
-		const char *build_id = elf_symtab__build_id(module__symtab(mod));
+	/* Out of memory, a module not found any more is freed next time. */
+	if (hashtab__retain(&set->by_build_id, module_kept, NULL, &k) ||
+	    hashtab__retain(&set->by_elf, elf_module_kept, elf_module_drop, &k))
+		return;
+	for (size_t i = 0; i < set->nr_mods; i++) {
+		struct module *mod = set->mods[i];
 
-		if (keep(elf_symtab__file(module__symtab(mod)), arg) &&
-		    hashtab__insert(&by_build_id, hash_bytes(build_id, strlen(build_id)), mod))
-			goto out_nomem;
-	}
-	hashtab__for_each_entry(&set->by_elf, i, em)
-		if (keep(em->elf, arg) &&
-		    hashtab__insert(&by_elf, hash_mix(0, (uintptr_t)em->elf), em))
-			goto out_nomem;
-	/* Nothing can fail from here on. */
-	hashtab__for_each_entry(&set->by_elf, i, em)
-		if (!keep(em->elf, arg))
-			free(em);
-	for (i = 0; i < set->nr_mods; i++) {
-		mod = set->mods[i];
 		if (keep(elf_symtab__file(module__symtab(mod)), arg))
 			set->mods[kept++] = mod;
 		else
 			module__free(mod);
 	}
 	set->nr_mods = kept;
-	hashtab__release(&set->by_build_id);
-	hashtab__release(&set->by_elf);
-	set->by_build_id = by_build_id;
-	set->by_elf = by_elf;
-	return;
-
-out_nomem:
-	hashtab__release(&by_build_id);
-	hashtab__release(&by_elf);
 }
 
 static bool elf_module_eq(const void *entry, const void *key)

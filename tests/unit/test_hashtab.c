@@ -164,3 +164,53 @@ TEST(hashtab_hashes)
 	CHECK(hash_bytes("a", 1) != hash_bytes("a\0", 2));
 	CHECK(hash_bytes("", 0) != hash_bytes("\0", 1));
 }
+
+static bool keep_even(void *entry, void *arg)
+{
+	(void)arg;
+	return *(int *)entry % 2 == 0;
+}
+
+static void count_drop(void *entry, void *arg)
+{
+	(*(int *)arg)++;
+	*(int *)entry = -1;
+}
+
+static bool int_eq(const void *entry, const void *key)
+{
+	return *(const int *)entry == *(const int *)key;
+}
+
+/* The entries kept are found as before; each other one is dropped once, and found no more. */
+TEST(hashtab_retain)
+{
+	struct hashtab ht = HASHTAB_INIT;
+	int values[100], dropped = 0;
+
+	for (int i = 0; i < 100; i++) {
+		values[i] = i;
+		CHECK(!hashtab__insert(&ht, hash_mix(0, i), &values[i]));
+	}
+	CHECK(!hashtab__retain(&ht, keep_even, count_drop, &dropped));
+	CHECK_U64(ht.nr, 50);
+	CHECK_U64(dropped, 50);
+	for (int i = 0; i < 100; i++) {
+		int key = i;
+		int *found = hashtab__find(&ht, hash_mix(0, i), int_eq, &key);
+
+		CHECK(i % 2 ? !found && values[i] == -1 : found == &values[i]);
+	}
+	/* Keeping all drops nothing; keeping none empties it, and it is usable again. */
+	dropped = 0;
+	CHECK(!hashtab__retain(&ht, keep_even, count_drop, &dropped));
+	CHECK_U64(dropped, 0);
+	CHECK_U64(ht.nr, 50);
+	for (int i = 0; i < 100; i += 2)
+		values[i] = 1;
+	CHECK(!hashtab__retain(&ht, keep_even, NULL, NULL));
+	CHECK_U64(ht.nr, 0);
+	CHECK(!hashtab__insert(&ht, hash_mix(0, 7), &values[7]));
+	CHECK_U64(ht.nr, 1);
+	hashtab__release(&ht);
+}
