@@ -1561,21 +1561,10 @@ void collector__detach(struct collector *c, struct collector_window *w)
 		c->nr_stale -= s->maps_stale;
 }
 
-static bool same_entry(const void *entry, const void *key)
-{
-	return entry == key;
-}
-
 /* Is @file in @used, a set of files (elf_cache_keep_fn)? */
 static bool file_in_use(const struct mapped_file *file, void *used)
 {
-	return hashtab__find(used, hash_mix(0, (uintptr_t)file), same_entry, file) != NULL;
-}
-
-/* Is @maps in @used, a set of snapshots? */
-static bool snapshot_in_use(const struct hashtab *used, const struct proc_maps *maps)
-{
-	return hashtab__find(used, hash_mix(0, (uintptr_t)maps), same_entry, maps) != NULL;
+	return ptr_set__has(used, file);
 }
 
 /* A process still there, or followed until its exit is seen. */
@@ -1607,22 +1596,20 @@ void collector__forget_exited(struct collector *c)
 	c->nr_targets = kept;
 	kept = 0;
 
+	/* The processes that exited. */
 	if (hashtab__retain(&c->procs, proc_state__alive, proc_state__drop, NULL))
 		return;
 
 	/* Then the snapshots that neither a live process nor a window's stack has. */
 	hashtab__for_each_entry(&c->procs, i, p)
-		if (p->maps && !snapshot_in_use(&used, p->maps) &&
-		    hashtab__insert(&used, hash_mix(0, (uintptr_t)p->maps), p->maps))
+		if (p->maps && ptr_set__add(&used, p->maps))
 			goto out_nomem;
 	for (size_t w = 0; w < c->nr_windows; w++)
 		stack_table__for_each_entry(&c->windows[w]->stacks, i, s)
-			if (s->maps && !snapshot_in_use(&used, s->maps) &&
-			    hashtab__insert(&used, hash_mix(0, (uintptr_t)s->maps),
-					    (void *)s->maps))
+			if (s->maps && ptr_set__add(&used, s->maps))
 				goto out_nomem;
 	for (i = 0; i < c->nr_snapshots; i++) {
-		if (snapshot_in_use(&used, c->snapshots[i]))
+		if (ptr_set__has(&used, c->snapshots[i]))
 			c->snapshots[kept++] = c->snapshots[i];
 		else
 			proc_maps__free(c->snapshots[i]);
@@ -1635,8 +1622,7 @@ void collector__forget_exited(struct collector *c)
 		for (size_t m = 0; m < c->snapshots[i]->nr; m++) {
 			const struct mapped_file *f = c->snapshots[i]->maps[m].file;
 
-			if (f && !file_in_use(f, &used) &&
-			    hashtab__insert(&used, hash_mix(0, (uintptr_t)f), (void *)f))
+			if (f && ptr_set__add(&used, f))
 				goto out_nomem;
 		}
 	if (c->unwind_maps)

@@ -114,6 +114,17 @@ static bool same_entry(const void *entry, const void *key)
 	return entry == key;
 }
 
+bool ptr_set__has(const struct hashtab *set, const void *p)
+{
+	return hashtab__find(set, hash_mix(0, (uintptr_t)p), same_entry, p) != NULL;
+}
+
+int ptr_set__add(struct hashtab *set, const void *p)
+{
+	return ptr_set__has(set, p) ? 0 :
+				      hashtab__insert(set, hash_mix(0, (uintptr_t)p), (void *)p);
+}
+
 int hashtab__retain(struct hashtab *ht, bool (*keep)(void *entry, void *arg),
 		    void (*drop)(void *entry, void *arg), void *arg)
 {

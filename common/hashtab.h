@@ -72,6 +72,14 @@ void *hashtab__find_or_add(struct hashtab *ht, uint64_t hash, hashtab_eq_fn eq, 
 int hashtab__retain(struct hashtab *ht, bool (*keep)(void *entry, void *arg),
 		    void (*drop)(void *entry, void *arg), void *arg);
 
+/*
+ * A table used as a set of pointers: the entries are the pointers
+ * themselves. Is @p in @set? Add @p to @set unless it is in it: 0 or
+ * -ENOMEM.
+ */
+bool ptr_set__has(const struct hashtab *set, const void *p);
+int ptr_set__add(struct hashtab *set, const void *p);
+
 /* Iterate over the entries in slot order (not a stable order: sort before output). */
 #define hashtab__for_each_entry(ht, i, e)                                                          \
 	for ((i) = 0; (i) < (ht)->cap; (i)++)                                                      \

@@ -222,11 +222,6 @@ struct elf_file *elf_cache__vdso(struct elf_cache *c, pid_t pid, uint64_t start,
 	return f ? elf_cache__keep(c, f) : NULL;
 }
 
-static bool same_elf(const void *entry, const void *key)
-{
-	return entry == key;
-}
-
 struct retain {
 	struct elf_cache *c;
 	elf_cache_keep_fn keep;
@@ -250,8 +245,7 @@ static void file_drop(void *entry, void *arg)
 /* Is @f one to keep: read by a kept file, or our own vDSO? */
 static bool image_kept(const struct retain *r, const struct elf_file *f)
 {
-	return f == r->c->own_vdso ||
-	       hashtab__find(&r->read, hash_mix(0, (uintptr_t)f), same_elf, f) != NULL;
+	return f == r->c->own_vdso || ptr_set__has(&r->read, f);
 }
 
 static bool image_kept_entry(void *entry, void *arg)
@@ -269,9 +263,7 @@ void elf_cache__retain(struct elf_cache *c, elf_cache_keep_fn keep, void *arg)
 	if (hashtab__retain(&c->files, file_kept, file_drop, &r))
 		return;
 	hashtab__for_each_entry(&c->files, i, e)
-		if (e->elf &&
-		    !hashtab__find(&r.read, hash_mix(0, (uintptr_t)e->elf), same_elf, e->elf) &&
-		    hashtab__insert(&r.read, hash_mix(0, (uintptr_t)e->elf), e->elf))
+		if (e->elf && ptr_set__add(&r.read, e->elf))
 			goto out;
 	if (hashtab__retain(&c->by_build_id, image_kept_entry, NULL, &r))
 		goto out;
