@@ -21,6 +21,7 @@
 #include "child.h"
 #include "collector/collector.h"
 #include "collector/stack_table.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/output.h"
 #include "common/procfs.h"
@@ -231,11 +232,9 @@ static void show_status(void *ctx)
 	struct progress_line *s = ctx;
 	uint64_t start = collector__start_mono(s->c), now, lost;
 	struct profile_stats st = { 0 };
-	struct timespec ts;
 	char of[32] = "";
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	now = clock_ns(CLOCK_MONOTONIC);
 	if (!s->next_ns)
 		s->next_ns = start + STATUS_INTERVAL_NS;
 	if (now < s->next_ns)
@@ -258,15 +257,6 @@ static void show_status(void *ctx)
 		status_line__show("profiler: %.1f s%s, %llu samples, %llu lost",
 				  (now - start) / 1e9, of, (unsigned long long)st.samples,
 				  (unsigned long long)lost);
-}
-
-/* CLOCK_MONOTONIC now, in ns: for -v's "stop to file" line. */
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 /* stacks_opts.thread_cpu: what the collector measured. */
@@ -404,7 +394,7 @@ int record(const struct options *o)
 			strerror(-err));
 
 	err = collector__run(c);
-	stop_ns = mono_ns();
+	stop_ns = clock_ns(CLOCK_MONOTONIC);
 	status_line__clear();
 	sampling = NULL;
 	phase = "symbolizing";
@@ -481,10 +471,10 @@ int record(const struct options *o)
 				(unsigned long long)runs, (unsigned long long)(run_ns / runs));
 	}
 	phase = "writing the profile";
-	symbolized_ns = mono_ns();
+	symbolized_ns = clock_ns(CLOCK_MONOTONIC);
 	if (write_profile(p, o, invoker))
 		goto out;
-	written_ns = mono_ns();
+	written_ns = clock_ns(CLOCK_MONOTONIC);
 	pr_info("stop to file: %llu ms (symbolize %llu ms, write %llu ms)",
 		(unsigned long long)((written_ns - stop_ns) / 1000000),
 		(unsigned long long)((symbolized_ns - stop_ns) / 1000000),

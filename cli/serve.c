@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "collector/collector.h"
+#include "common/clock.h"
 #include "common/hashtab.h"
 #include "common/log.h"
 #include "common/procfs.h"
@@ -101,14 +102,6 @@ static void on_signal(int sig)
 	stop_signal = sig;
 	if (c)
 		collector__stop(c);
-}
-
-static uint64_t clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 /* Start recording profile scrape @s from @now: 0, or -ENOMEM. */

@@ -20,6 +20,7 @@
 #include "bpf/profile.h"
 #include "common/hashtab.h"
 #include "common/array.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/proc_maps.h"
 #include "common/proc_tree.h"
@@ -152,14 +153,6 @@ struct collector {
 };
 
 static void proc_state__free(struct proc_state *p);
-
-static uint64_t now_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static uint64_t round_up_pow2(uint64_t v)
 {
@@ -576,7 +569,7 @@ static void proc_state__snapshot(struct collector *c, struct proc_state *p)
 {
 	struct proc_maps *maps;
 
-	p->snapshot_time = now_ns(CLOCK_MONOTONIC);
+	p->snapshot_time = clock_ns(CLOCK_MONOTONIC);
 	if (array__reserve(&c->snapshots, &c->alloc_snapshots, c->nr_snapshots + 1,
 			   sizeof(*c->snapshots)))
 		return;
@@ -663,7 +656,7 @@ static void stack_entry__set_maps(struct collector *c, struct stack_entry *s)
 	if (!p)
 		return;
 	if (!p->snapshot_time || (!covers_leaf(p->maps, s) &&
-				  now_ns(CLOCK_MONOTONIC) - p->snapshot_time >= MAPS_REFRESH_NS))
+				  clock_ns(CLOCK_MONOTONIC) - p->snapshot_time >= MAPS_REFRESH_NS))
 		proc_state__snapshot(c, p);
 	s->maps = p->maps;
 	s->maps_stale = !covers_leaf(p->maps, s);
@@ -678,7 +671,7 @@ static void stack_entry__set_maps(struct collector *c, struct stack_entry *s)
  */
 static void settle_stale_maps(struct collector *c, bool force)
 {
-	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 	struct stack_entry *s;
 	size_t i;
 
@@ -856,7 +849,7 @@ static int handle_process_event(struct collector *c, const struct process_event 
 static const struct proc_maps *newer_maps(struct collector *c, struct proc_state *p,
 					  const struct proc_maps *maps)
 {
-	if (p->maps == maps && now_ns(CLOCK_MONOTONIC) - p->snapshot_time >= MAPS_REFRESH_NS)
+	if (p->maps == maps && clock_ns(CLOCK_MONOTONIC) - p->snapshot_time >= MAPS_REFRESH_NS)
 		proc_state__snapshot(c, p);
 	return p->maps != maps ? p->maps : NULL;
 }
@@ -973,7 +966,7 @@ static void unwind_sample(struct collector *c, struct event *ev)
 	maps = p->maps;
 	/* No user stack yet: unwind it from the copy, as far as the copy goes. */
 	if (!s->nr_user) {
-		uint64_t start = now_ns(CLOCK_MONOTONIC);
+		uint64_t start = clock_ns(CLOCK_MONOTONIC);
 
 		n = unwinder__unwind(c->unwinder, maps, &in, (uint64_t *)s->user, PROFILE_MAX_STACK,
 				     &stop);
@@ -989,7 +982,7 @@ static void unwind_sample(struct collector *c, struct event *ev)
 		}
 		s->nr_user = n;
 		c->nr_unwound++;
-		c->unwind_ns += now_ns(CLOCK_MONOTONIC) - start;
+		c->unwind_ns += clock_ns(CLOCK_MONOTONIC) - start;
 		if (stop != UNWIND_COMPLETE) {
 			s->flags |= SAMPLE_USER_TRUNCATED;
 			c->nr_unwind_truncated++;
@@ -1043,7 +1036,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 	 * handled; the rest waits for the drain after sampling stopped.
 	 */
 	if (!c->draining &&
-	    (c->stopping || (c->deadline && now_ns(CLOCK_MONOTONIC) >= c->deadline)))
+	    (c->stopping || (c->deadline && clock_ns(CLOCK_MONOTONIC) >= c->deadline)))
 		return DRAIN_CUT;
 	return 0;
 }
@@ -1196,8 +1189,8 @@ int collector__start(struct collector *c)
 	int err, attached = 0;
 
 	/* From here on (the tracepoints count time on and off CPU from their attaching). */
-	c->start_mono = now_ns(CLOCK_MONOTONIC);
-	c->start_real = now_ns(CLOCK_REALTIME);
+	c->start_mono = clock_ns(CLOCK_MONOTONIC);
+	c->start_real = clock_ns(CLOCK_REALTIME);
 	c->skel->bss->start_ns = c->start_mono;
 	/* Tracepoints first, so no fork of a target is missed once sampling runs. */
 	err = profile_bpf__attach(c->skel);
@@ -1488,14 +1481,14 @@ int collector__run(struct collector *c)
 		err = 0;
 		if (c->nr_stale)
 			settle_stale_maps(c, false);
-		if (c->deadline && now_ns(CLOCK_MONOTONIC) >= c->deadline)
+		if (c->deadline && clock_ns(CLOCK_MONOTONIC) >= c->deadline)
 			break;
 		if (!targets_alive(c))
 			break;
 		if (c->opts.on_drain)
 			c->opts.on_drain(c->opts.on_drain_ctx);
 	}
-	c->stop_mono = now_ns(CLOCK_MONOTONIC);
+	c->stop_mono = clock_ns(CLOCK_MONOTONIC);
 	/* Stop sampling, then take what is still in the buffer. */
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
 		bpf_link__destroy(c->links[cpu]);

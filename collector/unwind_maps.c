@@ -12,6 +12,7 @@
 
 #include "bpf/profile.h"
 #include "common/array.h"
+#include "common/clock.h"
 #include "common/hashtab.h"
 #include "common/log.h"
 #include "common/proc_maps.h"
@@ -74,14 +75,6 @@ struct unwind_maps {
 	struct unwind_maps_stats stats;
 	struct unwind_proc value; /* a process entry being built: 8 KiB */
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static uint64_t rule_hash(const struct unwind_rule *r)
 {
@@ -400,11 +393,11 @@ static void slice__load(struct unwind_maps *um, struct slice *s)
 {
 	struct unwind_table t = { 0 };
 	struct rows_window w;
-	uint64_t start = mono_ns();
+	uint64_t start = clock_ns(CLOCK_MONOTONIC);
 	int err;
 
 	err = unwind_table__build(&t, s->file);
-	um->stats.build_ns += mono_ns() - start;
+	um->stats.build_ns += clock_ns(CLOCK_MONOTONIC) - start;
 	if (err == -ENOENT || err == -ENOTSUP) {
 		s->state = SLICE_FP;
 		return;

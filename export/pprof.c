@@ -360,6 +360,12 @@ static int builder__sample(struct builder *b, const struct profile *p,
 			   const struct profile_sample *prev,
 			   const Perftools__Profiles__Sample *prev_msg)
 {
+	const char *values[NR_KEYS] = {
+		[KEY_THREAD] = s->thread_name,
+		[KEY_COMM] = s->process_name,
+		[KEY_CMDLINE] = s->cmdline,
+		[KEY_CGROUP] = s->cgroup,
+	};
 	Perftools__Profiles__Label *labels;
 	uint32_t n = s->nr_frames;
 	int64_t str;
@@ -396,12 +402,6 @@ static int builder__sample(struct builder *b, const struct profile *p,
 	msg->label[msg->n_label++] = &labels[KEY_PID];
 	msg->label[msg->n_label++] = &labels[KEY_TID];
 	for (int key = KEY_THREAD; key < NR_KEYS; key++) {
-		const char *values[NR_KEYS] = {
-			[KEY_THREAD] = s->thread_name,
-			[KEY_COMM] = s->process_name,
-			[KEY_CMDLINE] = s->cmdline,
-			[KEY_CGROUP] = s->cgroup,
-		};
 		const char *value = values[key];
 
 		if (!value)
