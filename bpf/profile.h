@@ -63,6 +63,8 @@ enum event_type {
 /* Why a user stack unwound from tables ended short: one of UNWIND_STOP_*, in flags. */
 #define SAMPLE_STOP_SHIFT 8
 #define SAMPLE_STOP_MASK (7U << SAMPLE_STOP_SHIFT)
+#define SAMPLE_PYTHON_TRUNCATED (1U << 11) /* the Python stack had more frames than the record holds */
+#define SAMPLE_PYTHON_ERROR (1U << 12)	   /* a Python frame could not be read: the rest is missing */
 
 enum unwind_stop_reason {
 	UNWIND_STOP_NONE,
@@ -86,13 +88,16 @@ enum profile_stat {
 	STAT_LOST_OFFCPU,	 /* off-CPU records lost: no room in the ring buffer */
 	STAT_LOST_PROCESS,	 /* fork and exec records lost: no room in the ring buffer */
 	STAT_OFFCPU_SUMS_FULL,	 /* short intervals sent alone: no room to sum them */
+	STAT_PYTHON_TRUNCATED,	 /* records whose Python stack filled its room */
+	STAT_PYTHON_ERROR,	 /* records whose Python stack ended at memory it could not read */
 	STAT__MAX,
 };
 
 /*
  * EVENT_SAMPLE and EVENT_OFFCPU records: this head, then @nr_ips_room
  * addresses of which the first @nr_kernel are the kernel stack and the next
- * @nr_user the user stack, each leaf first. A record whose stack was
+ * @nr_user the user stack, each leaf first, then @nr_python Python frames
+ * of two words each (struct python_frame's layout), innermost first. A record whose stack was
  * unwound in the kernel ends there, with no room to spare: most are a few
  * hundred bytes. One flagged SAMPLE_USER_REGS goes on with the user
  * registers (PROFILE_NR_REGS words) and @user_stack_size bytes of user
@@ -118,7 +123,8 @@ struct sample_head {
 	 * first one's @time_ns on; 1 for samples.
 	 */
 	__u32 nr_intervals;
-	__u32 pad;
+	__u16 nr_python; /* Python frames after the user stack */
+	__u16 pad;
 };
 
 /*
@@ -139,8 +145,11 @@ struct offcpu_key {
 	__u64 stack_hash; /* of the record's flags and addresses (and leaf registers) */
 };
 
-/* The most addresses a record holds: both stacks whole. */
-#define PROFILE_MAX_IPS (2 * PROFILE_MAX_STACK)
+/* The most Python frames a record holds: a power of two (the BPF program masks with it - 1). */
+#define PROFILE_MAX_PYTHON 64
+
+/* The most words of addresses a record holds: both stacks whole, and its Python frames. */
+#define PROFILE_MAX_IPS (2 * PROFILE_MAX_STACK + 2 * PROFILE_MAX_PYTHON)
 
 /*
  * A whole record, as the BPF program builds it before it sends the part
@@ -222,6 +231,67 @@ struct unwind_proc {
 	__u32 nr; /* valid entries in mappings[], sorted by start, not overlapping */
 	__u32 pad;
 	struct unwind_mapping mappings[PROFILE_MAX_UNWIND_MAPPINGS];
+};
+
+/*
+ * CPython. For a process running a supported interpreter, user space loads
+ * where its _PyRuntime is and the offsets of the fields the BPF program
+ * follows to the sampled thread's frames (python_procs, by tgid): from
+ * _PyRuntime through every interpreter's thread states to the one whose
+ * thread_id is the thread's pthread_self() (its fs base), then along its
+ * frames. Each frame is recorded as two words (struct python_frame), which
+ * user space turns into names by reading the code objects.
+ */
+#define PY_NO_FIELD 0xffff /* a field this version does not have */
+
+struct python_offsets {
+	__u16 version;			 /* 0x030b: 3.11 */
+	__u16 runtime_interpreters_head; /* _PyRuntimeState.interpreters.head */
+	__u16 interp_next;		 /* PyInterpreterState.next */
+	__u16 interp_threads_head;	 /* PyInterpreterState.threads.head */
+	__u16 tstate_next;		 /* PyThreadState.next */
+	__u16 tstate_thread_id;		 /* PyThreadState.thread_id: the thread's pthread_self() */
+	/* PyThreadState: 3.10 .frame, 3.11-3.12 .cframe, 3.13 .current_frame */
+	__u16 tstate_frame;
+	__u16 cframe_current_frame; /* _PyCFrame.current_frame (3.11, 3.12); else PY_NO_FIELD */
+	__u16 frame_code;	    /* f_code (3.10-3.12), f_executable (3.13) */
+	__u16 frame_previous;	    /* f_back (3.10), previous (3.11+) */
+	/* f_lasti (3.10, an int), prev_instr (3.11, 3.12), instr_ptr (3.13) */
+	__u16 frame_instr;
+	__u16 frame_owner;    /* owner (3.11+, one byte); else PY_NO_FIELD */
+	__u16 frame_is_entry; /* is_entry (3.11, one byte); else PY_NO_FIELD */
+	__u16 code_firstlineno;
+	/* Read by user space only. */
+	__u16 code_filename;
+	__u16 code_name;
+	__u16 code_qualname;	 /* PY_NO_FIELD before 3.11: co_name */
+	__u16 code_linetable;	 /* a bytes object: 3.10's line table, 3.11+'s location table */
+	__u16 code_adaptive;	 /* co_code_adaptive, the instructions (3.11+); else PY_NO_FIELD */
+	__u16 unicode_state;	 /* PyASCIIObject.state */
+	__u16 unicode_ascii;	 /* the characters of a compact ASCII string */
+	__u16 unicode_compact;	 /* ... of another compact string */
+	__u16 bytes_size;	 /* PyVarObject.ob_size of a bytes object */
+	__u16 bytes_data;	 /* PyBytesObject.ob_sval */
+	__u8 cstack_owner;	 /* owner of 3.12+'s C-stack entry frames; 0xff: none */
+	__u8 pad[7];
+};
+
+struct python_proc {
+	__u64 runtime; /* the address of _PyRuntime in the process */
+	struct python_offsets off;
+};
+
+/* Processes with a Python interpreter loaded at once. */
+#define PROFILE_MAX_PYTHON_PROCS 4096
+
+/* python_frame.code: the frame is the first its call of _PyEval_EvalFrameDefault ran. */
+#define PY_FRAME_ENTRY (1ULL << 63)
+/* python_frame.instr: the code object's first line number, low 16 bits, from here up. */
+#define PY_FRAME_LINE_SHIFT 48
+
+struct python_frame {
+	__u64 code;  /* the code object's address, | PY_FRAME_ENTRY */
+	__u64 instr; /* the frame's frame_instr field, | first line << PY_FRAME_LINE_SHIFT */
 };
 
 /* EVENT_FORK and EVENT_EXEC. */
