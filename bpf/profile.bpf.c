@@ -51,6 +51,8 @@ const volatile bool unwind_tables;
  * unwind tables, only samples of processes whose tables are not loaded.
  */
 const volatile __u32 stack_copy_bytes = PROFILE_LEAF_STACK_BYTES;
+/* Read the Python frames of processes in `python_procs`. */
+const volatile bool python_stacks = true;
 /* Wake the reader only once this much data waits, so it drains in batches. */
 const volatile __u64 wakeup_bytes = 1 << 20;
 
@@ -175,6 +177,47 @@ struct {
 	__type(key, __u32); /* tgid */
 	__type(value, struct unwind_proc);
 } unwind_procs SEC(".maps");
+
+/* Processes running CPython, where their interpreter is and how it is laid out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PROFILE_MAX_PYTHON_PROCS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32); /* tgid */
+	__type(value, struct python_proc);
+} python_procs SEC(".maps");
+
+/* Bytes of a frame read at once: every field python_offsets names is in them. */
+#define PY_FRAME_BYTES 128
+
+/*
+ * One walk of a thread's Python frames, in a per-CPU map for the reason
+ * unwind_walk is: the verifier checks one step for every value.
+ */
+struct python_walk {
+	__u64 fsbase;	  /* the thread's pthread_self(), which thread_id holds */
+	__u64 interp;	  /* the interpreter whose threads are being looked at */
+	__u64 tstate;	  /* the thread state looked at, or the thread's once found */
+	__u64 frame;	  /* the next frame to record */
+	__u32 idx, nr;	  /* next slot of the record's addresses, and frames written */
+	__u32 flags;	  /* SAMPLE_PYTHON_* */
+	bool found;	  /* @tstate is the thread's */
+	bool interp_done; /* @interp's threads are all looked at */
+	__u8 buf[PY_FRAME_BYTES + 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct python_walk);
+} python_walks SEC(".maps");
+
+struct python_ctx {
+	const struct python_proc *py;
+	struct python_walk *w;
+	struct sample_record *r;
+};
 
 static __always_inline void stat_add(__u32 stat, __u64 n)
 {
@@ -619,6 +662,157 @@ static __always_inline void record_user(struct sample_record *r, __u32 n, __u32 
 #endif
 }
 
+/* The pointer at @addr + @off of the process's memory, or 0. */
+static __always_inline __u64 py_read_ptr(__u64 addr, __u16 off)
+{
+	__u64 v;
+
+	if (!addr || bpf_probe_read_user(&v, sizeof(v), (void *)(addr + off)))
+		return 0;
+	return v;
+}
+
+/*
+ * One step of the search for the thread's PyThreadState: the next thread
+ * state of the interpreter being looked at, or the next interpreter.
+ */
+static long python_find_step(__u32 i, void *ctx)
+{
+	struct python_ctx *c = ctx;
+	const struct python_offsets *o = &c->py->off;
+	struct python_walk *w = c->w;
+
+	if (!w->tstate) {
+		if (!w->interp)
+			w->interp = py_read_ptr(c->py->runtime, o->runtime_interpreters_head);
+		else
+			w->interp = py_read_ptr(w->interp, o->interp_next);
+		if (!w->interp)
+			return 1;
+		w->tstate = py_read_ptr(w->interp, o->interp_threads_head);
+		return 0;
+	}
+	if (py_read_ptr(w->tstate, o->tstate_thread_id) == w->fsbase) {
+		w->found = true;
+		return 1;
+	}
+	w->tstate = py_read_ptr(w->tstate, o->tstate_next);
+	return 0;
+}
+
+/* The @size-byte field at @off of the frame read into @w->buf. */
+static __always_inline __u64 py_field(const struct python_walk *w, __u16 off, __u32 size)
+{
+	__u32 o = off & (PY_FRAME_BYTES - 1);
+
+	if (size == 1)
+		return w->buf[o];
+	if (size == 4)
+		return *(__u32 *)&w->buf[o];
+	return *(__u64 *)&w->buf[o];
+}
+
+/*
+ * One frame: its code object, instruction and whether it is the first its
+ * call of the interpreter's loop ran, into the record. 3.12+'s entry
+ * frames that stand for a C call into the loop are not recorded: they
+ * mark the frame before them as such a first one.
+ */
+static long python_frame_step(__u32 i, void *ctx)
+{
+	struct python_ctx *c = ctx;
+	const struct python_offsets *o = &c->py->off;
+	struct python_walk *w = c->w;
+	struct sample_record *r = c->r;
+	__u64 code, instr, entry = 0;
+	__u32 firstlineno = 0, idx;
+
+	if (!w->frame)
+		return 1;
+	if (w->nr >= PROFILE_MAX_PYTHON) {
+		w->flags |= SAMPLE_PYTHON_TRUNCATED;
+		return 1;
+	}
+	if (bpf_probe_read_user(w->buf, PY_FRAME_BYTES, (void *)w->frame)) {
+		w->flags |= SAMPLE_PYTHON_ERROR;
+		return 1;
+	}
+	w->frame = py_field(w, o->frame_previous, 8);
+	code = py_field(w, o->frame_code, 8);
+	instr = py_field(w, o->frame_instr, 8);
+	if (o->frame_owner != PY_NO_FIELD && py_field(w, o->frame_owner, 1) == o->cstack_owner) {
+		idx = w->idx - 2;
+		if (w->nr && idx < PROFILE_MAX_IPS)
+			r->ips[idx] |= PY_FRAME_ENTRY;
+		return 0;
+	}
+	if (o->frame_is_entry != PY_NO_FIELD)
+		entry = py_field(w, o->frame_is_entry, 1) ? PY_FRAME_ENTRY : 0;
+	else if (o->frame_owner == PY_NO_FIELD) /* 3.10: a call of the loop per frame */
+		entry = PY_FRAME_ENTRY;
+	if (!code || bpf_probe_read_user(&firstlineno, sizeof(firstlineno),
+					 (void *)(code + o->code_firstlineno))) {
+		w->flags |= SAMPLE_PYTHON_ERROR;
+		return 1;
+	}
+	idx = w->idx;
+	if (idx > PROFILE_MAX_IPS - 2)
+		return 1;
+	r->ips[idx] = (code & ~PY_FRAME_ENTRY) | entry;
+	r->ips[idx + 1] = (instr & ((1ULL << PY_FRAME_LINE_SHIFT) - 1)) |
+			  ((__u64)(firstlineno & 0xffff) << PY_FRAME_LINE_SHIFT);
+	w->idx = idx + 2;
+	w->nr++;
+	return 0;
+}
+
+/*
+ * The Python frames of the current thread of @py's process, innermost
+ * first, into @r's addresses from @idx on, two words each. Returns how
+ * many; @r's flags get SAMPLE_PYTHON_* bits. A thread that runs no Python
+ * code (or not yet) has none.
+ */
+static __always_inline __u32 python_stack(const struct python_proc *py, struct sample_record *r,
+					  __u32 idx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct python_ctx c = { .py = py, .r = r };
+	const struct python_offsets *o = &py->off;
+	struct python_walk *w;
+	__u32 zero = 0;
+	__u64 frame;
+
+	w = bpf_map_lookup_elem(&python_walks, &zero);
+	if (!w)
+		return 0;
+	c.w = w;
+#if defined(__TARGET_ARCH_x86)
+	w->fsbase = task->thread.fsbase;
+#else
+	return 0;
+#endif
+	w->interp = 0;
+	w->tstate = 0;
+	w->found = false;
+	w->idx = idx;
+	w->nr = 0;
+	w->flags = 0;
+	/* Interpreters and their threads, all told. */
+	bpf_loop(256, python_find_step, &c, 0);
+	if (!w->found)
+		return 0;
+	frame = py_read_ptr(w->tstate, o->tstate_frame);
+	if (o->cframe_current_frame != PY_NO_FIELD)
+		frame = py_read_ptr(frame, o->cframe_current_frame);
+	w->frame = frame;
+	/* Room for an entry frame after each recorded one. */
+	bpf_loop(2 * PROFILE_MAX_PYTHON, python_frame_step, &c, 0);
+	if (w->frame && !(w->flags & SAMPLE_PYTHON_ERROR))
+		w->flags |= SAMPLE_PYTHON_TRUNCATED;
+	r->h.flags |= w->flags;
+	return w->nr;
+}
+
 /* Did the sample of @ctx (a perf_event program's) interrupt user code? */
 static __always_inline bool in_user(void *ctx)
 {
@@ -649,7 +843,8 @@ static __always_inline __u32 record_stacks(void *ctx, struct sample_record *r,
 					   __u32 copy_bytes, bool in_user, bool compact)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 nk, nu;
+	const struct python_proc *py;
+	__u32 nk, nu, np;
 	long n;
 
 	r->h.flags = 0;
@@ -691,11 +886,16 @@ static __always_inline __u32 record_stacks(void *ctx, struct sample_record *r,
 			n = PROFILE_MAX_STACK;
 		}
 		nu = n;
-		if (copy_bytes)
-			record_user(r, copy_bytes, compact ? nk + nu : NOT_COMPACT);
 	}
+	nu &= PROFILE_MAX_STACK;
 	r->h.nr_user = nu;
-	return nk + nu;
+	np = 0;
+	if (python_stacks && (py = bpf_map_lookup_elem(&python_procs, &r->h.pid)))
+		np = python_stack(py, r, nk + nu) & (2 * PROFILE_MAX_PYTHON - 1); /* a bound */
+	r->h.nr_python = np;
+	if (!proc && copy_bytes)
+		record_user(r, copy_bytes, compact ? nk + nu + 2 * np : NOT_COMPACT);
+	return nk + nu + 2 * np;
 }
 
 /*
@@ -709,8 +909,13 @@ static __always_inline void count_stack_flags(__u32 flags)
 		stat_inc(STAT_KERNEL_STACK_ERROR);
 	if (flags & SAMPLE_USER_ERROR)
 		stat_inc(STAT_USER_STACK_ERROR);
-	if (flags & (SAMPLE_USER_TRUNCATED | SAMPLE_KERNEL_TRUNCATED))
+	if (flags & (SAMPLE_USER_TRUNCATED | SAMPLE_KERNEL_TRUNCATED | SAMPLE_PYTHON_TRUNCATED |
+		     SAMPLE_PYTHON_ERROR))
 		stat_inc(STAT_TRUNCATED);
+	if (flags & SAMPLE_PYTHON_TRUNCATED)
+		stat_inc(STAT_PYTHON_TRUNCATED);
+	if (flags & SAMPLE_PYTHON_ERROR)
+		stat_inc(STAT_PYTHON_ERROR);
 }
 
 /* Wake the reader when the buffer fills up; otherwise let it drain on its own schedule. */
@@ -791,6 +996,7 @@ static __always_inline void sample_head_init(struct sample_record *r, __u32 tgid
 	r->h.pid = tgid;
 	r->h.tid = tid;
 	r->h.nr_intervals = 1;
+	r->h.nr_python = 0;
 	r->h.pad = 0;
 }
 
@@ -880,7 +1086,7 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 static __always_inline __u64 stack_hash(const struct sample_record *r)
 {
 	const __u64 prime = 0x100000001b3ULL;
-	__u32 n = r->h.nr_kernel + r->h.nr_user;
+	__u32 n = r->h.nr_kernel + r->h.nr_user + 2 * r->h.nr_python;
 	__u64 h = 0xcbf29ce484222325ULL;
 
 	h = (h ^ r->h.flags ^ ((__u64)r->h.nr_kernel << 32)) * prime;
@@ -901,7 +1107,8 @@ static __always_inline __u64 stack_hash(const struct sample_record *r)
 static __always_inline void send_offcpu(struct sample_record *r)
 {
 	r->h.cpu = bpf_get_smp_processor_id();
-	if (send_record(r, r->h.nr_kernel + r->h.nr_user, wakeup_flags(r->h.pid, NULL)))
+	if (send_record(r, r->h.nr_kernel + r->h.nr_user + 2 * r->h.nr_python,
+			wakeup_flags(r->h.pid, NULL)))
 		stat_add(STAT_LOST_OFFCPU, r->h.nr_intervals);
 }
 
@@ -962,6 +1169,7 @@ int BPF_PROG(profile_switch, bool preempt, struct task_struct *prev, struct task
 			r->h.pid = tgid;
 			r->h.tid = tid;
 			r->h.nr_intervals = 1;
+			r->h.nr_python = 0;
 			r->h.pad = 0;
 			/*
 			 * Without tables: with them expected, the top of the

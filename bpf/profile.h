@@ -63,8 +63,9 @@ enum event_type {
 /* Why a user stack unwound from tables ended short: one of UNWIND_STOP_*, in flags. */
 #define SAMPLE_STOP_SHIFT 8
 #define SAMPLE_STOP_MASK (7U << SAMPLE_STOP_SHIFT)
-#define SAMPLE_PYTHON_TRUNCATED (1U << 11) /* the Python stack had more frames than the record holds */
-#define SAMPLE_PYTHON_ERROR (1U << 12)	   /* a Python frame could not be read: the rest is missing */
+#define SAMPLE_PYTHON_TRUNCATED                                                                    \
+	(1U << 11)		       /* the Python stack had more frames than the record holds */
+#define SAMPLE_PYTHON_ERROR (1U << 12) /* a Python frame could not be read: the rest is missing */
 
 enum unwind_stop_reason {
 	UNWIND_STOP_NONE,
@@ -264,15 +265,15 @@ struct python_offsets {
 	/* Read by user space only. */
 	__u16 code_filename;
 	__u16 code_name;
-	__u16 code_qualname;	 /* PY_NO_FIELD before 3.11: co_name */
-	__u16 code_linetable;	 /* a bytes object: 3.10's line table, 3.11+'s location table */
-	__u16 code_adaptive;	 /* co_code_adaptive, the instructions (3.11+); else PY_NO_FIELD */
-	__u16 unicode_state;	 /* PyASCIIObject.state */
-	__u16 unicode_ascii;	 /* the characters of a compact ASCII string */
-	__u16 unicode_compact;	 /* ... of another compact string */
-	__u16 bytes_size;	 /* PyVarObject.ob_size of a bytes object */
-	__u16 bytes_data;	 /* PyBytesObject.ob_sval */
-	__u8 cstack_owner;	 /* owner of 3.12+'s C-stack entry frames; 0xff: none */
+	__u16 code_qualname;   /* PY_NO_FIELD before 3.11: co_name */
+	__u16 code_linetable;  /* a bytes object: 3.10's line table, 3.11+'s location table */
+	__u16 code_adaptive;   /* co_code_adaptive, the instructions (3.11+); else PY_NO_FIELD */
+	__u16 unicode_state;   /* PyASCIIObject.state */
+	__u16 unicode_ascii;   /* the characters of a compact ASCII string */
+	__u16 unicode_compact; /* ... of another compact string */
+	__u16 bytes_size;      /* PyVarObject.ob_size of a bytes object */
+	__u16 bytes_data;      /* PyBytesObject.ob_sval */
+	__u8 cstack_owner;     /* owner of 3.12+'s C-stack entry frames; 0xff: none */
 	__u8 pad[7];
 };
 

@@ -57,6 +57,8 @@ const char options_usage[] =
 "                          4M rows; the tables in use are shown with -v)\n"
 "      --max-stacks N      distinct stacks kept (default 200000); past it, new\n"
 "                          stacks count as [stack table full] (bounds memory)\n"
+"      --no-python         show CPython's C functions, not the Python functions\n"
+"                          they run (CPython 3.10-3.13 are read by default)\n"
 "\n"
 "Output:\n"
 "  -o, --output FILE       write the profile to FILE; '-' is stdout. The format\n"
@@ -154,6 +156,7 @@ enum {
 	OPT_RINGBUF_SIZE = 256,
 	OPT_CGROUP,
 	OPT_NO_INHERIT,
+	OPT_NO_PYTHON,
 	OPT_OFFCPU,
 	OPT_WALL,
 	OPT_OFFCPU_MIN,
@@ -176,6 +179,7 @@ static const struct option long_options[] = {
 	{ "tid", required_argument, NULL, 't' },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
+	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 	{ "off-cpu", no_argument, NULL, OPT_OFFCPU },
 	{ "wall", no_argument, NULL, OPT_WALL },
 	{ "off-cpu-min", required_argument, NULL, OPT_OFFCPU_MIN },
@@ -464,6 +468,9 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 			break;
 		case OPT_CGROUP:
 			o->cgroup = optarg;
+			break;
+		case OPT_NO_PYTHON:
+			o->no_python = 1;
 			break;
 		case OPT_NO_INHERIT:
 			o->no_inherit = 1;

@@ -431,6 +431,7 @@ int record(const struct options *o)
 	/* Under sudo, perf maps are trusted from the user who ran it, as the profiles are theirs. */
 	symopts.trusted_uid = invoker ? invoker->uid : getuid();
 	symopts.elf_cache = collector__elf_cache(c);
+	symopts.py_frames = collector__py_frames(c);
 	sym = symbolizer__new(p->strings, &symopts);
 	if (!err && !sym)
 		err = -ENOMEM;

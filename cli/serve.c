@@ -244,6 +244,7 @@ static int window_export(struct agent *a, struct window *win, struct scrape *s)
 	symopts.trusted_uid = getuid();
 	symopts.kallsyms = agent_kallsyms(a);
 	symopts.modules = a->modules;
+	symopts.py_frames = collector__py_frames(a->c);
 	sym = symbolizer__new(p->strings, &symopts);
 	if (!sym)
 		return -ENOMEM;

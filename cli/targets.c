@@ -111,6 +111,7 @@ void targets__collector_opts(const struct options *o, struct collector_opts *cop
 		.stack_bytes = o->stack_bytes,
 		.unwind_table_bytes = o->unwind_table_bytes,
 		.max_stacks = o->max_stacks,
+		.no_python = o->no_python,
 	};
 }
 

@@ -25,11 +25,13 @@
 #include "common/proc_maps.h"
 #include "common/proc_tree.h"
 #include "common/procfs.h"
+#include "common/py_frames.h"
 #include "common/strset.h"
 #include "collector.h"
 #include "elf/elf_cache.h"
 #include "event.h"
 #include "profile.skel.h"
+#include "python.h"
 #include "stack_table.h"
 #include "unwind.h"
 #include "unwind_maps.h"
@@ -139,7 +141,9 @@ struct collector {
 	uint64_t nr_offcpu_records;   /* ... in this many records (short ones are summed) */
 	uint64_t nr_idle;	      /* samples of idle CPUs */
 	uint64_t offcpu_ns;	      /* their total length */
-	struct unwind_maps *unwind_maps;		 /* CALL_GRAPH_CFI's tables */
+	struct unwind_maps *unwind_maps; /* CALL_GRAPH_CFI's tables */
+	struct python *python;		 /* NULL with no_python */
+	struct py_frames py_frames;	 /* what Python frames' addresses stand for */
 	uint64_t nr_sample_records, sample_record_bytes; /* on-CPU records drained */
 	/* User stacks whose unwinding says whether they are whole, and those that are not. */
 	uint64_t nr_judged, nr_broken;
@@ -373,6 +377,11 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	}
 	c->files = file_table__new(strings);
 	c->elves = elf_cache__new();
+	if (py_frames__init(&c->py_frames)) {
+		err = -ENOMEM;
+		pr_warn("cannot start the collector: %s", strerror(-err));
+		goto out_free;
+	}
 	c->perf_fds = malloc(nr_cpus * sizeof(*c->perf_fds));
 	c->links = calloc(nr_cpus, sizeof(*c->links));
 	if (!c->files || !c->elves || !c->perf_fds || !c->links) {
@@ -415,6 +424,7 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	c->skel->rodata->sample_idle = opts->idle && opts->system_wide && !opts->cgroup;
 	c->skel->rodata->track_oncpu = opts->thread_cpu;
 	c->skel->rodata->stack_copy_bytes = stack_bytes;
+	c->skel->rodata->python_stacks = !opts->no_python;
 	/* Where samples with a stack copy are built: one per CPU, by index. */
 	err = bpf_map__set_max_entries(c->skel->maps.copies, nr_cpus);
 	if (err) {
@@ -471,6 +481,15 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 		if (err)
 			goto out_free;
 	}
+	if (!opts->no_python) {
+		c->python = python__new(c->elves, bpf_map__fd(c->skel->maps.python_procs),
+					&c->py_frames);
+		if (!c->python) {
+			err = -errno;
+			pr_warn("cannot start the collector: %s", strerror(-err));
+			goto out_free;
+		}
+	}
 	if (max_rows) {
 		c->unwind_maps = unwind_maps__new(c->unwinder,
 						  bpf_map__fd(c->skel->maps.unwind_rows), max_rows,
@@ -506,6 +525,8 @@ void collector__free(struct collector *c)
 	profile_bpf__destroy(c->skel);
 	unwind_maps__free(c->unwind_maps);
 	unwinder__free(c->unwinder);
+	python__free(c->python);
+	py_frames__release(&c->py_frames);
 	elf_cache__free(c->elves);
 	hashtab__for_each_entry(&c->thread_cpu, i, p)
 		free(p);
@@ -529,6 +550,11 @@ void collector__free(struct collector *c)
 	free(c->links);
 	free(c->perf_fds);
 	free(c);
+}
+
+const struct py_frames *collector__py_frames(const struct collector *c)
+{
+	return &c->py_frames;
 }
 
 struct elf_cache *collector__elf_cache(struct collector *c)
@@ -581,6 +607,8 @@ static void proc_state__snapshot(struct collector *c, struct proc_state *p)
 	c->snapshots[c->nr_snapshots++] = maps;
 	p->maps = maps;
 	pr_debug("pid %d: snapshot of %zu executable mappings", p->pid, maps->nr);
+	if (c->python)
+		python__snapshot(c->python, maps);
 	if (c->unwind_maps) {
 		int err = unwind_maps__load(c->unwind_maps, maps);
 
@@ -634,7 +662,10 @@ static void stack_entry__set_cmdline(struct collector *c, struct collector_windo
 
 static bool covers_leaf(const struct proc_maps *maps, const struct stack_entry *s)
 {
-	return !s->nr_user || proc_maps__find(maps, s->ips[s->nr_kernel]);
+	uint64_t leaf = s->nr_user ? s->ips[s->nr_kernel] : 0;
+
+	/* A Python frame is no code of a mapping: the interpreter's snapshot is the one. */
+	return !s->nr_user || py_frames__is_addr(leaf) || proc_maps__find(maps, leaf);
 }
 
 /*
@@ -1005,6 +1036,13 @@ static void unwind_sample(struct collector *c, struct event *ev)
 	c->nr_leaf_repaired++;
 }
 
+/* @ev's user stack, whole: unwound if it is not yet, with its Python frames in. */
+static int complete_stacks(struct collector *c, struct event *ev)
+{
+	unwind_sample(c, ev);
+	return c->python ? python__merge(c->python, &ev->sample) : 0;
+}
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct collector *c = ctx;
@@ -1020,8 +1058,9 @@ static int handle_event(void *ctx, void *data, size_t size)
 			c->nr_sample_records++;
 			c->sample_record_bytes += size;
 		}
-		unwind_sample(c, ev);
-		err = handle_sample(c, &ev->sample);
+		err = complete_stacks(c, ev);
+		if (!err)
+			err = handle_sample(c, &ev->sample);
 	} else {
 		err = handle_process_event(c, &ev->process);
 	}
@@ -1324,8 +1363,9 @@ static int offcpu_under_way(struct collector *c, uint64_t until, struct collecto
 		e->weight_ns = until - start.h.time_ns;
 		e->nr_intervals = 1;
 		e->tid = tid;
-		unwind_sample(c, &c->event);
-		err = w ? window_count(c, w, e) : handle_sample(c, e);
+		err = complete_stacks(c, &c->event);
+		if (!err)
+			err = w ? window_count(c, w, e) : handle_sample(c, e);
 	}
 	return err;
 }
@@ -1349,8 +1389,9 @@ static int flush_offcpu_sums(struct collector *c)
 			c->malformed++;
 			continue;
 		}
-		unwind_sample(c, &c->event);
-		err = handle_sample(c, &c->event.sample);
+		err = complete_stacks(c, &c->event);
+		if (!err)
+			err = handle_sample(c, &c->event.sample);
 	}
 	return err;
 }
@@ -1449,6 +1490,26 @@ static void collector__report_unwinding(const struct collector *c)
 }
 
 /* What the ring buffer could not take, besides samples and intervals (profile_stats has those). */
+/* -v: what was read of Python processes' frames. */
+static void collector__report_python(const struct collector *c)
+{
+	struct python_stats st;
+
+	if (!c->python)
+		return;
+	python__stats(c->python, &st);
+	if (!st.processes)
+		return;
+	pr_info("Python: %llu processes, %llu records with Python frames, %llu code objects read, "
+		"%llu frames not named; %llu Python stacks cut short (%llu at the %d-frame limit, "
+		"%llu at memory that could not be read)",
+		(unsigned long long)st.processes, (unsigned long long)st.samples,
+		(unsigned long long)st.code_reads, (unsigned long long)st.unnamed,
+		(unsigned long long)st.truncated,
+		(unsigned long long)stat_sum(c, STAT_PYTHON_TRUNCATED), PROFILE_MAX_PYTHON,
+		(unsigned long long)stat_sum(c, STAT_PYTHON_ERROR));
+}
+
 static void collector__report_ring(const struct collector *c)
 {
 	uint64_t lost = stat_sum(c, STAT_LOST_PROCESS), alone = stat_sum(c, STAT_OFFCPU_SUMS_FULL);
@@ -1514,6 +1575,7 @@ int collector__run(struct collector *c)
 		settle_stale_maps(c, true);
 	targets_alive(c);
 	collector__report_unwinding(c);
+	collector__report_python(c);
 	collector__report_ring(c);
 	return err;
 }
@@ -1575,6 +1637,11 @@ static void proc_state__drop(void *entry, void *arg)
 	proc_state__free(entry);
 }
 
+static bool proc_known(pid_t pid, void *arg)
+{
+	return proc_state__find(arg, pid) != NULL;
+}
+
 void collector__forget_exited(struct collector *c)
 {
 	struct hashtab used = HASHTAB_INIT;
@@ -1592,6 +1659,8 @@ void collector__forget_exited(struct collector *c)
 	/* The processes that exited. */
 	if (hashtab__retain(&c->procs, proc_state__alive, proc_state__drop, NULL))
 		return;
+	if (c->python)
+		python__retain(c->python, proc_known, c);
 
 	/* Then the snapshots that neither a live process nor a window's stack has. */
 	hashtab__for_each_entry(&c->procs, i, p)

@@ -32,6 +32,7 @@
 
 struct elf_cache;
 struct strset;
+struct py_frames;
 
 /* How user stacks are unwound. */
 enum call_graph {
@@ -74,6 +75,7 @@ struct collector_opts {
 	uint64_t unwind_table_bytes; /* CALL_GRAPH_CFI: the tables' memory; 0: the default */
 	size_t max_stacks; /* distinct stacks kept, then overflow buckets (stack_table.h) */
 	bool no_times;	   /* keep no timestamps: no output draws a timeline */
+	bool no_python;	   /* leave CPython's frames out: its stacks show its C functions */
 	/*
 	 * Count samples only in the windows attached (collector__attach()),
 	 * not in collector__stacks(), which stays empty: profiler serve.
@@ -97,6 +99,12 @@ void collector__free(struct collector *c);
  * for the symbolizer to share (symbolizer_opts.elf_cache). Freed with @c.
  */
 struct elf_cache *collector__elf_cache(struct collector *c);
+
+/*
+ * The Python frames the stacks' addresses stand for (py_frames.h), for the
+ * symbolizer: valid until collector__free().
+ */
+const struct py_frames *collector__py_frames(const struct collector *c);
 
 /*
  * Profile process @pid. @child marks a process the caller forked: it is

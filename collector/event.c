@@ -24,7 +24,8 @@ static int parse_sample(const unsigned char *data, size_t size, struct event *ev
 		return -EINVAL;
 	memcpy(&h, data, sizeof(h));
 	if (h.nr_kernel > PROFILE_MAX_STACK || h.nr_user > PROFILE_MAX_STACK ||
-	    h.nr_ips_room > PROFILE_MAX_IPS || h.nr_kernel + h.nr_user > h.nr_ips_room)
+	    h.nr_python > PROFILE_MAX_PYTHON || h.nr_ips_room > PROFILE_MAX_IPS ||
+	    (size_t)h.nr_kernel + h.nr_user + 2 * (size_t)h.nr_python > h.nr_ips_room)
 		return -EINVAL;
 	ips_bytes = (size_t)h.nr_ips_room * sizeof(__u64);
 	if (size - sizeof(h) < ips_bytes)
@@ -44,6 +45,9 @@ static int parse_sample(const unsigned char *data, size_t size, struct event *ev
 	memcpy(e->stack.pcomm, h.pcomm, sizeof(h.pcomm));
 	memcpy(e->stack.kernel, ips, h.nr_kernel * sizeof(__u64));
 	memcpy(e->stack.user, ips + h.nr_kernel * sizeof(__u64), h.nr_user * sizeof(__u64));
+	e->nr_python = h.nr_python;
+	memcpy(e->python, ips + (h.nr_kernel + h.nr_user) * sizeof(__u64),
+	       h.nr_python * sizeof(e->python[0]));
 	ev->user_stack = NULL;
 	ev->user_stack_size = 0;
 	if (!(h.flags & SAMPLE_USER_REGS))

@@ -43,6 +43,9 @@ struct sample_event {
 	struct thread_stacks stack;
 	/* With SAMPLE_USER_REGS: the user registers at the sample, or when it left the CPU. */
 	__u64 user_regs[PROFILE_NR_REGS];
+	/* The thread's Python frames, innermost first, as the BPF program read them. */
+	__u16 nr_python;
+	struct python_frame python[PROFILE_MAX_PYTHON];
 };
 
 /*

@@ -58,6 +58,7 @@ enum profile_frame_source {
 	FRAME_NO_SYMBOL,  /* a mapped file, but nothing names the address */
 	FRAME_NO_MAPPING, /* no mapping covers the address */
 	FRAME_JIT,	  /* named by a perf map file of JIT-compiled code */
+	FRAME_PYTHON,	  /* a Python function, read from the interpreter (py_frames.h) */
 	NR_FRAME_SOURCES,
 };
 
@@ -75,7 +76,19 @@ struct profile_frame {
 	uint32_t nr_lines;
 	enum profile_frame_source source;
 	bool kernel;
+	/*
+	 * What formats that give a frame one name show, where it is not
+	 * lines[0].name: "qualname (file.py:LINE)" for a Python frame, as
+	 * py-spy writes them; NULL otherwise.
+	 */
+	const char *label;
 };
+
+/* The one name of @f's own function (its last line) in formats that show one. */
+static inline const char *profile_frame__label(const struct profile_frame *f)
+{
+	return f->label ? f->label : f->lines[f->nr_lines - 1].name;
+}
 
 /* The function holding the frame's address (the outermost of an inline chain). */
 static inline const struct profile_line *profile_frame__func(const struct profile_frame *f)
@@ -235,7 +248,8 @@ uint64_t profile_sample__folded_count(const struct profile *p, const struct prof
  *   truncated stacks: N
  *   stack read errors: N
  *   processes with unreadable maps: N
- *   frames: N with source lines, N function only, N unnamed, N unmapped, N JIT
+ *   frames: N with source lines, N function only, N unnamed, N unmapped, N JIT,
+ *     N Python
  *   DWARF units unreadable: N
  *
  * Counts are plain decimal numbers (no separators), times in seconds with

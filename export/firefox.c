@@ -32,6 +32,7 @@ enum category {
 	CAT_JIT,
 	CAT_OFFCPU,
 	CAT_OTHER,
+	CAT_PYTHON,
 };
 #define CAT_OTHER_STR "4"
 
@@ -41,7 +42,8 @@ static const char categories_json[] =
 	"{\"name\":\"Kernel\",\"color\":\"orange\",\"subcategories\":[\"Other\"]},"
 	"{\"name\":\"JIT\",\"color\":\"green\",\"subcategories\":[\"Other\"]},"
 	"{\"name\":\"Off-CPU\",\"color\":\"blue\",\"subcategories\":[\"Other\"]},"
-	"{\"name\":\"Other\",\"color\":\"grey\",\"subcategories\":[\"Other\"]}]";
+	"{\"name\":\"Other\",\"color\":\"grey\",\"subcategories\":[\"Other\"]},"
+	"{\"name\":\"Python\",\"color\":\"purple\",\"subcategories\":[\"Other\"]}]";
 
 /* Frames that stand for no code: they say what is missing, or that a thread was blocked. */
 enum special {
@@ -549,9 +551,10 @@ static int64_t tables__profile_frame(struct thread_tables *t, const struct profi
 {
 	uint64_t hash = hash_u64((uintptr_t)f);
 	uintptr_t id = (uintptr_t)hashtab__find(&t->line_ids, hash, hash_u64_eq, NULL);
-	enum category category = f->kernel		? CAT_KERNEL :
-				 f->source == FRAME_JIT ? CAT_JIT :
-							  CAT_USER;
+	enum category category = f->kernel		   ? CAT_KERNEL :
+				 f->source == FRAME_JIT	   ? CAT_JIT :
+				 f->source == FRAME_PYTHON ? CAT_PYTHON :
+							     CAT_USER;
 	const char *module;
 	size_t off;
 
@@ -565,8 +568,8 @@ static int64_t tables__profile_frame(struct thread_tables *t, const struct profi
 	/* lines[] runs innermost first. */
 	for (uint32_t i = f->nr_lines; i-- > 0;) {
 		const struct profile_line *l = &f->lines[i];
-		int64_t func =
-			tables__func(t, l->name ? l->name : "[unknown]", module, l->filename);
+		const char *name = i == f->nr_lines - 1 ? profile_frame__label(f) : l->name;
+		int64_t func = tables__func(t, name ? name : "[unknown]", module, l->filename);
 		int64_t frame;
 
 		if (func < 0)

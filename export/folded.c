@@ -118,7 +118,11 @@ static int folded__append_frame(struct folded *f, const struct profile_frame *fr
 	for (uint32_t i = frame->nr_lines; i-- > 0 && !err;) {
 		err = folded__append(f, ";", 1);
 		if (!err)
-			err = folded__append_name(f, frame->lines[i].name, false);
+			err = folded__append_name(f,
+						  i == frame->nr_lines - 1 ?
+							  profile_frame__label(frame) :
+							  frame->lines[i].name,
+						  false);
 		if (!err && i < frame->nr_lines - 1)
 			err = folded__append(f, "_[i]", strlen("_[i]"));
 		else if (!err && *suffix)

@@ -43,6 +43,7 @@ enum frame_kind {
 	KIND_KERNEL,
 	KIND_INLINED,
 	KIND_JIT,
+	KIND_PYTHON,
 	NR_KINDS,
 };
 
@@ -62,11 +63,12 @@ static const struct kind_style {
 	[KIND_KERNEL] = { "kernel", "kernel", { 70, 110, 200 }, { 50, 60, 55 } },
 	[KIND_INLINED] = { "inlined", "inlined", { 40, 185, 175 }, { 50, 45, 50 } },
 	[KIND_JIT] = { "jit", "JIT", { 60, 170, 40 }, { 70, 60, 50 } },
+	[KIND_PYTHON] = { "python", "Python", { 205, 165, 20 }, { 40, 60, 40 } },
 };
 
 /* The order of the legend. */
 static const enum frame_kind legend_kinds[] = {
-	KIND_USER, KIND_KERNEL, KIND_INLINED, KIND_JIT, KIND_PROCESS,
+	KIND_USER, KIND_KERNEL, KIND_INLINED, KIND_JIT, KIND_PYTHON, KIND_PROCESS,
 };
 
 /* A frame of the graph: one function, in one process, under one path of callers. */
@@ -184,12 +186,15 @@ static int flame__add(struct flame *fl, const struct profile_sample *s, uint64_t
 
 		/* lines[] runs innermost first; the last is the frame's own function. */
 		for (uint32_t i = frame->nr_lines; i-- > 0;) {
-			enum frame_kind kind = i < frame->nr_lines - 1	  ? KIND_INLINED :
-					       frame->kernel		  ? KIND_KERNEL :
-					       frame->source == FRAME_JIT ? KIND_JIT :
-									    KIND_USER;
+			enum frame_kind kind = i < frame->nr_lines - 1	     ? KIND_INLINED :
+					       frame->kernel		     ? KIND_KERNEL :
+					       frame->source == FRAME_JIT    ? KIND_JIT :
+					       frame->source == FRAME_PYTHON ? KIND_PYTHON :
+									       KIND_USER;
+			const char *name = i == frame->nr_lines - 1 ? profile_frame__label(frame) :
+								      frame->lines[i].name;
 
-			err = flame__child(fl, node, kind, frame->lines[i].name, &node);
+			err = flame__child(fl, node, kind, name, &node);
 			if (err)
 				return err;
 		}

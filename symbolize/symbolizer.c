@@ -8,11 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/proc_maps.h"
 #include "common/array.h"
 #include "common/hashtab.h"
 #include "common/log.h"
 #include "common/proc_maps.h"
+#include "common/py_frames.h"
 #include "common/strset.h"
 #include "demangle.h"
 #include "elf/elf_cache.h"
@@ -99,11 +99,12 @@ struct line_block {
 
 struct symbolizer {
 	struct strset *strings;
-	char *kallsyms_path;	    /* NULL: /proc/kallsyms */
-	char *debug_dir;	    /* NULL: /usr/lib/debug */
-	uid_t trusted_uid;	    /* see symbolizer_opts */
-	struct hashtab files;	    /* of struct file_entry */
-	struct module_set *modules; /* the files' modules (ours to free if @own_modules) */
+	char *kallsyms_path;		   /* NULL: /proc/kallsyms */
+	char *debug_dir;		   /* NULL: /usr/lib/debug */
+	uid_t trusted_uid;		   /* see symbolizer_opts */
+	const struct py_frames *py_frames; /* see symbolizer_opts */
+	struct hashtab files;		   /* of struct file_entry */
+	struct module_set *modules;	   /* the files' modules (ours to free if @own_modules) */
 	bool own_modules;
 	struct elf_cache *elves; /* the files, read once (ours to free if @own_elves) */
 	bool own_elves;
@@ -240,6 +241,7 @@ struct symbolizer *symbolizer__new(struct strset *strings, const struct symboliz
 			goto out_free;
 	}
 	sym->trusted_uid = opts && opts->trusted_uid ? opts->trusted_uid : getuid();
+	sym->py_frames = opts ? opts->py_frames : NULL;
 	sym->unknown = strset__add(strings, UNKNOWN_NAME);
 	sym->unnamed = strset__add(strings, "??");
 	if (!sym->unknown || !sym->unnamed)
@@ -732,7 +734,7 @@ static const struct profile_frame *symbolizer__add_frame(struct symbolizer *sym,
 	sym->stats.sources[source]++;
 	if (profile_frame__resolved(f))
 		sym->stats.resolved++;
-	if (!key->mapping)
+	if (!key->mapping && source != FRAME_PYTHON)
 		sym->stats.unmapped++;
 	return f;
 }
@@ -883,6 +885,40 @@ static const struct perf_map *symbolizer__perf_map(struct symbolizer *sym, pid_t
 	return e->map;
 }
 
+/* The frame of a Python frame's address @addr (py_frames.h), or NULL when it is none. */
+static const struct profile_frame *symbolizer__python_frame(struct symbolizer *sym, uint64_t addr)
+{
+	/* The frame's own address, whichever of its bytes is asked for. */
+	struct frame_key key = { .address = (addr & ~0xfULL) | 8 };
+	const struct py_frame_name *pf = py_frames__get(sym->py_frames, addr);
+	struct profile_line line = { 0 };
+	struct profile_frame *f;
+	const char *base;
+	uint64_t hash;
+
+	if (!pf)
+		return NULL;
+	hash = frame_hash(&key);
+	f = hashtab__find(&sym->frames, hash, frame_eq, &key);
+	if (f)
+		return f;
+	line.name = strset__add(sym->strings, pf->name);
+	line.system_name = line.name;
+	line.filename = pf->filename ? strset__add(sym->strings, pf->filename) : NULL;
+	line.line = pf->line;
+	base = pf->filename ? strrchr(pf->filename, '/') : NULL;
+	base = base ? base + 1 : pf->filename;
+	if (!line.name || (pf->filename && !line.filename))
+		return symbolizer__oom(sym);
+	f = (struct profile_frame *)symbolizer__add_frame(sym, &key, hash, &line, 1, FRAME_PYTHON);
+	if (f != &sym->oom_frame && base) {
+		f->label = strset__addf(sym->strings, "%s (%s:%u)", line.name, base, line.line);
+		if (!f->label)
+			return symbolizer__oom(sym);
+	}
+	return f;
+}
+
 const struct profile_frame *symbolizer__user_frame(struct symbolizer *sym,
 						   const struct proc_maps *maps, uint64_t addr)
 {
@@ -894,6 +930,8 @@ const struct profile_frame *symbolizer__user_frame(struct symbolizer *sym,
 	struct mapping_entry *m = NULL;
 	uint64_t hash, offset, vaddr;
 
+	if (sym->py_frames && py_frames__is_addr(addr) && (f = symbolizer__python_frame(sym, addr)))
+		return f;
 	pm = proc_maps__find(maps, addr);
 	if (pm) {
 		m = symbolizer__mapping(sym, maps->pid, pm);

@@ -10,7 +10,8 @@
  * demangled; the linker names stay as the frames' system names. Code that
  * no file backs is looked up in the process's perf map (/tmp/perf-PID.map,
  * written by JIT compilers). Kernel addresses resolve through
- * /proc/kallsyms, modules included.
+ * /proc/kallsyms, modules included. The addresses the collector gives
+ * Python frames (py_frames.h) name the Python function, file and line.
  *
  * Every answer is memoized per (mapping, address): the same address always
  * yields the same `struct profile_frame` pointer, which exporters use to
@@ -44,6 +45,7 @@ struct elf_cache;
 struct elf_file;
 struct kallsyms;
 struct proc_maps;
+struct py_frames;
 struct strset;
 
 /*
@@ -86,6 +88,11 @@ struct symbolizer_opts {
 	 * it). 0: our real uid.
 	 */
 	uid_t trusted_uid;
+	/*
+	 * What the addresses of Python frames stand for (py_frames.h), from
+	 * the collector; must outlive the symbolizer. NULL: none.
+	 */
+	const struct py_frames *py_frames;
 };
 
 struct symbolizer_stats {

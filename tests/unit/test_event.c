@@ -114,3 +114,37 @@ TEST(event_parse_user_stack)
 	CHECK_U64(ev.user_stack_size, 0);
 	free(buf);
 }
+
+TEST(event_parse_python_frames)
+{
+	struct sample_head h = {
+		.type = EVENT_SAMPLE, .nr_kernel = 1, .nr_user = 1, .nr_python = 2, .nr_ips_room = 6
+	};
+	const __u64 ips[] = { 0xffffffff81000000, 0x401000,	  0x7f0000001000 | PY_FRAME_ENTRY,
+			      0x7f0000002000,	  0x7f0000003000, 42 };
+	unsigned char *buf;
+	struct event ev;
+	size_t size;
+
+	buf = sample_record(&h, ips, 6, 0, &size);
+	CHECK(buf);
+	/* sample_record() copies the stacks only: the Python frames follow them. */
+	memcpy(buf + 1 + sizeof(h) + 2 * sizeof(__u64), &ips[2], 4 * sizeof(__u64));
+	CHECK(event__parse(buf + 1, size, &ev) == 0);
+	CHECK_U64(ev.sample.stack.nr_user, 1);
+	CHECK_U64(ev.sample.nr_python, 2);
+	CHECK_U64(ev.sample.python[0].code, 0x7f0000001000 | PY_FRAME_ENTRY);
+	CHECK_U64(ev.sample.python[0].instr, 0x7f0000002000);
+	CHECK_U64(ev.sample.python[1].code, 0x7f0000003000);
+	CHECK_U64(ev.sample.python[1].instr, 42);
+
+	/* More frames than the room after the stacks, or than a record holds. */
+	h.nr_python = 3;
+	memcpy(buf + 1, &h, sizeof(h));
+	CHECK(event__parse(buf + 1, size, &ev) == -EINVAL);
+	h.nr_python = PROFILE_MAX_PYTHON + 1;
+	h.nr_ips_room = PROFILE_MAX_IPS;
+	memcpy(buf + 1, &h, sizeof(h));
+	CHECK(event__parse(buf + 1, size, &ev) == -EINVAL);
+	free(buf);
+}

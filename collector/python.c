@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "python.h"
+
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/event.h"
+#include "collector/python_code.h"
+#include "collector/python_offsets.h"
+#include "common/hashtab.h"
+#include "common/log.h"
+#include "common/proc_maps.h"
+#include "common/py_frames.h"
+#include "elf/elf_cache.h"
+#include "elf/elf_file.h"
+
+/* What a Python frame is named when its code object cannot be read. */
+#define UNNAMED_FRAME "[unknown Python code]"
+
+/* A code object of a process, as read. */
+struct code_entry {
+	uint64_t addr;
+	uint16_t tag; /* the low bits of its first line, as the BPF program reads them */
+	bool ok;      /* @code was read */
+	struct py_code code;
+};
+
+/* A process, once its maps were looked at. */
+struct py_proc {
+	pid_t pid;
+	const struct mapped_file *file; /* the interpreter's file, or NULL: none found */
+	uint64_t map_start;		/* where it is mapped: another place after an exec */
+	const struct python_offsets *off;
+	uint64_t eval_start, eval_end; /* _PyEval_EvalFrameDefault in the process */
+	struct hashtab codes;	       /* struct code_entry by address */
+};
+
+struct python {
+	struct elf_cache *elves;
+	int procs_fd;
+	struct py_frames *frames;
+	struct hashtab procs;	      /* struct py_proc by pid */
+	bool unsupported_said[4][16]; /* releases said to be unsupported, by major, minor */
+	struct python_stats stats;
+};
+
+struct python *python__new(struct elf_cache *elves, int procs_fd, struct py_frames *frames)
+{
+	struct python *py = calloc(1, sizeof(*py));
+
+	if (!py)
+		return NULL;
+	py->elves = elves;
+	py->procs_fd = procs_fd;
+	py->frames = frames;
+	hashtab__init(&py->procs);
+	return py;
+}
+
+static void code_entry__free(struct code_entry *c)
+{
+	py_code__release(&c->code);
+	free(c);
+}
+
+static void py_proc__forget_code(struct py_proc *p);
+
+static void py_proc__free(struct py_proc *p)
+{
+	py_proc__forget_code(p);
+	free(p);
+}
+
+void python__free(struct python *py)
+{
+	size_t i;
+	struct py_proc *p;
+
+	if (!py)
+		return;
+	hashtab__for_each_entry(&py->procs, i, p)
+		py_proc__free(p);
+	hashtab__release(&py->procs);
+	free(py);
+}
+
+static bool proc_eq(const void *entry, const void *key)
+{
+	return ((const struct py_proc *)entry)->pid == *(const pid_t *)key;
+}
+
+/* The value and size of symbol @name, from .dynsym or .symtab: 0 or -ENOENT. */
+static int find_symbol(Elf *elf, const char *name, uint64_t *value, uint64_t *size)
+{
+	static const Elf64_Word types[] = { SHT_DYNSYM, SHT_SYMTAB };
+
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+		Elf_Scn *scn = NULL;
+
+		while ((scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr shdr;
+			Elf_Data *data;
+
+			if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != types[t] ||
+			    !shdr.sh_entsize || !(data = elf_getdata(scn, NULL)))
+				continue;
+			for (size_t i = 0; i < shdr.sh_size / shdr.sh_entsize; i++) {
+				GElf_Sym sym;
+				const char *s;
+
+				if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+					continue;
+				s = elf_strptr(elf, shdr.sh_link, sym.st_name);
+				if (s && !strcmp(s, name)) {
+					*value = sym.st_value;
+					*size = sym.st_size;
+					return 0;
+				}
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+/*
+ * @p's interpreter, if @m maps one that is supported: its runtime and
+ * evaluation loop located, and the BPF program told. True when @m's file
+ * is an interpreter, supported or not (no other file is looked at).
+ */
+static bool try_interpreter(struct python *py, struct py_proc *p, const struct proc_map *m)
+{
+	const struct python_offsets *off;
+	struct python_proc value = { 0 };
+	uint64_t runtime, eval, eval_size, size, bias;
+	const struct elf_segment *seg;
+	unsigned int major, minor;
+	struct elf_file *elf;
+	Elf *e;
+
+	if (!m->file || !python_version_from_path(m->file->path, &major, &minor))
+		return false;
+	elf = elf_cache__file(py->elves, m->file);
+	e = elf ? elf_file__elf(elf) : NULL;
+	/* python3.11 linked to libpython3.11.so has no runtime of its own: look on. */
+	if (!e || find_symbol(e, "_PyRuntime", &runtime, &size) ||
+	    find_symbol(e, "_PyEval_EvalFrameDefault", &eval, &eval_size))
+		return false;
+	off = python_offsets__find(major, minor);
+	if (!off) {
+		bool *said = major < 4 && minor < 16 ? &py->unsupported_said[major][minor] : NULL;
+
+		if (said && !*said)
+			pr_warn("process %d runs Python %u.%u, whose frames this profiler cannot read "
+				"(3.10 to 3.13): its stacks show the interpreter's C functions",
+				p->pid, major, minor);
+		if (said)
+			*said = true;
+		py->stats.unsupported++;
+		p->file = m->file;
+		p->map_start = m->start;
+		return true;
+	}
+	/* Every segment of a loaded object moves by the same bias. */
+	seg = elf_file__segment(elf, m->pgoff);
+	if (!seg)
+		return false;
+	bias = m->start - m->pgoff + seg->offset - seg->vaddr;
+	value.runtime = runtime + bias;
+	value.off = *off;
+	if (bpf_map_update_elem(py->procs_fd, &p->pid, &value, BPF_ANY)) {
+		pr_debug("pid %d: cannot load its Python runtime: %s", p->pid, strerror(errno));
+		return false;
+	}
+	p->file = m->file;
+	p->map_start = m->start;
+	p->off = off;
+	p->eval_start = eval + bias;
+	p->eval_end = eval + bias + (eval_size ? eval_size : 1);
+	py->stats.processes++;
+	pr_debug("pid %d: Python %u.%u in %s, runtime at %#llx", p->pid, major, minor,
+		 m->file->path, (unsigned long long)value.runtime);
+	return true;
+}
+
+/* Forget what @p's code objects were named: they are not its code any more. */
+static void py_proc__forget_code(struct py_proc *p)
+{
+	size_t i;
+	struct code_entry *c;
+
+	hashtab__for_each_entry(&p->codes, i, c)
+		code_entry__free(c);
+	hashtab__release(&p->codes);
+}
+
+void python__snapshot(struct python *py, const struct proc_maps *maps)
+{
+	struct py_proc *p;
+	bool added;
+
+	p = hashtab__find_or_add(&py->procs, hash_mix(0, maps->pid), proc_eq, &maps->pid,
+				 sizeof(*p), &added);
+	if (!p)
+		return;
+	if (added) {
+		p->pid = maps->pid;
+		hashtab__init(&p->codes);
+	}
+	/* The same interpreter where it was: the process has not exec'd. */
+	for (size_t i = 0; i < maps->nr; i++)
+		if (p->file && maps->maps[i].file == p->file && maps->maps[i].start == p->map_start)
+			return;
+	if (p->off)
+		bpf_map_delete_elem(py->procs_fd, &p->pid);
+	py_proc__forget_code(p);
+	p->file = NULL;
+	p->off = NULL;
+	for (size_t i = 0; i < maps->nr; i++)
+		if (try_interpreter(py, p, &maps->maps[i]))
+			return;
+}
+
+static bool code_eq(const void *entry, const void *key)
+{
+	return ((const struct code_entry *)entry)->addr == *(const uint64_t *)key;
+}
+
+/* The code object at @addr of @p, read unless it was with the same @tag; NULL on ENOMEM. */
+static struct code_entry *code_of(struct python *py, struct py_proc *p, uint64_t addr, uint16_t tag)
+{
+	struct code_entry *c;
+	bool added;
+	int err;
+
+	c = hashtab__find_or_add(&p->codes, hash_u64(addr), code_eq, &addr, sizeof(*c), &added);
+	if (!c)
+		return NULL;
+	if (!added && c->tag == tag)
+		return c;
+	if (!added)
+		py_code__release(&c->code);
+	c->addr = addr;
+	c->tag = tag;
+	py->stats.code_reads++;
+	err = py_code__read(p->pid, p->off, addr, &c->code);
+	c->ok = !err && ((uint32_t)c->code.firstlineno & 0xffff) == tag;
+	if (err)
+		pr_debug("pid %d: cannot read the code object at %#llx: %s", p->pid,
+			 (unsigned long long)addr, strerror(-err));
+	if (err == -ENOMEM)
+		return NULL;
+	return c;
+}
+
+/* The address of Python frame @f of @p in py->frames: 0 or -ENOMEM. */
+static int frame_addr(struct python *py, struct py_proc *p, const struct python_frame *f,
+		      uint64_t *addr)
+{
+	uint64_t code = f->code & ~PY_FRAME_ENTRY;
+	struct code_entry *c = code_of(py, p, code, f->instr >> PY_FRAME_LINE_SHIFT);
+	int64_t offset;
+
+	if (!c)
+		return -ENOMEM;
+	if (!c->ok) {
+		py->stats.unnamed++;
+		return py_frames__add(py->frames, UNNAMED_FRAME, NULL, 0, addr);
+	}
+	offset = py_code__offset(p->off, code, f->instr);
+	return py_frames__add(py->frames, c->code.qualname, c->code.filename,
+			      py_code__line(p->off, &c->code, offset), addr);
+}
+
+/* Is user address @ip, at depth @depth of its stack (0: the leaf), in @p's evaluation loop? */
+static bool in_eval(const struct py_proc *p, uint64_t ip, size_t depth)
+{
+	/* A return address is one past its call, which may end the function. */
+	if (depth)
+		return ip > p->eval_start && ip <= p->eval_end;
+	return ip >= p->eval_start && ip < p->eval_end;
+}
+
+int python__merge(struct python *py, struct sample_event *e)
+{
+	struct thread_stacks *s = &e->stack;
+	uint64_t addrs[PROFILE_MAX_PYTHON], out[PROFILE_MAX_STACK];
+	size_t n = 0, j = 0,
+	       np = e->nr_python < PROFILE_MAX_PYTHON ? e->nr_python : PROFILE_MAX_PYTHON;
+	struct py_proc *p;
+	bool full = false;
+	int err;
+
+	/* A Python stack cut short is the user stack cut short: its outer frames are missing. */
+	if (s->flags & (SAMPLE_PYTHON_TRUNCATED | SAMPLE_PYTHON_ERROR)) {
+		py->stats.truncated++;
+		s->flags |= SAMPLE_USER_TRUNCATED;
+	}
+	if (!np)
+		return 0;
+	p = hashtab__find(&py->procs, hash_mix(0, e->pid), proc_eq, &e->pid);
+	if (!p || !p->off)
+		return 0;
+	py->stats.samples++;
+	for (size_t i = 0; i < np; i++) {
+		err = frame_addr(py, p, &e->python[i], &addrs[i]);
+		if (err)
+			return err;
+	}
+	for (size_t u = 0; u < s->nr_user && !full; u++) {
+		if (!in_eval(p, s->user[u], u) || j == np) {
+			full = n == PROFILE_MAX_STACK;
+			if (!full)
+				out[n++] = s->user[u];
+			continue;
+		}
+		/* The frames this call of the loop ran, innermost first, to its first. */
+		do {
+			full = n == PROFILE_MAX_STACK;
+			if (!full)
+				out[n++] = addrs[j];
+		} while (!full && !(e->python[j++].code & PY_FRAME_ENTRY) && j < np);
+	}
+	/* Frames whose loop the native stack did not reach: outermost, where they belong. */
+	for (; j < np && !full; j++) {
+		full = n == PROFILE_MAX_STACK;
+		if (!full)
+			out[n++] = addrs[j];
+	}
+	if (full)
+		s->flags |= SAMPLE_USER_TRUNCATED;
+	memcpy(s->user, out, n * sizeof(out[0]));
+	s->nr_user = n;
+	e->nr_python = 0;
+	return 0;
+}
+
+struct retain_arg {
+	struct python *py;
+	bool (*alive)(pid_t pid, void *arg);
+	void *arg;
+};
+
+static bool py_proc__alive(void *entry, void *arg)
+{
+	struct retain_arg *r = arg;
+
+	return r->alive(((struct py_proc *)entry)->pid, r->arg);
+}
+
+static void py_proc__drop(void *entry, void *arg)
+{
+	struct retain_arg *r = arg;
+	struct py_proc *p = entry;
+
+	if (p->off)
+		bpf_map_delete_elem(r->py->procs_fd, &p->pid);
+	py_proc__free(p);
+}
+
+void python__retain(struct python *py, bool (*alive)(pid_t pid, void *arg), void *arg)
+{
+	struct retain_arg r = { py, alive, arg };
+
+	hashtab__retain(&py->procs, py_proc__alive, py_proc__drop, &r);
+}
+
+void python__stats(const struct python *py, struct python_stats *stats)
+{
+	*stats = py->stats;
+}

@@ -1,0 +1,159 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Python functions in the stacks of CPython processes, read by the BPF
+# program from the interpreter's own frames: Debian's python3.11 and each
+# pyenv build of 3.10 to 3.13 on the machine, on tests/workloads/py_work.py,
+# whose profile is known. Then what is not CPython as the profiler expects
+# it: a release it cannot read, and a fake interpreter whose frames are
+# garbage that changes while it is sampled.
+. "$(dirname "$0")/lib.sh"
+
+PYENV_ROOT=${PYENV_ROOT:-/root/.pyenv}
+interpreters=(/usr/bin/python3.11)
+for v in 3.10 3.11 3.12 3.13; do
+	for py in "$PYENV_ROOT"/versions/"$v".*/bin/python"$v"; do
+		[[ -x $py ]] && interpreters+=("$py")
+	done
+done
+require_bpf "Python stacks"
+
+WORK=$(realpath "$(dirname "$0")/../workloads/py_work.py")
+
+# label PY: a short name for interpreter PY in test names.
+label() {
+	case $1 in
+	/usr/bin/*) echo "Debian's $(basename "$1")" ;;
+	*) echo "pyenv $(basename "$(dirname "$(dirname "$1")")")" ;;
+	esac
+}
+
+# share FOLDED A B: A's share in percent of the samples whose stack holds a
+# frame of function A or of function B ("NAME (" in folded, where a Python
+# frame is "qualname (file.py:LINE)"); "none" without any.
+share() {
+	awk -v a="$2 (" -v b="$3 (" '{ n = $NF
+		if (index($0, ";" a)) x += n; else if (index($0, ";" b)) y += n }
+		END { if (x + y) printf "%.1f\n", 100 * x / (x + y); else print "none" }' "$1"
+}
+
+# within V LO HI: is number V in [LO, HI]?
+within() {
+	awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v != "none" && v >= lo && v <= hi) }'
+}
+
+# record NAME ARGS...: profile py_work.py under the profiler with ARGS,
+# into $TMP/NAME.{folded,pb.gz}, its stderr in $TMP/NAME.err. 0 on success.
+record() {
+	local name=$1
+	shift
+	"$PROFILER" -v -F 499 -o "$TMP/$name.folded" -o "$TMP/$name.pb.gz" "$@" \
+		>"$TMP/$name.out" 2>"$TMP/$name.err"
+}
+
+for py in "${interpreters[@]}"; do
+	l=$(label "$py")
+	if ! [[ -x $py ]]; then
+		skip "Python stacks: $l" "$py is not installed"
+		continue
+	fi
+
+	# 70/30 between two functions, with the file and the lines they call from.
+	if ! record split -- "$py" "$WORK" split 4; then
+		fail "Python stacks: $l: the profiler failed"
+		sed 's/^/#   /' "$TMP/split.err"
+		continue
+	fi
+	s=$(share "$TMP/split.folded" hot70 hot30)
+	check "Python stacks: $l: hot70 vs hot30 is 70/30 +-5 ($s%)" within "$s" 65 75
+	def=$(grep -n '^def hot70' "$WORK" | cut -d: -f1)
+	lines=$(grep -o "hot70 (py_work.py:[0-9]*)" "$TMP/split.folded" | sed 's/.*://; s/)//' |
+		sort -u | tr '\n' ' ')
+	check "Python stacks: $l: hot70 at its lines $((def + 1))-$((def + 2)) (saw: $lines)" \
+		awk -v lo=$((def + 1)) -v hi=$((def + 2)) -v s="$lines" 'BEGIN {
+			n = split(s, a, " ")
+			for (i = 1; i <= n; i++) if (a[i] < lo || a[i] > hi) exit 1
+			exit !n }'
+	# Interpreter C frames gone where Python ran them: the Python frames are
+	# between main's native callers and the code they call (3.10 calls each
+	# Python function through C of its own, which stays).
+	total=$(awk '{ t += $NF } END { print t + 0 }' "$TMP/split.folded")
+	py_samples=$(awk '/;<module> \(py_work\.py:[0-9]+\);(.*;)?main \(py_work\.py:[0-9]+\);(.*;)?split \(/ {
+		t += $NF } END { print t + 0 }' "$TMP/split.folded")
+	eval_left=$(awk '/_PyEval_EvalFrameDefault/ { t += $NF } END { print t + 0 }' \
+		"$TMP/split.folded")
+	check "Python stacks: $l: <module>;main;split under the native frames in $py_samples of $total samples (>= 90%), _PyEval_EvalFrameDefault left in $eval_left" \
+		awk -v p="$py_samples" -v t="$total" -v e="$eval_left" \
+		'BEGIN { exit !(t > 0 && p >= 0.9 * t && e <= 0.02 * t) }'
+	# Names read while the process lived, its last samples' too: only code
+	# freed before the drain that followed (an import's) goes unnamed.
+	unnamed=$(awk '/\[unknown Python code\]/ { t += $NF } END { print t + 0 }' "$TMP/split.folded")
+	check "Python stacks: $l: $unnamed of $total samples with a Python frame not named (<= 2%)" \
+		awk -v u="$unnamed" -v t="$total" 'BEGIN { exit !(t > 0 && u <= 0.02 * t) }'
+	# pprof: a function per Python function, with its file and line.
+	check "Python stacks: $l: pprof has hot70 in py_work.py with its line" \
+		grep -qE "hot70 $WORK:$((def + 1))|hot70 $WORK:$((def + 2))" \
+		<(pprof -traces -lines "$TMP/split.pb.gz" 2>/dev/null)
+
+	# Two threads, each under its own name with its own function.
+	if record threads -- "$py" "$WORK" threads 3; then
+		left=$(pct "$TMP/threads.pb.gz" left_worker cum -tagfocus=thread=py-left)
+		wrong=$(pct "$TMP/threads.pb.gz" right_worker cum -tagfocus=thread=py-left)
+		right=$(pct "$TMP/threads.pb.gz" right_worker cum -tagfocus=thread=py-right)
+		check "Python stacks: $l: thread py-left runs left_worker ($left%, right_worker $wrong%), py-right right_worker ($right%)" \
+			awk -v a="$left" -v b="$wrong" -v c="$right" \
+			'BEGIN { exit !(a >= 90 && b == 0 && c >= 90) }'
+	else
+		fail "Python stacks: $l: threads: the profiler failed"
+	fi
+
+	# C called by Python stays above its caller.
+	if record zlib -- "$py" "$WORK" zlib 3; then
+		s=$(awk '{ n = $NF; if (index($0, ";compress_caller (")) { t += n
+			if ($0 ~ /;compress_caller \(py_work\.py:[0-9]+\);.*deflate/) d += n } }
+			END { if (t) printf "%.0f\n", 100 * d / t; else print "none" }' "$TMP/zlib.folded")
+		check "Python stacks: $l: compress_caller;...;deflate in $s% of its samples (>= 60)" \
+			within "$s" 60 100
+	else
+		fail "Python stacks: $l: zlib: the profiler failed"
+	fi
+
+	# --wall: the function that sleeps, by the time it sleeps.
+	if record sleep --wall -- "$py" "$WORK" sleep 4; then
+		s=$(share "$TMP/sleep.folded" nap spin)
+		check "Python stacks: $l: --wall: nap has 40% +-5 of nap and spin's wall time ($s%)" \
+			within "$s" 35 45
+	else
+		fail "Python stacks: $l: --wall: the profiler failed"
+	fi
+done
+
+# A release that is not read: a note, and the interpreter's own C frames.
+old=$(ls "$PYENV_ROOT"/versions/3.9.*/bin/python3.9 2>/dev/null | head -n 1)
+if [[ -x $old ]]; then
+	if record old -- "$old" -c 'import time
+end = time.monotonic() + 2
+while time.monotonic() < end: sum(range(1000))'; then
+		check "Python stacks: 3.9 is named as not supported, once" \
+			test "$(grep -c 'runs Python 3.9, whose frames this profiler cannot read' "$TMP/old.err")" -eq 1
+		check "Python stacks: 3.9 is profiled natively (_PyEval_EvalFrameDefault)" \
+			grep -q _PyEval_EvalFrameDefault "$TMP/old.folded"
+	else
+		fail "Python stacks: 3.9: the profiler failed"
+	fi
+else
+	skip "Python stacks: an unsupported release" "no pyenv 3.9 under $PYENV_ROOT"
+fi
+
+# Garbage frames: no crash, no verifier failure, stacks counted as cut short.
+cp "$WORKLOADS/fake_python" "$TMP/python3.11"
+if "$PROFILER" -v -F 999 -o "$TMP/fake.folded" -- "$TMP/python3.11" 3 \
+	>"$TMP/fake.out" 2>"$TMP/fake.err"; then
+	samples=$(summary_count "$TMP/fake.err" "on-CPU samples")
+	cut=$(sed -nE 's/.* ([0-9]+) Python stacks cut short.*/\1/p' "$TMP/fake.err")
+	check "Python stacks: garbage frames: $samples samples, ${cut:-no} Python stacks counted as cut short" \
+		test "${samples:-0}" -gt 100 -a "${cut:-0}" -gt 0
+	check "Python stacks: garbage frames: stacks marked truncated" \
+		test "$(summary_count "$TMP/fake.err" "truncated stacks")" -gt 0
+else
+	fail "Python stacks: garbage frames: the profiler failed"
+	sed 's/^/#   /' "$TMP/fake.err"
+fi

@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# python3.X py_work.py MODE [SECONDS]: Python code whose profile is known,
+# for tests/e2e/python.sh, in every CPython the machine has. It runs MODE
+# for SECONDS (default 5), prints "ready" first, and works in the same
+# way on 3.10 to 3.13 (no newer syntax).
+#
+#   split    hot70 and hot30 share the CPU 70/30: the same loop body, run
+#            7 times for every 3
+#   threads  two threads, named "py-left" and "py-right" (prctl), each in its
+#            own function: left_worker and right_worker
+#   zlib     compress_caller calls zlib.compress over and over: C called by
+#            Python
+#   sleep    for --wall: nap sleeps 40% of the time in time.sleep, spin
+#            computes the other 60%
+import ctypes
+import sys
+import threading
+import time
+import zlib
+
+
+def unit():
+    total = 0
+    for i in range(20000):
+        total += i * i % 7
+    return total
+
+
+def hot70():
+    for _ in range(7):
+        unit()
+
+
+def hot30():
+    for _ in range(3):
+        unit()
+
+
+def split(end):
+    while time.monotonic() < end:
+        hot70()
+        hot30()
+
+
+def name_thread(name):
+    # PR_SET_NAME: the name the kernel, and so the profile, shows.
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(15, ctypes.c_char_p(name.encode()), 0, 0, 0)
+
+
+def left_worker(end):
+    name_thread("py-left")
+    while time.monotonic() < end:
+        unit()
+
+
+def right_worker(end):
+    name_thread("py-right")
+    while time.monotonic() < end:
+        unit()
+
+
+def threads(end):
+    workers = [threading.Thread(target=f, args=(end,)) for f in (left_worker, right_worker)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+
+
+def compress_caller(end):
+    data = bytes(range(256)) * 4096
+    while time.monotonic() < end:
+        zlib.compress(data, 6)
+
+
+def spin(seconds):
+    stop = time.monotonic() + seconds
+    while time.monotonic() < stop:
+        unit()
+
+
+def nap(seconds):
+    time.sleep(seconds)
+
+
+def sleep(end):
+    while time.monotonic() < end:
+        spin(0.06)
+        nap(0.04)
+
+
+MODES = {"split": split, "threads": threads, "zlib": compress_caller, "sleep": sleep}
+
+
+def main():
+    mode = MODES[sys.argv[1]]
+    seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 5
+    print("ready", flush=True)
+    mode(time.monotonic() + seconds)
+
+
+main()
