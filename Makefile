@@ -278,7 +278,23 @@ $(OUTPUT)/fixtures/overlapping-lines.so $(OUTPUT)/fixtures/unknown-form.so:
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -nostdlib -shared $< -o $@
 
-fixtures: $(FIXTURES) $(DEBUGINFO_FIXTURES) $(DWARF_FIXTURES)
+# Line-number oracles for tests/unit/test_python_code.c: each CPython 3.10+
+# found here writes the line it gives every instruction of a set of code
+# objects (tests/fixtures/python_lines.py), in python-X.Y.Z-lines.txt. The
+# unit tests skip the releases none was found for.
+PYENV_ROOT ?= $(HOME)/.pyenv
+PYTHON_FIXTURE_INTERPRETERS ?= $(wildcard /usr/bin/python3.1[0-3] \
+	$(PYENV_ROOT)/versions/3.1[0-3].*/bin/python3.1[0-3])
+PYTHON_FIXTURES := $(OUTPUT)/fixtures/python-lines.stamp
+
+$(PYTHON_FIXTURES): tests/fixtures/python_lines.py
+	$(call msg,FIXTURE,$(@D)/python-*-lines.txt)
+	$(Q)mkdir -p $(@D)
+	$(Q)rm -f $(@D)/python-*-lines.txt
+	$(Q)for p in $(PYTHON_FIXTURE_INTERPRETERS); do $$p $< $(@D) || exit 1; done
+	$(Q)touch $@
+
+fixtures: $(FIXTURES) $(DEBUGINFO_FIXTURES) $(DWARF_FIXTURES) $(PYTHON_FIXTURES)
 
 # Workloads for the end-to-end tests: frame pointers everywhere, including
 # leaf functions, so frame-pointer unwinding sees every caller. clang 14

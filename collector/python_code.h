@@ -18,7 +18,10 @@
 
 #include "bpf/profile.h"
 
-/* The longest name, file name and line table read; longer ones are refused. */
+/*
+ * The longest name and file name (in characters: up to 4 bytes each in
+ * UTF-8) and line table (in bytes) read; longer ones are refused.
+ */
 #define PY_CODE_MAX_STRING 4096
 #define PY_CODE_MAX_LINETABLE (1 << 20)
 
@@ -35,10 +38,11 @@ struct py_code {
  * into @code (owned by the caller: py_code__release()). 0, or -errno:
  * -ESRCH the process is gone, -EFAULT memory that cannot be read, -EINVAL
  * what is there is not a code object as @off describes one (a string that
- * is not one, a length out of bounds), -ENOMEM.
+ * is not one, a length out of bounds), -ENOMEM. Strings are CPython's
+ * compact ones, converted to UTF-8; a lone surrogate (a file name decoded
+ * with surrogateescape) becomes U+FFFD. On error @code holds nothing.
  */
-int py_code__read(pid_t pid, const struct python_offsets *off, uint64_t addr,
-		  struct py_code *code);
+int py_code__read(pid_t pid, const struct python_offsets *off, uint64_t addr, struct py_code *code);
 void py_code__release(struct py_code *code);
 
 /*

@@ -25,6 +25,7 @@
 #include "fuzz/fuzz_line_table.c"
 #include "fuzz/fuzz_perf_map.c"
 #include "fuzz/fuzz_proc_maps.c"
+#include "fuzz/fuzz_python_lines.c"
 #include "fuzz/fuzz_symbolize_addresses.c"
 #include "test.h"
 
@@ -123,6 +124,11 @@ TEST(fuzz_inputs_perf_map)
 TEST(fuzz_inputs_proc_maps)
 {
 	CHECK(!replay("fuzz_proc_maps", fuzz_proc_maps));
+}
+
+TEST(fuzz_inputs_python_lines)
+{
+	CHECK(!replay("fuzz_python_lines", fuzz_python_lines));
 }
 
 TEST(fuzz_inputs_symbolize_addresses)
