@@ -49,7 +49,8 @@ static struct profile *wall_profile(void)
 			    [FRAME_SYMBOL] = 22,
 			    [FRAME_NO_SYMBOL] = 23,
 			    [FRAME_NO_MAPPING] = 24,
-			    [FRAME_JIT] = 25 },
+			    [FRAME_JIT] = 25,
+			    [FRAME_PYTHON] = 26 },
 		.dwarf_units_lost = 2,
 	};
 	s.process_name = s.thread_name = strset__add(p->strings, "app");
@@ -80,7 +81,7 @@ static const char *const wall_lines[] = {
 	"truncated stacks: 11",
 	"stack read errors: 13",
 	"processes with unreadable maps: 1",
-	"frames: 21 with source lines, 22 function only, 23 unnamed, 24 unmapped, 25 JIT",
+	"frames: 21 with source lines, 22 function only, 23 unnamed, 24 unmapped, 25 JIT, 26 Python",
 	"DWARF units unreadable: 2",
 };
 
@@ -216,7 +217,8 @@ TEST(summary_in_svg)
 		"on-CPU samples: 364 in 3.0 s at 99 Hz; samples lost: 5; intervals off CPU: 53935 "
 		"(12.346 s); intervals off CPU lost: 17",
 		"truncated stacks: 11; stack read errors: 13; processes with unreadable maps: 1",
-		"frames: 21 with source lines, 22 function only, 23 unnamed, 24 unmapped, 25 JIT; "
+		"frames: 21 with source lines, 22 function only, 23 unnamed, 24 unmapped, 25 JIT, 26 "
+		"Python; "
 		"DWARF units unreadable: 2",
 	};
 	struct profile *p = wall_profile();
