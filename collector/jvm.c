@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -155,6 +156,15 @@ static int jvm_proc__read(struct jvm_proc *p, pid_t pid)
 	return p->tmp < 0 ? p->tmp : 0;
 }
 
+/* Whether @pid exists: by /proc, which needs no CAP_KILL for another user's process. */
+static bool alive(pid_t pid)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	return !access(path, F_OK);
+}
+
 static bool exists_in(int dir, const char *name)
 {
 	struct stat st;
@@ -265,7 +275,7 @@ static int start_listener(struct jvm *j, const struct jvm_proc *p, const char *s
 			if (err >= 0 || (err != -ECONNREFUSED && err != -ENOENT))
 				break;
 		}
-		if (kill(p->pid, 0) && errno == ESRCH) {
+		if (!alive(p->pid)) {
 			err = -ESRCH;
 			break;
 		}
@@ -447,10 +457,39 @@ static ssize_t jvm_mapper__pick(struct jvm_mapper *jm, uint64_t now, uint64_t *n
 	return -1;
 }
 
+/*
+ * Keep, in this thread, only the capabilities asking JVMs of other users
+ * needs: signalling them, a trigger file of theirs, connecting as them,
+ * their /proc/PID/root. Capabilities belong to a thread: the thread starts
+ * with the collector, before the recording drops what sampling no longer
+ * needs (cli/privileges.c) in the other thread, and keeps only these.
+ */
+static void jvm_mapper__restrict_caps(void)
+{
+	static const int keep[] = { CAP_KILL,		CAP_CHOWN,	CAP_SETUID,
+				    CAP_SETGID,		CAP_SYS_PTRACE, CAP_DAC_OVERRIDE,
+				    CAP_DAC_READ_SEARCH };
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2] = { 0 };
+	uint64_t mask = 0, permitted;
+
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		mask |= 1ULL << keep[i];
+	if (syscall(SYS_capget, &hdr, data))
+		return;
+	permitted = (data[0].permitted | (uint64_t)data[1].permitted << 32) & mask;
+	data[0].effective = data[0].permitted = (uint32_t)permitted;
+	data[1].effective = data[1].permitted = (uint32_t)(permitted >> 32);
+	data[0].inheritable = data[1].inheritable = 0;
+	if (syscall(SYS_capset, &hdr, data))
+		pr_debug("jvm: cannot drop capabilities: %s", strerror(errno));
+}
+
 static void *jvm_mapper__thread(void *arg)
 {
 	struct jvm_mapper *jm = arg;
 
+	jvm_mapper__restrict_caps();
 	pthread_mutex_lock(&jm->lock);
 	while (!jm->stopping) {
 		uint64_t next;
@@ -488,6 +527,7 @@ struct jvm_mapper *jvm_mapper__new(void)
 {
 	struct jvm_mapper *jm = calloc(1, sizeof(*jm));
 	pthread_condattr_t attr;
+	int err;
 
 	if (!jm)
 		return NULL;
@@ -498,6 +538,14 @@ struct jvm_mapper *jvm_mapper__new(void)
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
 	pthread_cond_init(&jm->done, &attr);
 	pthread_condattr_destroy(&attr);
+	/* Now, while the process still has the capabilities the thread keeps. */
+	err = pthread_create(&jm->thread, NULL, jvm_mapper__thread, jm);
+	if (err) {
+		jvm_mapper__free(jm);
+		errno = err;
+		return NULL;
+	}
+	jm->started = true;
 	return jm;
 }
 
@@ -522,7 +570,6 @@ void jvm_mapper__free(struct jvm_mapper *jm)
 void jvm_mapper__see(struct jvm_mapper *jm, const struct proc_maps *maps)
 {
 	struct jvm *j = NULL;
-	int err;
 
 	if (!jm || !jvm__is_jvm(maps))
 		return;
@@ -543,14 +590,6 @@ void jvm_mapper__see(struct jvm_mapper *jm, const struct proc_maps *maps)
 	}
 	jm->jvms[jm->nr++] = (struct jvm){ .pid = maps->pid, .state = JVM_NEW };
 	pr_debug("jvm: pid %d runs a JVM: asking for its perf map", maps->pid);
-	if (!jm->started) {
-		err = pthread_create(&jm->thread, NULL, jvm_mapper__thread, jm);
-		if (err) {
-			pr_debug("jvm: cannot start a thread: %s", strerror(err));
-			goto out_unlock;
-		}
-		jm->started = true;
-	}
 	pthread_cond_signal(&jm->wake);
 out_unlock:
 	pthread_mutex_unlock(&jm->lock);
@@ -564,12 +603,12 @@ void jvm_mapper__finish(struct jvm_mapper *jm, uint64_t timeout_ns)
 	size_t nr = 0;
 	bool waiting = true;
 
-	if (!jm || !jm->started)
+	if (!jm)
 		return;
 	pthread_mutex_lock(&jm->lock);
 	jm->finishing = true;
 	for (size_t i = 0; i < jm->nr; i++)
-		if (jvm__askable(&jm->jvms[i]) && !kill(jm->jvms[i].pid, 0)) {
+		if (jvm__askable(&jm->jvms[i]) && alive(jm->jvms[i].pid)) {
 			jm->jvms[i].final = true;
 			nr++;
 		}
@@ -586,7 +625,7 @@ void jvm_mapper__finish(struct jvm_mapper *jm, uint64_t timeout_ns)
 	pthread_cond_signal(&jm->wake);
 	pthread_mutex_unlock(&jm->lock);
 	if (nr)
-		pr_info("jvm: %zu final perf map requests %s in %.1f ms", nr,
+		pr_info("jvm: final perf map requests: %zu, %s in %.1f ms", nr,
 			waiting ? "not all answered" : "answered",
 			(clock_ns(CLOCK_MONOTONIC) - start) / 1e6);
 }

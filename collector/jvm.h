@@ -16,7 +16,9 @@
  * Asking means creating a trigger file and sending SIGQUIT to a JVM whose
  * attach listener is not running yet, then waiting for its socket, so the
  * requests run on a thread of the mapper's own: the collector's calls only
- * queue work. A failure is logged at debug level and the JVM is asked no
+ * queue work. It connects as the JVM's user (the JVM checks its peer's
+ * uid and gid) by changing that thread's effective ids for the connect()
+ * alone. A failure is logged at debug level and the JVM is asked no
  * more; it is never fatal.
  *
  * Thread-safety: jvm_mapper__see() and jvm_mapper__finish() may be called
@@ -34,7 +36,12 @@ struct jvm_mapper;
 /* How often a live JVM is asked again. */
 #define JVM_REFRESH_NS (2ULL * 1000 * 1000 * 1000)
 
-/* The thread starts with the first JVM seen. NULL and errno on failure. */
+/*
+ * Starts the mapper's thread, which keeps of the caller's capabilities only
+ * those asking other users' JVMs needs (CAP_KILL, CAP_CHOWN, CAP_SETUID,
+ * CAP_SETGID, CAP_SYS_PTRACE, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH):
+ * create it before dropping the process's. NULL and errno on failure.
+ */
 struct jvm_mapper *jvm_mapper__new(void);
 
 /* Stops the thread, waiting for the request under way (each is bounded). */

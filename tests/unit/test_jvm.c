@@ -47,7 +47,7 @@ TEST(jvm_may_ask)
 	CHECK(jvm__may_ask(false, true));
 }
 
-/* Without a JVM seen there is no thread: finishing and freeing return at once. */
+/* Without a JVM seen, finishing has nothing to wait for and freeing stops the thread. */
 TEST(jvm_mapper_without_jvm)
 {
 	struct jvm_mapper *jm = jvm_mapper__new();
