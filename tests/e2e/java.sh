@@ -6,13 +6,14 @@
 . "$(dirname "$0")/lib.sh"
 
 name="Java methods named without JVM flags"
+sudo_name="Java methods named under sudo, the JVM running as the invoking user"
 user_name="a user's perf map of a JVM is not overwritten"
-require_bpf "$name" "$user_name"
+require_bpf "$name" "$sudo_name" "$user_name"
 
 java=$(command -v java)
 if [[ -z $java || ! -f $WORKLOADS/Split.class ]]; then
 	why="java or $WORKLOADS/Split.class is missing (tools/install-deps, make workloads)"
-	for n in "$name" "$user_name"; do
+	for n in "$name" "$sudo_name" "$user_name"; do
 		if [[ ${PROFILER_REQUIRE_BPF:-0} == 1 ]]; then
 			fail "$n: $why"
 		else
@@ -61,6 +62,29 @@ else
 	else
 		fail "$name ($what, expected 70±5)"
 	fi
+fi
+
+# Under sudo the command runs as the invoking user (nobody here), and the JVM
+# answers only peers of its own uid and gid: the profiler connects as them,
+# from the capabilities it kept. nobody runs it in a directory of its own.
+mkdir -p "$TMP/nobody"
+chmod 0711 "$TMP" && chmod 0777 "$TMP/nobody"
+(cd "$TMP/nobody" && SUDO_UID=$(id -u nobody) SUDO_GID=$(id -g nobody) SUDO_USER=nobody \
+	HOME=/root "$PROFILER" -v -F 499 -o "$TMP/nobody/java.folded" -- \
+	"$java" -cp "$WORKLOADS" Split 4 >"$TMP/nobody/out" 2>"$TMP/nobody/err")
+rc=$?
+pid=$(split_pid "$TMP/nobody/out")
+owner=$(stat -c %U "/tmp/perf-$pid.map" 2>/dev/null)
+[[ -n $pid ]] && rm -f "/tmp/perf-$pid.map"
+read -r hot70 hot30 < <(awk '{ k = split($0, f, ";")
+		if (f[k] ~ /Split\.hot70\(/) h70 += $NF; else if (f[k] ~ /Split\.hot30\(/) h30 += $NF }
+	END { print h70 + 0, h30 + 0 }' "$TMP/nobody/java.folded" 2>/dev/null)
+what="exit $rc, pid '$pid', map written by '$owner', hot70 $hot70, hot30 $hot30"
+if [[ $rc -eq 0 && $owner == nobody && $hot70 -gt 0 && $hot30 -gt 0 ]]; then
+	ok "$sudo_name ($what)"
+else
+	fail "$sudo_name ($what)"
+	grep -i 'jvm\|warn' "$TMP/nobody/err" | sed 's/^/#   /'
 fi
 
 # A map the user wrote before the profiler saw the JVM, under -p: kept as it is.
