@@ -475,9 +475,16 @@ static void jvm_mapper__restrict_caps(void)
 
 	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
 		mask |= 1ULL << keep[i];
-	if (syscall(SYS_capget, &hdr, data))
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || syscall(SYS_capget, &hdr, data)) {
+		pr_debug("jvm: cannot drop capabilities: %s", strerror(errno));
 		return;
+	}
 	permitted = (data[0].permitted | (uint64_t)data[1].permitted << 32) & mask;
+	/* The bounding set too, as the other thread's (EINVAL: a capability the kernel lacks). */
+	if ((data[0].permitted | (uint64_t)data[1].permitted << 32) & (1ULL << CAP_SETPCAP))
+		for (int cap = 0; cap < 64; cap++)
+			if (!(mask & (1ULL << cap)))
+				prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
 	data[0].effective = data[0].permitted = (uint32_t)permitted;
 	data[1].effective = data[1].permitted = (uint32_t)(permitted >> 32);
 	data[0].inheritable = data[1].inheritable = 0;
