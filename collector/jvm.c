@@ -431,7 +431,10 @@ static void jvm__request(struct jvm *j)
 		pr_debug("jvm: pid %d: no attach socket after SIGQUIT, trying again later", j->pid);
 	} else {
 		j->state = JVM_FAILED;
-		pr_debug("jvm: pid %d: cannot ask for a perf map: %s", j->pid, strerror(-err));
+		/* A refusal was logged with the JVM's words. */
+		if (err != -EPROTO)
+			pr_debug("jvm: pid %d: cannot ask for a perf map: %s", j->pid,
+				 strerror(-err));
 	}
 }
 
