@@ -342,6 +342,15 @@ $(OUTPUT)/workloads/blocker-nofp: tests/workloads/blocker.c tests/workloads/work
 	$(Q)mkdir -p $(@D)
 	$(Q)gcc $(GCC_WORKLOAD_CFLAGS) -fomit-frame-pointer $< -o $@
 
+# Java: tests/e2e/java.sh runs Split on the JVM of tools/install-deps.
+JAVAC ?= javac
+WORKLOADS += $(OUTPUT)/workloads/Split.class
+
+$(OUTPUT)/workloads/%.class: tests/workloads/%.java
+	$(call msg,JAVAC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(JAVAC) -d $(@D) $<
+
 workloads: $(WORKLOADS)
 
 # Binaries that tests/e2e/symbolize_oracle.sh symbolizes both with ours and

@@ -30,6 +30,7 @@
 #include "collector.h"
 #include "elf/elf_cache.h"
 #include "event.h"
+#include "jvm.h"
 #include "profile.skel.h"
 #include "python.h"
 #include "stack_table.h"
@@ -67,6 +68,8 @@
 #define RINGBUF_RECORD_BYTES (sizeof(struct sample_head) + 64 * sizeof(__u64))
 /* A process's maps are re-read at most this often, for addresses they do not cover. */
 #define MAPS_REFRESH_NS (20ULL * 1000 * 1000)
+/* How long the end of a recording waits for the JVMs' last perf maps. */
+#define JVM_FINISH_NS (3000ULL * 1000 * 1000)
 
 struct target {
 	pid_t pid;
@@ -154,6 +157,9 @@ struct collector {
 	volatile sig_atomic_t stopping;
 	uint64_t deadline; /* CLOCK_MONOTONIC end of sampling (-d), or 0 */
 	bool draining;	   /* sampling has stopped: take every record left */
+
+	/* Asks the JVMs seen for perf maps (jvm.h); NULL if it could not start. */
+	struct jvm_mapper *jvm;
 };
 
 static void proc_state__free(struct proc_state *p);
@@ -382,6 +388,9 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 		pr_warn("cannot start the collector: %s", strerror(-err));
 		goto out_free;
 	}
+	c->jvm = jvm_mapper__new();
+	if (!c->jvm)
+		pr_debug("jvm: cannot ask JVMs for perf maps: %s", strerror(errno));
 	c->perf_fds = malloc(nr_cpus * sizeof(*c->perf_fds));
 	c->links = calloc(nr_cpus, sizeof(*c->links));
 	if (!c->files || !c->elves || !c->perf_fds || !c->links) {
@@ -516,6 +525,7 @@ void collector__free(struct collector *c)
 
 	if (!c)
 		return;
+	jvm_mapper__free(c->jvm);
 	ring_buffer__free(c->rb);
 	for (int cpu = 0; c->links && cpu < c->nr_cpus; cpu++)
 		bpf_link__destroy(c->links[cpu]);
@@ -609,6 +619,7 @@ static void proc_state__snapshot(struct collector *c, struct proc_state *p)
 	pr_debug("pid %d: snapshot of %zu executable mappings", p->pid, maps->nr);
 	if (c->python)
 		python__snapshot(c->python, maps);
+	jvm_mapper__see(c->jvm, maps);
 	if (c->unwind_maps) {
 		int err = unwind_maps__load(c->unwind_maps, maps);
 
@@ -1577,6 +1588,8 @@ int collector__run(struct collector *c)
 	collector__report_unwinding(c);
 	collector__report_python(c);
 	collector__report_ring(c);
+	/* The JVMs' maps as they are now, for the symbolizer that runs next. */
+	jvm_mapper__finish(c->jvm, JVM_FINISH_NS);
 	return err;
 }
 

@@ -1,0 +1,118 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# JIT-compiled Java methods are named without JVM flags: the profiler asks
+# each JVM it sees for its perf map over the JVM's attach socket
+# (collector/jvm.c). Split spends 70% of its CPU in hot70() and 30% in
+# hot30(). A perf map the user gave is left alone.
+. "$(dirname "$0")/lib.sh"
+
+name="Java methods named without JVM flags"
+sudo_name="Java methods named under sudo, the JVM running as the invoking user"
+user_name="a user's perf map of a JVM is not overwritten"
+require_bpf "$name" "$sudo_name" "$user_name"
+
+java=$(command -v java)
+if [[ -z $java || ! -f $WORKLOADS/Split.class ]]; then
+	why="java or $WORKLOADS/Split.class is missing (tools/install-deps, make workloads)"
+	for n in "$name" "$sudo_name" "$user_name"; do
+		if [[ ${PROFILER_REQUIRE_BPF:-0} == 1 ]]; then
+			fail "$n: $why"
+		else
+			skip "$n" "$why"
+		fi
+	done
+	exit 0
+fi
+
+# Split's pid, from the first line it prints in FILE; empty if none.
+split_pid() {
+	awk '$1 == "Split:" && $2 == "pid" { print $3; exit }' "$1"
+}
+
+# From $TMP: the JVM may write hs_err files to its directory.
+(cd "$TMP" && "$PROFILER" -v -F 499 -o "$TMP/java.folded" -- "$java" -cp "$WORKLOADS" Split 6 \
+	>"$TMP/out" 2>"$TMP/err")
+rc=$?
+# The JVM leaves the map we asked for behind.
+pid=$(split_pid "$TMP/out")
+[[ -n $pid && -f /tmp/perf-$pid.map ]] && mv "/tmp/perf-$pid.map" "$TMP/java.map"
+if [[ $rc -ne 0 ]]; then
+	fail "$name: profiler failed (exit $rc)"
+	sed 's/^/#   /' "$TMP/err"
+elif ! grep -q "jvm: pid $pid: perf map asked for" "$TMP/err" ||
+	! grep -q 'Split\.hot70' "$TMP/java.map" 2>/dev/null; then
+	fail "$name: no perf map asked for or written for pid '$pid'"
+	grep 'jvm' "$TMP/err" | sed 's/^/#   /'
+elif grep -q 'Full thread dump' "$TMP/out"; then
+	fail "$name: SIGQUIT made the JVM dump its threads instead of starting its attach listener"
+else
+	# Samples by leaf frame: JIT names hold spaces ("long Split.hot70(long)_[j]").
+	read -r total nr_java hot70 hot30 < <(awk '{ n = $NF; total += n; k = split($0, f, ";")
+			if (f[1] == "java") java += n
+			if (f[k] ~ /Split\.hot70\(/) h70 += n; else if (f[k] ~ /Split\.hot30\(/) h30 += n }
+		END { print total + 0, java + 0, h70 + 0, h30 + 0 }' "$TMP/java.folded")
+	share=$(awk -v a="$hot70" -v b="$hot30" 'BEGIN { if (a + b) printf "%.1f", 100 * a / (a + b) }')
+	what="hot70 $hot70, hot30 $hot30 of $total samples ($nr_java of java): hot70 has $share%"
+	if [[ $total -eq 0 || $nr_java -lt $((total / 2)) ]]; then
+		fail "$name: too few samples of java ($what)"
+	elif [[ $hot70 -eq 0 || $hot30 -eq 0 || $((hot70 + hot30)) -lt $((nr_java / 2)) ]]; then
+		fail "$name: the methods are not named ($what)"
+		sort -t' ' -k2 -rn "$TMP/java.folded" | head -5 | sed 's/^/#   /'
+	elif within "$share" 70 5; then
+		ok "$name ($what, expected 70±5)"
+	else
+		fail "$name ($what, expected 70±5)"
+	fi
+fi
+
+# Under sudo the command runs as the invoking user (nobody here), and the JVM
+# answers only peers of its own uid and gid: the profiler connects as them,
+# from the capabilities it kept. nobody runs it in a directory of its own.
+mkdir -p "$TMP/nobody"
+chmod 0711 "$TMP" && chmod 0777 "$TMP/nobody"
+(cd "$TMP/nobody" && SUDO_UID=$(id -u nobody) SUDO_GID=$(id -g nobody) SUDO_USER=nobody \
+	HOME=/root "$PROFILER" -v -F 499 -o "$TMP/nobody/java.folded" -- \
+	"$java" -cp "$WORKLOADS" Split 4 >"$TMP/nobody/out" 2>"$TMP/nobody/err")
+rc=$?
+pid=$(split_pid "$TMP/nobody/out")
+owner=$(stat -c %U "/tmp/perf-$pid.map" 2>/dev/null)
+[[ -n $pid ]] && rm -f "/tmp/perf-$pid.map"
+read -r hot70 hot30 < <(awk '{ k = split($0, f, ";")
+		if (f[k] ~ /Split\.hot70\(/) h70 += $NF; else if (f[k] ~ /Split\.hot30\(/) h30 += $NF }
+	END { print h70 + 0, h30 + 0 }' "$TMP/nobody/java.folded" 2>/dev/null)
+what="exit $rc, pid '$pid', map written by '$owner', hot70 $hot70, hot30 $hot30"
+if [[ $rc -eq 0 && $owner == nobody && $hot70 -gt 0 && $hot30 -gt 0 ]]; then
+	ok "$sudo_name ($what)"
+else
+	fail "$sudo_name ($what)"
+	grep -i 'jvm\|warn' "$TMP/nobody/err" | sed 's/^/#   /'
+fi
+
+# A map the user wrote before the profiler saw the JVM, under -p: kept as it is.
+start_bg "$java" -cp "$WORKLOADS" Split 8 >"$TMP/user-out"
+for _ in $(seq 100); do
+	pid=$(split_pid "$TMP/user-out")
+	[[ -n $pid ]] && break
+	sleep 0.05
+done
+map=/tmp/perf-$pid.map
+if [[ -z $pid || -e $map ]]; then
+	fail "$user_name: no Split pid, or '$map' exists already"
+	exit 0
+fi
+echo "0 1 user_given_symbol" >"$map"
+"$PROFILER" -vv -F 99 -d 2 -o "$TMP/user.folded" -p "$pid" >/dev/null 2>"$TMP/user-err"
+rc=$?
+content=$(cat "$map")
+rm -f "$map"
+if [[ $rc -ne 0 ]]; then
+	fail "$user_name: profiler failed (exit $rc)"
+	grep -v 'snapshot' "$TMP/user-err" | tail -5 | sed 's/^/#   /'
+elif ! grep -q "jvm: pid $pid: '/tmp/perf-$pid.map' exists and is not ours" "$TMP/user-err"; then
+	fail "$user_name: the profiler did not see the JVM (pid $pid) or its map"
+	grep 'jvm' "$TMP/user-err" | sed 's/^/#   /'
+elif [[ $content != "0 1 user_given_symbol" ]] ||
+	grep -q "jvm: pid $pid: perf map asked" "$TMP/user-err"; then
+	fail "$user_name: the map was asked for or changed"
+else
+	ok "$user_name"
+fi

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "collector/jvm.h"
+#include "common/proc_maps.h"
+#include "common/strset.h"
+#include "test.h"
+
+/* Whether a snapshot of the executable mappings in @text is a JVM's: 1 or 0, -1 if unparsed. */
+static int text_is_jvm(const char *text)
+{
+	struct strset *strings = strset__new();
+	struct file_table *files = strings ? file_table__new(strings) : NULL;
+	struct proc_maps *maps = files ? proc_maps__parse(text, 999999, files) : NULL;
+	int jvm = maps ? jvm__is_jvm(maps) : -1;
+
+	proc_maps__free(maps);
+	file_table__free(files);
+	strset__free(strings);
+	return jvm;
+}
+
+TEST(jvm_is_jvm)
+{
+	static const char launcher[] =
+		"55d000000000-55d000001000 r-xp 00001000 00:00 11 /usr/lib/jvm/java-17/bin/java\n";
+	static const char jvm[] =
+		"55d000000000-55d000001000 r-xp 00001000 00:00 11 /usr/lib/jvm/java-17/bin/java\n"
+		"7f0000000000-7f0000001000 r-xp 00000000 00:00 0 \n"
+		"7f1000000000-7f1000100000 r-xp 00100000 00:00 12 "
+		"/usr/lib/jvm/java-17/lib/server/libjvm.so\n";
+	/* Only the library itself: not a file that merely starts or ends like it. */
+	static const char lookalikes[] =
+		"7f1000000000-7f1000100000 r-xp 00100000 00:00 12 /opt/libjvm.so.bak\n"
+		"7f2000000000-7f2000100000 r-xp 00100000 00:00 13 /opt/notlibjvm.so\n"
+		"7f3000000000-7f3000100000 r--p 00000000 00:00 14 /opt/libjvm.so\n";
+
+	CHECK(text_is_jvm(launcher) == 0);
+	CHECK(text_is_jvm(jvm) == 1);
+	CHECK(text_is_jvm(lookalikes) == 0);
+}
+
+/* A map that exists before we first ask is the user's; once we asked, it is ours. */
+TEST(jvm_may_ask)
+{
+	CHECK(jvm__may_ask(false, false));
+	CHECK(!jvm__may_ask(true, false));
+	CHECK(jvm__may_ask(true, true));
+	CHECK(jvm__may_ask(false, true));
+}
+
+/* Without a JVM seen, finishing has nothing to wait for and freeing stops the thread. */
+TEST(jvm_mapper_without_jvm)
+{
+	struct jvm_mapper *jm = jvm_mapper__new();
+
+	CHECK(jm != NULL);
+	jvm_mapper__finish(jm, 1000000000ULL);
+	jvm_mapper__free(jm);
+	jvm_mapper__free(NULL);
+	jvm_mapper__finish(NULL, 0);
+}
