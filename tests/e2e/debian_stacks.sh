@@ -8,6 +8,8 @@
 #     the function at its entry point) or clone/clone3 (another thread);
 #   - the 10 functions with the most cumulative time in our profile have
 #     the same cumulative share in perf's, within 2 points.
+# With --no-python: the native frames perf also shows, the interpreter's
+# included (tests/e2e/python.sh checks the Python frames that replace them).
 # PROFILER_EXTRA_ARGS adds options to every run of the profiler, to run the
 # same checks in another mode: PROFILER_EXTRA_ARGS='--call-graph dwarf=32768'
 # (the sqlite3 shell's stack is deeper than dwarf's default 8 KiB copy).
@@ -238,7 +240,7 @@ profile_case() {
 	perf record -q -e cpu-clock -F "$FREQ" --call-graph "dwarf,$PERF_STACK" -p "$pid" \
 		-o "$TMP/$name.data" -- sleep "$DURATION" >/dev/null 2>"$TMP/$name.perf-record.err" &
 	perf_pid=$!
-	"$PROFILER" -F "$FREQ" -d "$DURATION" "${extra[@]}" -p "$pid" -f folded \
+	"$PROFILER" -F "$FREQ" -d "$DURATION" --no-python "${extra[@]}" -p "$pid" -f folded \
 		-o "$TMP/$name.folded" 2>"$TMP/$name.err"
 	rc=$?
 	wait "$perf_pid"
