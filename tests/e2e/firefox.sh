@@ -8,7 +8,7 @@
 TESTS=("firefox: loads in profiler-cli" "firefox: thread names" "firefox: call tree of each thread"
 	"firefox: CPU time" "firefox: platform" "firefox: truncated stacks" "firefox: statistics markers"
 	"firefox --wall: the call tree weighs time" "firefox --wall: time off CPU as on stderr"
-	"firefox: folded output loads")
+	"firefox: folded output loads" "firefox: Python frames")
 require_bpf "${TESTS[@]}"
 
 CLI=$OUTPUT/npm/node_modules/@firefox-devtools/profiler-cli/dist/profiler-cli.js
@@ -219,5 +219,37 @@ else
 		fail "firefox: folded output loads (threads $root%, expected 100; alpha_work" \
 			"$alpha%, beta_work $beta%, expected 50±10 each)"
 		pq thread samples-top-down --session folded 2>&1 | sed 's/^/#   /'
+	fi
+fi
+
+# Python functions as functions of their own, in their own category, named
+# "qualname (file.py:LINE)": py_work.py's hot70 and hot30 share 70/30.
+PY=/usr/bin/python3.11
+if ! [[ -x $PY ]]; then
+	fail "firefox: Python frames: $PY is not installed (tools/install-deps installs it)"
+elif ! "$PROFILER" -F 499 -o "$TMP/python.json.gz" -- "$PY" \
+	"$(dirname "$0")/../workloads/py_work.py" split 3 >/dev/null 2>"$TMP/err"; then
+	fail "firefox: Python frames: profiler failed"
+	sed 's/^/#   /' "$TMP/err"
+elif ! load "$TMP/python.json.gz" python; then
+	fail "firefox: Python frames: profiler-cli cannot load it"
+	sed 's/^/#   /' "$TMP/load"
+else
+	h=$(pq thread list --session python --json | js 'd.threads[0].threadHandle')
+	pq thread functions --thread "$h" --session python --limit 0 --json >"$TMP/py.functions"
+	# share NAME: the total percentage of the functions whose name starts with NAME.
+	share() {
+		js "d.functions.filter(f => f.name.startsWith('$1')).reduce((a, f) => a + f.totalPercentage, 0).toFixed(1)" \
+			<"$TMP/py.functions"
+	}
+	hot70=$(share 'hot70 (py_work.py:')
+	hot30=$(share 'hot30 (py_work.py:')
+	category=$(gzip -dc "$TMP/python.json.gz" | js 'd.meta.categories.map(c => c.name).join(",")')
+	ratio=$(awk -v a="$hot70" -v b="$hot30" 'BEGIN { if (a + b) printf "%.1f", 100 * a / (a + b); else print "none" }')
+	if within "$ratio" 70 5 && [[ $category == *Python* ]]; then
+		ok "firefox: Python frames (hot70 $hot70%, hot30 $hot30%: $ratio% of the two; categories $category)"
+	else
+		fail "firefox: Python frames (hot70 $hot70%, hot30 $hot30%: $ratio%, expected 70±5; categories $category)"
+		head -c 2000 "$TMP/py.functions" | sed 's/^/#   /'
 	fi
 fi
