@@ -100,6 +100,17 @@ for py in "${interpreters[@]}"; do
 		fail "Python stacks: $l: threads: the profiler failed"
 	fi
 
+	# Every interpreter's threads: a subinterpreter's too.
+	if record subinterpreter -- "$py" "$WORK" subinterpreter 3; then
+		s=$(awk '{ t += $NF } /;sub_worker \(/ { s += $NF }
+			END { if (t) printf "%.1f\n", 100 * s / t; else print "none" }' \
+			"$TMP/subinterpreter.folded")
+		check "Python stacks: $l: a subinterpreter's thread in its sub_worker on $s% of samples (>= 30)" \
+			within "$s" 65 35
+	else
+		fail "Python stacks: $l: subinterpreter: the profiler failed"
+	fi
+
 	# C called by Python stays above its caller.
 	if record zlib -- "$py" "$WORK" zlib 3; then
 		s=$(awk '{ n = $NF; if (index($0, ";compress_caller (")) { t += n

@@ -13,6 +13,9 @@
 #            Python
 #   sleep    for --wall: nap sleeps 40% of the time in time.sleep, spin
 #            computes the other 60%
+#   subinterpreter  a thread runs sub_worker in a subinterpreter of its
+#            own while the main thread runs main_worker, sleeping a little
+#            between rounds
 import ctypes
 import sys
 import threading
@@ -91,7 +94,45 @@ def sleep(end):
         nap(0.04)
 
 
-MODES = {"split": split, "threads": threads, "zlib": compress_caller, "sleep": sleep}
+SUB_WORKER = """
+import time
+def sub_worker(end):
+    while time.monotonic() < end:
+        sum(i * i for i in range(1000))
+sub_worker(%r)
+"""
+
+
+def main_worker(end):
+    # Sleeping lets the subinterpreter's thread start: before 3.12 it
+    # waits for the GIL the main thread would otherwise keep.
+    while time.monotonic() < end:
+        sum(i * i for i in range(1000))
+        time.sleep(0.001)
+
+
+def subinterpreter(end):
+    try:
+        import _xxsubinterpreters as interpreters
+    except ImportError:  # 3.13
+        import _interpreters as interpreters
+
+    def run():
+        interpreters.run_string(interpreters.create(), SUB_WORKER % end)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    main_worker(end)
+    thread.join()
+
+
+MODES = {
+    "split": split,
+    "threads": threads,
+    "zlib": compress_caller,
+    "sleep": sleep,
+    "subinterpreter": subinterpreter,
+}
 
 
 def main():
