@@ -328,13 +328,26 @@ out_close:
 }
 
 /*
+ * Whether @cancel (the mapper's socket) hung up within @ms: the collector
+ * closed its end, and the request under way is not wanted. A negative
+ * @cancel only waits.
+ */
+static bool hung_up(int cancel, int ms)
+{
+	struct pollfd pfd = { .fd = cancel };
+
+	return poll(&pfd, 1, ms) > 0 && (pfd.revents & (POLLHUP | POLLERR));
+}
+
+/*
  * Start the JVM's attach listener: a trigger file .attach_pidNSPID in its
  * /tmp, owned by its user (the JVM ignores one another user planted), and
  * SIGQUIT, on which it looks for that file and opens .java_pidNSPID. Wait
  * for the socket to answer. A descriptor or a negative errno: -EAGAIN when
- * the JVM handles no SIGQUIT yet, -ETIMEDOUT when no socket came.
+ * the JVM handles no SIGQUIT yet, -ETIMEDOUT when no socket came,
+ * -ECANCELED when @cancel hung up meanwhile (the trigger file is removed).
  */
-static int start_listener(struct jvm *j, const struct jvm_proc *p, const char *sock)
+static int start_listener(struct jvm *j, const struct jvm_proc *p, const char *sock, int cancel)
 {
 	char trigger[32];
 	uint64_t deadline;
@@ -377,7 +390,10 @@ static int start_listener(struct jvm *j, const struct jvm_proc *p, const char *s
 			err = -ETIMEDOUT;
 			break;
 		}
-		nanosleep(&(struct timespec){ .tv_nsec = JVM_LISTEN_POLL_NS }, NULL);
+		if (hung_up(cancel, JVM_LISTEN_POLL_NS / NS_PER_MS)) {
+			err = -ECANCELED;
+			break;
+		}
 	}
 out_unlink:
 	if (ours)
@@ -409,9 +425,9 @@ static int send_request(int fd)
  * Read the answer to its end: a status line ("0" for done), then the
  * command's output, which says why when the command failed. 0, -EPROTO when
  * the JVM refused (the first line of what it said in @why), or a negative
- * errno.
+ * errno (-ECANCELED: @cancel hung up).
  */
-static int read_reply(int fd, char *why, size_t size)
+static int read_reply(int fd, char *why, size_t size, int cancel)
 {
 	char buf[1024];
 	size_t len = 0;
@@ -420,19 +436,21 @@ static int read_reply(int fd, char *why, size_t size)
 
 	for (;;) {
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN }, { .fd = cancel } };
 		ssize_t n;
 		int r;
 
 		if (now >= deadline)
 			return -ETIMEDOUT;
-		r = poll(&pfd, 1, (deadline - now) / NS_PER_MS + 1);
+		r = poll(pfd, 2, (deadline - now) / NS_PER_MS + 1);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
 			return -errno;
 		if (!r)
 			return -ETIMEDOUT;
+		if (pfd[1].revents)
+			return -ECANCELED;
 		n = read(fd, buf + len, sizeof(buf) - 1 - len);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -455,10 +473,10 @@ static int read_reply(int fd, char *why, size_t size)
 }
 
 /*
- * Ask @j for its perf map, updating its state. 0, or a negative errno:
- * -EAGAIN to try again soon.
+ * Ask @j for its perf map, updating its state; give up when @cancel hangs
+ * up. 0, or a negative errno: -EAGAIN to try again soon.
  */
-static int jvm__ask(struct jvm *j)
+static int jvm__ask(struct jvm *j, int cancel)
 {
 	struct jvm_proc p;
 	char name[32], sock[32], why[128] = "";
@@ -482,14 +500,14 @@ static int jvm__ask(struct jvm *j)
 	if (exists_in(p.tmp, sock))
 		fd = connect_as(&p, sock);
 	if (fd == -ENOENT || fd == -ECONNREFUSED)
-		fd = start_listener(j, &p, sock);
+		fd = start_listener(j, &p, sock, cancel);
 	if (fd < 0) {
 		err = fd;
 		goto out_close;
 	}
 	err = send_request(fd);
 	if (!err)
-		err = read_reply(fd, why, sizeof(why));
+		err = read_reply(fd, why, sizeof(why), cancel);
 	close(fd);
 	if (err == -EPROTO)
 		pr_debug("jvm: pid %d: Compiler.perfmap refused: %s", j->pid, why);
@@ -500,12 +518,12 @@ out_close:
 	return err;
 }
 
-/* One request; its outcome in @j. Whether the JVM wrote its map. */
-static bool jvm__request(struct jvm *j)
+/* One request, given up when @cancel hangs up; its outcome in @j. Whether the JVM wrote its map. */
+static bool jvm__request(struct jvm *j, int cancel)
 {
 	uint64_t start = clock_ns(CLOCK_MONOTONIC), now;
 	bool first = j->state == JVM_NEW;
-	int err = jvm__ask(j);
+	int err = jvm__ask(j, cancel);
 
 	now = clock_ns(CLOCK_MONOTONIC);
 	j->due = now + JVM_REFRESH_NS;
@@ -654,7 +672,7 @@ static int jvm_child__run(struct jvm_child *jc)
 		i = jvm_child__pick(jc, now, &next);
 		if (i >= 0) {
 			struct jvm *j = &jc->jvms[i];
-			bool answered = jvm__request(j);
+			bool answered = jvm__request(j, jc->sock);
 
 			if (j->final) {
 				j->final = false;
@@ -828,7 +846,7 @@ void jvm_mapper__free(struct jvm_mapper *jm)
 
 	if (!jm)
 		return;
-	/* The mapper reads the end of its socket and exits after the request under way. */
+	/* The mapper sees its socket hang up, gives up the request under way, and exits. */
 	close(jm->sock);
 	deadline = clock_ns(CLOCK_MONOTONIC) + JVM_EXIT_WAIT_NS;
 	while ((pid = waitpid(jm->pid, NULL, WNOHANG)) == 0 || (pid < 0 && errno == EINTR)) {

@@ -58,8 +58,9 @@ struct jvm_mapper;
 struct jvm_mapper *jvm_mapper__new(void);
 
 /*
- * Closes the socket, on which the mapper exits after the request under
- * way, and reaps it: killed (SIGKILL) if it has not exited within a second.
+ * Closes the socket, on which the mapper gives up the request under way
+ * (removing a trigger file it made) and exits, and reaps it: killed
+ * (SIGKILL) if it has not exited within a second.
  */
 void jvm_mapper__free(struct jvm_mapper *jm);
 
