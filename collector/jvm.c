@@ -1,18 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <linux/capability.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/array.h"
@@ -40,6 +44,8 @@
  * prints a thread dump: send it at most this often to one JVM.
  */
 #define JVM_MAX_SIGQUITS 2
+/* How long jvm_mapper__free() waits for the mapper to exit before killing it. */
+#define JVM_EXIT_WAIT_NS (1000 * NS_PER_MS)
 
 enum jvm_state {
 	JVM_NEW,    /* not asked yet */
@@ -53,20 +59,49 @@ struct jvm {
 	pid_t pid;
 	enum jvm_state state;
 	uint64_t due;	    /* CLOCK_MONOTONIC of the next request */
-	bool final;	    /* jvm_mapper__finish() waits for one more request */
+	bool final;	    /* JVM_MSG_FINAL asks for one more request */
 	unsigned int waits; /* looks for a SIGQUIT handler not installed yet */
 	unsigned int quits; /* SIGQUITs sent */
 	uint64_t nr_asked;  /* requests answered */
 };
 
+/*
+ * The messages between the collector's process and the mapper's, over a
+ * SOCK_SEQPACKET pair: one fixed-size message each, a JVM_MSG_SEE for each
+ * snapshot of a JVM and one JVM_MSG_FINAL to the mapper, one
+ * JVM_MSG_REPLY back.
+ */
+enum jvm_msg_type {
+	JVM_MSG_SEE = 1, /* a process that maps libjvm.so */
+	JVM_MSG_FINAL,	 /* the end: ask once more, then reply */
+	JVM_MSG_REPLY,
+};
+
+struct jvm_msg {
+	uint32_t type;
+	int32_t pid; /* JVM_MSG_SEE's */
+};
+
+struct jvm_reply {
+	uint32_t type;
+	uint32_t asked;	   /* final requests made */
+	uint32_t answered; /* those the JVM answered with its map */
+};
+
+/* The collector's side. */
 struct jvm_mapper {
-	pthread_mutex_t lock;
-	pthread_cond_t wake; /* the thread's: work is due, or stop */
-	pthread_cond_t done; /* finish()'s: a request ended */
-	pthread_t thread;
-	bool started, stopping, finishing;
-	/* Indexed by the thread while unlocked: entries are never removed. */
-	struct jvm *jvms;
+	pid_t pid; /* the mapper process */
+	int sock;  /* our end of the socket pair */
+	bool finished;
+	uint64_t nr_sent, nr_unsent; /* JVM_MSG_SEEs */
+};
+
+/* The mapper process's state. */
+struct jvm_child {
+	int sock;
+	bool finishing, replied;
+	struct jvm_reply reply;
+	struct jvm *jvms; /* entries are never removed */
 	size_t nr, alloc;
 };
 
@@ -96,6 +131,69 @@ bool jvm__is_jvm(const struct proc_maps *maps)
 			return true;
 	}
 	return false;
+}
+
+bool jvm__maps_text_is_jvm(const char *text)
+{
+	static const char deleted[] = " (deleted)";
+
+	for (const char *line = text; *line; line += strcspn(line, "\n"), line += *line == '\n') {
+		struct proc_maps_line l;
+		const char *base;
+		size_t len;
+
+		if (proc_maps__parse_line(line, &l) || l.perms[2] != 'x' || !l.ino ||
+		    l.path[0] != '/')
+			continue;
+		len = l.path_len;
+		if (len >= sizeof(deleted) - 1 &&
+		    !memcmp(l.path + len - (sizeof(deleted) - 1), deleted, sizeof(deleted) - 1))
+			len -= sizeof(deleted) - 1;
+		base = (const char *)memrchr(l.path, '/', len) + 1;
+		if ((size_t)(l.path + len - base) == strlen("libjvm.so") &&
+		    !memcmp(base, "libjvm.so", strlen("libjvm.so")))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether @pid maps libjvm.so, read by the mapper itself: whoever sent the
+ * pid is not trusted with what the mapper does to it. 1, 0, or a negative
+ * errno (-ESRCH: it exited).
+ */
+static int maps_jvm(pid_t pid)
+{
+	char path[32], *text;
+	int jvm;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	text = procfs__read_file(path, NULL);
+	if (!text)
+		return errno == ENOENT ? -ESRCH : -errno;
+	jvm = jvm__maps_text_is_jvm(text);
+	free(text);
+	return jvm;
+}
+
+/*
+ * SIGQUIT @pid if it runs a JVM. Through a pidfd taken before looking at
+ * its maps: if the pid is reused meanwhile, the signal goes nowhere rather
+ * than to a process that is no JVM. 0 or a negative errno (-EPERM: no JVM).
+ */
+static int quit_jvm(pid_t pid)
+{
+	int fd = pidfd_open(pid, 0), err;
+
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	err = maps_jvm(pid);
+	if (err > 0)
+		err = pidfd_send_signal(fd, SIGQUIT, NULL, 0) ? -errno : 0;
+	else if (!err)
+		err = -EPERM;
+	close(fd);
+	return err;
 }
 
 /* The last number of a "Key:\tN\tN..." line. */
@@ -172,18 +270,15 @@ static bool exists_in(int dir, const char *name)
 	return !fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW);
 }
 
-/*
- * Set this thread's effective ids from @old_gid to @uid and @gid: the
- * kernel's per-thread calls, not glibc's, which change every thread's.
- */
-static int set_thread_ids(uid_t uid, gid_t gid, gid_t old_gid)
+/* Set our effective ids from @old_gid to @uid and @gid. 0 or -errno. */
+static int set_ids(uid_t uid, gid_t gid, gid_t old_gid)
 {
-	if (syscall(SYS_setresgid, -1, gid, -1))
+	if (setresgid(-1, gid, -1))
 		return -errno;
-	if (syscall(SYS_setresuid, -1, uid, -1)) {
+	if (setresuid(-1, uid, -1)) {
 		int err = -errno;
 
-		syscall(SYS_setresgid, -1, old_gid, -1);
+		setresgid(-1, old_gid, -1);
 		return err;
 	}
 	return 0;
@@ -192,8 +287,8 @@ static int set_thread_ids(uid_t uid, gid_t gid, gid_t old_gid)
 /*
  * Connect to the JVM's socket @name in its /tmp as the JVM's user: it
  * accepts only peers of its effective uid and gid (or root in its user
- * namespace, which we may not be). Only this thread takes the JVM's ids, and
- * only for connect(), where the kernel records the peer's credentials.
+ * namespace, which we may not be). The mapper takes the JVM's ids only for
+ * connect(), where the kernel records the peer's credentials.
  * Changing the effective uid also makes the process not dumpable; that is
  * put back. A descriptor or a negative errno.
  */
@@ -211,7 +306,7 @@ static int connect_as(const struct jvm_proc *p, const char *name)
 		return -errno;
 	if (other) {
 		dumpable = prctl(PR_GET_DUMPABLE);
-		err = set_thread_ids(p->uid, p->gid, egid);
+		err = set_ids(p->uid, p->gid, egid);
 		if (err)
 			goto out_close;
 	}
@@ -219,7 +314,7 @@ static int connect_as(const struct jvm_proc *p, const char *name)
 		err = -errno;
 	if (other) {
 		/* Back to ours: the saved ids are still ours, so this cannot fail. */
-		if (set_thread_ids(euid, egid, p->gid))
+		if (set_ids(euid, egid, p->gid))
 			abort();
 		if (dumpable > 0)
 			prctl(PR_SET_DUMPABLE, dumpable);
@@ -233,13 +328,26 @@ out_close:
 }
 
 /*
+ * Whether @cancel (the mapper's socket) hung up within @ms: the collector
+ * closed its end, and the request under way is not wanted. A negative
+ * @cancel only waits.
+ */
+static bool hung_up(int cancel, int ms)
+{
+	struct pollfd pfd = { .fd = cancel };
+
+	return poll(&pfd, 1, ms) > 0 && (pfd.revents & (POLLHUP | POLLERR));
+}
+
+/*
  * Start the JVM's attach listener: a trigger file .attach_pidNSPID in its
  * /tmp, owned by its user (the JVM ignores one another user planted), and
  * SIGQUIT, on which it looks for that file and opens .java_pidNSPID. Wait
  * for the socket to answer. A descriptor or a negative errno: -EAGAIN when
- * the JVM handles no SIGQUIT yet, -ETIMEDOUT when no socket came.
+ * the JVM handles no SIGQUIT yet, -ETIMEDOUT when no socket came,
+ * -ECANCELED when @cancel hung up meanwhile (the trigger file is removed).
  */
-static int start_listener(struct jvm *j, const struct jvm_proc *p, const char *sock)
+static int start_listener(struct jvm *j, const struct jvm_proc *p, const char *sock, int cancel)
 {
 	char trigger[32];
 	uint64_t deadline;
@@ -263,10 +371,9 @@ static int start_listener(struct jvm *j, const struct jvm_proc *p, const char *s
 		return -errno;
 	}
 	j->quits++;
-	if (kill(p->pid, SIGQUIT)) {
-		err = -errno;
+	err = quit_jvm(p->pid);
+	if (err)
 		goto out_unlink;
-	}
 	deadline = clock_ns(CLOCK_MONOTONIC) + JVM_LISTEN_WAIT_NS;
 	for (;;) {
 		/* A socket left by an earlier JVM of that pid refuses: wait for the new one. */
@@ -283,7 +390,10 @@ static int start_listener(struct jvm *j, const struct jvm_proc *p, const char *s
 			err = -ETIMEDOUT;
 			break;
 		}
-		nanosleep(&(struct timespec){ .tv_nsec = JVM_LISTEN_POLL_NS }, NULL);
+		if (hung_up(cancel, JVM_LISTEN_POLL_NS / NS_PER_MS)) {
+			err = -ECANCELED;
+			break;
+		}
 	}
 out_unlink:
 	if (ours)
@@ -315,9 +425,9 @@ static int send_request(int fd)
  * Read the answer to its end: a status line ("0" for done), then the
  * command's output, which says why when the command failed. 0, -EPROTO when
  * the JVM refused (the first line of what it said in @why), or a negative
- * errno.
+ * errno (-ECANCELED: @cancel hung up).
  */
-static int read_reply(int fd, char *why, size_t size)
+static int read_reply(int fd, char *why, size_t size, int cancel)
 {
 	char buf[1024];
 	size_t len = 0;
@@ -326,19 +436,21 @@ static int read_reply(int fd, char *why, size_t size)
 
 	for (;;) {
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN }, { .fd = cancel } };
 		ssize_t n;
 		int r;
 
 		if (now >= deadline)
 			return -ETIMEDOUT;
-		r = poll(&pfd, 1, (deadline - now) / NS_PER_MS + 1);
+		r = poll(pfd, 2, (deadline - now) / NS_PER_MS + 1);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
 			return -errno;
 		if (!r)
 			return -ETIMEDOUT;
+		if (pfd[1].revents)
+			return -ECANCELED;
 		n = read(fd, buf + len, sizeof(buf) - 1 - len);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -361,10 +473,10 @@ static int read_reply(int fd, char *why, size_t size)
 }
 
 /*
- * Ask @j for its perf map, updating its state. 0, or a negative errno:
- * -EAGAIN to try again soon.
+ * Ask @j for its perf map, updating its state; give up when @cancel hangs
+ * up. 0, or a negative errno: -EAGAIN to try again soon.
  */
-static int jvm__ask(struct jvm *j)
+static int jvm__ask(struct jvm *j, int cancel)
 {
 	struct jvm_proc p;
 	char name[32], sock[32], why[128] = "";
@@ -388,14 +500,14 @@ static int jvm__ask(struct jvm *j)
 	if (exists_in(p.tmp, sock))
 		fd = connect_as(&p, sock);
 	if (fd == -ENOENT || fd == -ECONNREFUSED)
-		fd = start_listener(j, &p, sock);
+		fd = start_listener(j, &p, sock, cancel);
 	if (fd < 0) {
 		err = fd;
 		goto out_close;
 	}
 	err = send_request(fd);
 	if (!err)
-		err = read_reply(fd, why, sizeof(why));
+		err = read_reply(fd, why, sizeof(why), cancel);
 	close(fd);
 	if (err == -EPROTO)
 		pr_debug("jvm: pid %d: Compiler.perfmap refused: %s", j->pid, why);
@@ -406,12 +518,12 @@ out_close:
 	return err;
 }
 
-/* One request, with the lock not held; its outcome in @j. */
-static void jvm__request(struct jvm *j)
+/* One request, given up when @cancel hangs up; its outcome in @j. Whether the JVM wrote its map. */
+static bool jvm__request(struct jvm *j, int cancel)
 {
 	uint64_t start = clock_ns(CLOCK_MONOTONIC), now;
 	bool first = j->state == JVM_NEW;
-	int err = jvm__ask(j);
+	int err = jvm__ask(j, cancel);
 
 	now = clock_ns(CLOCK_MONOTONIC);
 	j->due = now + JVM_REFRESH_NS;
@@ -420,8 +532,9 @@ static void jvm__request(struct jvm *j)
 			j->nr_asked++;
 			pr_info("jvm: pid %d: perf map asked for (%s) in %.1f ms", j->pid,
 				first ? "first" : "again", (now - start) / 1e6);
+			return true;
 		}
-		return;
+		return false;
 	}
 	if (err == -ESRCH) {
 		j->state = JVM_GONE;
@@ -436,6 +549,7 @@ static void jvm__request(struct jvm *j)
 			pr_debug("jvm: pid %d: cannot ask for a perf map: %s", j->pid,
 				 strerror(-err));
 	}
+	return false;
 }
 
 static bool jvm__askable(const struct jvm *j)
@@ -444,28 +558,150 @@ static bool jvm__askable(const struct jvm *j)
 }
 
 /* The next JVM to ask, or -1 and in *@next when one will be due (UINT64_MAX: none). */
-static ssize_t jvm_mapper__pick(struct jvm_mapper *jm, uint64_t now, uint64_t *next)
+static ssize_t jvm_child__pick(const struct jvm_child *jc, uint64_t now, uint64_t *next)
 {
 	*next = UINT64_MAX;
-	for (size_t i = 0; i < jm->nr; i++) {
-		struct jvm *j = &jm->jvms[i];
+	for (size_t i = 0; i < jc->nr; i++) {
+		const struct jvm *j = &jc->jvms[i];
 
 		if (!jvm__askable(j))
 			continue;
-		if (j->final || (!jm->finishing && j->due <= now))
+		if (j->final || (!jc->finishing && j->due <= now))
 			return i;
-		if (!jm->finishing && j->due < *next)
+		if (!jc->finishing && j->due < *next)
 			*next = j->due;
 	}
 	return -1;
 }
 
+/* A process the collector saw map libjvm.so: track it if it is a JVM not known yet. */
+static void jvm_child__see(struct jvm_child *jc, pid_t pid)
+{
+	struct jvm *j = NULL;
+	int jvm;
+
+	if (jc->finishing)
+		return;
+	for (size_t i = 0; i < jc->nr; i++)
+		if (jc->jvms[i].pid == pid)
+			j = &jc->jvms[i];
+	if (j && j->state != JVM_GONE)
+		return;
+	jvm = maps_jvm(pid);
+	if (jvm < 0) {
+		pr_debug("jvm: pid %d: cannot read its maps: %s", pid, strerror(-jvm));
+		return;
+	}
+	if (!jvm) {
+		pr_debug("jvm: pid %d maps no libjvm.so: not asking", pid);
+		return;
+	}
+	/* A JVM that exited, its pid taken by a new one. */
+	if (!j) {
+		if (array__reserve(&jc->jvms, &jc->alloc, jc->nr + 1, sizeof(*jc->jvms))) {
+			pr_debug("jvm: pid %d: cannot track: %s", pid, strerror(ENOMEM));
+			return;
+		}
+		j = &jc->jvms[jc->nr++];
+	}
+	*j = (struct jvm){ .pid = pid, .state = JVM_NEW };
+	pr_debug("jvm: pid %d runs a JVM: asking for its perf map", pid);
+}
+
+/* The end of the recording: each JVM still alive is asked once more, and no periodic request follows. */
+static void jvm_child__final(struct jvm_child *jc)
+{
+	if (jc->finishing)
+		return;
+	jc->finishing = true;
+	for (size_t i = 0; i < jc->nr; i++)
+		if (jvm__askable(&jc->jvms[i]) && alive(jc->jvms[i].pid)) {
+			jc->jvms[i].final = true;
+			jc->reply.asked++;
+		}
+}
+
 /*
- * Keep, in this thread, only the capabilities asking JVMs of other users
- * needs: signalling them, a trigger file of theirs, connecting as them,
- * their /proc/PID/root. Capabilities belong to a thread: the thread starts
- * with the collector, before the recording drops what sampling no longer
- * needs (cli/privileges.c) in the other thread, and keeps only these.
+ * Take in what the collector sent, without waiting for more. 0, or -EPIPE
+ * once it closed its end (or the socket failed): time to exit. A message
+ * is checked before it is used: the collector's process parses what its
+ * targets control, and is not trusted with what we do.
+ */
+static int jvm_child__read(struct jvm_child *jc)
+{
+	for (;;) {
+		struct jvm_msg msg;
+		char buf[sizeof(msg) + 1]; /* a longer message is cut to this, and refused */
+		ssize_t n = recv(jc->sock, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n <= 0)
+			return -EPIPE;
+		memcpy(&msg, buf, sizeof(msg));
+		if (n != sizeof(msg) || (msg.type != JVM_MSG_SEE && msg.type != JVM_MSG_FINAL) ||
+		    (msg.type == JVM_MSG_SEE && msg.pid <= 0)) {
+			pr_debug("jvm: a malformed message from the collector: ignored");
+			continue;
+		}
+		if (msg.type == JVM_MSG_FINAL)
+			jvm_child__final(jc);
+		else
+			jvm_child__see(jc, msg.pid);
+	}
+}
+
+/*
+ * The request loop, one request at a time: the collector's messages are
+ * read between requests, and poll() waits for the next one or for the
+ * next request due. 0 when the collector closed its end, or -errno.
+ */
+static int jvm_child__run(struct jvm_child *jc)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = jc->sock, .events = POLLIN };
+		uint64_t now, next;
+		ssize_t i;
+		int timeout;
+
+		if (jvm_child__read(jc))
+			return 0;
+		now = clock_ns(CLOCK_MONOTONIC);
+		i = jvm_child__pick(jc, now, &next);
+		if (i >= 0) {
+			struct jvm *j = &jc->jvms[i];
+			bool answered = jvm__request(j, jc->sock);
+
+			if (j->final) {
+				j->final = false;
+				jc->reply.answered += answered;
+			}
+			continue;
+		}
+		if (jc->finishing && !jc->replied) {
+			jc->replied = true;
+			if (send(jc->sock, &jc->reply, sizeof(jc->reply),
+				 MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(jc->reply))
+				pr_debug("jvm: cannot answer the collector: %s", strerror(errno));
+		}
+		timeout = -1;
+		if (next != UINT64_MAX)
+			timeout = (next - now) / NS_PER_MS < INT_MAX ?
+					  (int)((next - now) / NS_PER_MS) + 1 :
+					  INT_MAX;
+		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+/*
+ * Keep only the capabilities asking JVMs of other users needs: signalling
+ * them, a trigger file of theirs, connecting as them, their /proc/PID/root.
+ * The mapper process is forked with the collector, before the recording
+ * drops what sampling no longer needs (cli/privileges.c), and keeps only
+ * these; the collector's process keeps none of them for the mapper.
  */
 static void jvm_mapper__restrict_caps(void)
 {
@@ -483,7 +719,7 @@ static void jvm_mapper__restrict_caps(void)
 		return;
 	}
 	permitted = (data[0].permitted | (uint64_t)data[1].permitted << 32) & mask;
-	/* The bounding set too, as the other thread's (EINVAL: a capability the kernel lacks). */
+	/* The bounding set too, as the collector's process does (EINVAL: a capability the kernel lacks). */
 	if ((data[0].permitted | (uint64_t)data[1].permitted << 32) & (1ULL << CAP_SETPCAP))
 		for (int cap = 0; cap < 64; cap++)
 			if (!(mask & (1ULL << cap)))
@@ -495,147 +731,225 @@ static void jvm_mapper__restrict_caps(void)
 		pr_debug("jvm: cannot drop capabilities: %s", strerror(errno));
 }
 
-static void *jvm_mapper__thread(void *arg)
+/* Close every descriptor but the standard three and @keep. */
+static void close_others(int keep)
 {
-	struct jvm_mapper *jm = arg;
+	struct rlimit rl;
 
-	jvm_mapper__restrict_caps();
-	pthread_mutex_lock(&jm->lock);
-	while (!jm->stopping) {
-		uint64_t next;
-		ssize_t i = jvm_mapper__pick(jm, clock_ns(CLOCK_MONOTONIC), &next);
-		struct jvm j;
+	if (keep > 3 && !close_range(3, keep - 1, 0) && !close_range(keep + 1, ~0U, 0))
+		return;
+	if (keep == 3 && !close_range(4, ~0U, 0))
+		return;
+	/* No close_range() (before Linux 5.9): one by one. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur > INT_MAX)
+		rl.rlim_cur = 65536;
+	for (int fd = 3; fd < (int)rl.rlim_cur; fd++)
+		if (fd != keep)
+			close(fd);
+}
 
-		if (i < 0) {
-			uint64_t now = clock_ns(CLOCK_MONOTONIC), real = clock_ns(CLOCK_REALTIME);
-			struct timespec ts;
+/*
+ * The mapper process, just forked, with @sock its end of the socket pair;
+ * @parent is the collector's process. Its exit status.
+ */
+static int jvm_child__main(int sock, pid_t parent)
+{
+	struct jvm_child jc = { .sock = sock, .reply = { .type = JVM_MSG_REPLY } };
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, ign = { .sa_handler = SIG_IGN };
+	sigset_t none;
+	int null, err;
 
-			real += next == UINT64_MAX ? 1000 * NS_PER_MS : next > now ? next - now : 0;
+	/*
+	 * Never outlive the collector's process (it may have died already).
+	 * PR_SET_PDEATHSIG acts when the thread that forked exits: the one
+	 * that runs the recording to its end.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		return 1;
+	/*
+	 * Not the collector's signal handlers. Ctrl-C and a hangup go to the
+	 * terminal's whole process group, us too: they end the recording,
+	 * which still wants our final requests.
+	 */
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction sa;
 
-			ts.tv_sec = real / 1000000000;
-			ts.tv_nsec = real % 1000000000;
-			pthread_cond_timedwait(&jm->wake, &jm->lock, &ts);
-			continue;
-		}
-		j = jm->jvms[i];
-		pthread_mutex_unlock(&jm->lock);
-		jvm__request(&j);
-		pthread_mutex_lock(&jm->lock);
-		/* A final request asked for while this one ran is still to come. */
-		if (j.final || !jvm__askable(&j))
-			j.final = false;
-		else
-			j.final = jm->jvms[i].final;
-		jm->jvms[i] = j;
-		pthread_cond_broadcast(&jm->done);
+		if (!sigaction(sig, NULL, &sa) && sa.sa_handler != SIG_DFL &&
+		    sa.sa_handler != SIG_IGN)
+			sigaction(sig, &dfl, NULL);
 	}
-	pthread_mutex_unlock(&jm->lock);
-	return NULL;
+	sigaction(SIGINT, &ign, NULL);
+	sigaction(SIGHUP, &ign, NULL);
+	sigaction(SIGPIPE, &ign, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* Nothing of the collector's: its perf events, BPF objects, files. stderr is for the log. */
+	close_others(sock);
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDOUT_FILENO);
+		if (null > STDERR_FILENO)
+			close(null);
+	}
+	prctl(PR_SET_NAME, "profiler-jvm", 0, 0, 0);
+	jvm_mapper__restrict_caps();
+	err = jvm_child__run(&jc);
+	if (err)
+		pr_debug("jvm: the mapper stops: %s", strerror(-err));
+	free(jc.jvms);
+	close(sock);
+	return err ? 1 : 0;
 }
 
 struct jvm_mapper *jvm_mapper__new(void)
 {
 	struct jvm_mapper *jm = calloc(1, sizeof(*jm));
-	pthread_condattr_t attr;
-	int err;
+	pid_t parent = getpid();
+	int sv[2], err;
 
 	if (!jm)
 		return NULL;
-	pthread_mutex_init(&jm->lock, NULL);
-	pthread_cond_init(&jm->wake, NULL);
-	/* finish() waits by the monotonic clock; the thread by the real one. */
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&jm->done, &attr);
-	pthread_condattr_destroy(&attr);
-	/* Now, while the process still has the capabilities the thread keeps. */
-	err = pthread_create(&jm->thread, NULL, jvm_mapper__thread, jm);
-	if (err) {
-		jvm_mapper__free(jm);
-		errno = err;
-		return NULL;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+		err = -errno;
+		goto out_free;
 	}
-	jm->started = true;
+	/* Now, while the process still has the capabilities the mapper keeps. */
+	jm->pid = fork();
+	if (jm->pid < 0) {
+		err = -errno;
+		goto out_close;
+	}
+	if (!jm->pid) {
+		close(sv[0]);
+		free(jm);
+		/* Not exit(): the collector's atexit handlers and stdio buffers are not ours. */
+		_exit(jvm_child__main(sv[1], parent));
+	}
+	close(sv[1]);
+	jm->sock = sv[0];
 	return jm;
+
+out_close:
+	close(sv[0]);
+	close(sv[1]);
+out_free:
+	free(jm);
+	errno = -err;
+	return NULL;
 }
 
 void jvm_mapper__free(struct jvm_mapper *jm)
 {
+	uint64_t deadline;
+	pid_t pid;
+
 	if (!jm)
 		return;
-	if (jm->started) {
-		pthread_mutex_lock(&jm->lock);
-		jm->stopping = true;
-		pthread_cond_signal(&jm->wake);
-		pthread_mutex_unlock(&jm->lock);
-		pthread_join(jm->thread, NULL);
+	/* The mapper sees its socket hang up, gives up the request under way, and exits. */
+	close(jm->sock);
+	deadline = clock_ns(CLOCK_MONOTONIC) + JVM_EXIT_WAIT_NS;
+	while ((pid = waitpid(jm->pid, NULL, WNOHANG)) == 0 || (pid < 0 && errno == EINTR)) {
+		if (clock_ns(CLOCK_MONOTONIC) >= deadline) {
+			pr_debug("jvm: the mapper has not exited: killing it");
+			kill(jm->pid, SIGKILL);
+			while (waitpid(jm->pid, NULL, 0) < 0 && errno == EINTR)
+				;
+			break;
+		}
+		nanosleep(&(struct timespec){ .tv_nsec = JVM_LISTEN_POLL_NS }, NULL);
 	}
-	pthread_cond_destroy(&jm->done);
-	pthread_cond_destroy(&jm->wake);
-	pthread_mutex_destroy(&jm->lock);
-	free(jm->jvms);
+	if (jm->nr_unsent)
+		pr_debug("jvm: %" PRIu64 " JVM sightings not passed on to the mapper",
+			 jm->nr_unsent);
 	free(jm);
 }
 
 void jvm_mapper__see(struct jvm_mapper *jm, const struct proc_maps *maps)
 {
-	struct jvm *j = NULL;
+	struct jvm_msg msg = { .type = JVM_MSG_SEE, .pid = maps->pid };
 
-	if (!jm || !jvm__is_jvm(maps))
+	if (!jm || jm->finished || !jvm__is_jvm(maps))
 		return;
-	pthread_mutex_lock(&jm->lock);
-	if (jm->finishing)
-		goto out_unlock;
-	for (size_t i = 0; i < jm->nr; i++)
-		if (jm->jvms[i].pid == maps->pid)
-			j = &jm->jvms[i];
-	/* A JVM that exited, its pid taken by a new one. */
-	if (j && j->state == JVM_GONE)
-		*j = (struct jvm){ .pid = maps->pid, .state = JVM_NEW };
-	if (j)
-		goto out_unlock;
-	if (array__reserve(&jm->jvms, &jm->alloc, jm->nr + 1, sizeof(*jm->jvms))) {
-		pr_debug("jvm: pid %d: cannot track: %s", maps->pid, strerror(ENOMEM));
-		goto out_unlock;
+	/* Never wait: a mapper busy with a slow JVM takes it in after that request. */
+	if (send(jm->sock, &msg, sizeof(msg), MSG_DONTWAIT | MSG_NOSIGNAL) == sizeof(msg)) {
+		jm->nr_sent++;
+		return;
 	}
-	jm->jvms[jm->nr++] = (struct jvm){ .pid = maps->pid, .state = JVM_NEW };
-	pr_debug("jvm: pid %d runs a JVM: asking for its perf map", maps->pid);
-	pthread_cond_signal(&jm->wake);
-out_unlock:
-	pthread_mutex_unlock(&jm->lock);
+	if (!jm->nr_unsent++)
+		pr_debug("jvm: pid %d: cannot pass it on to the mapper: %s", maps->pid,
+			 strerror(errno));
+}
+
+/* Wait until our end of the socket is ready for @events, until @deadline at most. 0 or -errno. */
+static int jvm_mapper__wait(struct jvm_mapper *jm, short events, uint64_t deadline)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = jm->sock, .events = events };
+		uint64_t now = clock_ns(CLOCK_MONOTONIC), ms;
+		int r;
+
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		ms = (deadline - now) / NS_PER_MS + 1;
+		r = poll(&pfd, 1, ms < INT_MAX ? (int)ms : INT_MAX);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		/* Ready, or the mapper is gone: send() or recv() says which. */
+		if (r)
+			return 0;
+	}
+}
+
+/*
+ * The mapper's reply in @buf, @len bytes: checked as any outside input (its
+ * process signals other users' processes). 0 or -EPROTO.
+ */
+static int jvm_mapper__check_reply(const struct jvm_mapper *jm, const char *buf, ssize_t len,
+				   struct jvm_reply *reply)
+{
+	if (len != sizeof(*reply))
+		return -EPROTO;
+	memcpy(reply, buf, sizeof(*reply));
+	if (reply->type != JVM_MSG_REPLY || reply->answered > reply->asked ||
+	    reply->asked > jm->nr_sent)
+		return -EPROTO;
+	return 0;
 }
 
 void jvm_mapper__finish(struct jvm_mapper *jm, uint64_t timeout_ns)
 {
-	uint64_t deadline = clock_ns(CLOCK_MONOTONIC) + timeout_ns,
-		 start = clock_ns(CLOCK_MONOTONIC);
-	struct timespec ts = { .tv_sec = deadline / 1000000000, .tv_nsec = deadline % 1000000000 };
-	size_t nr = 0;
-	bool waiting = true;
+	struct jvm_msg msg = { .type = JVM_MSG_FINAL };
+	struct jvm_reply reply;
+	char buf[sizeof(reply) + 1]; /* a longer reply is cut to this, and refused */
+	uint64_t start = clock_ns(CLOCK_MONOTONIC), deadline = start + timeout_ns;
+	ssize_t n = 0;
+	double ms;
+	int err;
 
-	if (!jm)
+	if (!jm || jm->finished)
 		return;
-	pthread_mutex_lock(&jm->lock);
-	jm->finishing = true;
-	for (size_t i = 0; i < jm->nr; i++)
-		if (jvm__askable(&jm->jvms[i]) && alive(jm->jvms[i].pid)) {
-			jm->jvms[i].final = true;
-			nr++;
-		}
-	pthread_cond_signal(&jm->wake);
-	while (waiting) {
-		waiting = false;
-		for (size_t i = 0; i < jm->nr; i++)
-			waiting |= jm->jvms[i].final;
-		if (waiting && pthread_cond_timedwait(&jm->done, &jm->lock, &ts) == ETIMEDOUT)
-			break;
+	jm->finished = true;
+	err = jvm_mapper__wait(jm, POLLOUT, deadline);
+	if (!err && send(jm->sock, &msg, sizeof(msg), MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(msg))
+		err = -errno;
+	if (!err)
+		err = jvm_mapper__wait(jm, POLLIN, deadline);
+	if (!err) {
+		n = recv(jm->sock, buf, sizeof(buf), MSG_DONTWAIT);
+		err = n < 0 ? -errno : !n ? -EPIPE : 0;
 	}
-	/* What is still under way ends on its own bound, before jvm_mapper__free() returns. */
-	jm->stopping = true;
-	pthread_cond_signal(&jm->wake);
-	pthread_mutex_unlock(&jm->lock);
-	if (nr)
-		pr_info("jvm: final perf map requests: %zu, %s in %.1f ms", nr,
-			waiting ? "not all answered" : "answered",
-			(clock_ns(CLOCK_MONOTONIC) - start) / 1e6);
+	if (!err)
+		err = jvm_mapper__check_reply(jm, buf, n, &reply);
+	ms = (clock_ns(CLOCK_MONOTONIC) - start) / 1e6;
+	/* What is still under way ends on its own bound, or at jvm_mapper__free(). */
+	if (err == -ETIMEDOUT)
+		pr_info("jvm: final perf map requests: not all answered in %.1f ms", ms);
+	else if (err)
+		pr_debug("jvm: no answer from the mapper: %s", strerror(-err));
+	else if (reply.asked)
+		pr_info("jvm: final perf map requests: %u, %s in %.1f ms", reply.asked,
+			reply.answered == reply.asked ? "answered" : "not all answered", ms);
 }

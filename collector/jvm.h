@@ -14,15 +14,26 @@
  * the map is ours and later requests rewrite it.
  *
  * Asking means creating a trigger file and sending SIGQUIT to a JVM whose
- * attach listener is not running yet, then waiting for its socket, so the
- * requests run on a thread of the mapper's own: the collector's calls only
- * queue work. It connects as the JVM's user (the JVM checks its peer's
- * uid and gid) by changing that thread's effective ids for the connect()
- * alone. A failure is logged at debug level and the JVM is asked no
- * more; it is never fatal.
+ * attach listener is not running yet, then waiting for its socket, and it
+ * needs capabilities the recording drops once sampling is attached: the
+ * requests run in a process of their own, the mapper, which
+ * jvm_mapper__new() forks before the drop and which keeps only those
+ * capabilities. The collector's calls only send it a pid, or ask for the
+ * final requests, over a socket pair; the collector's process keeps no
+ * capability of the mapper's and no thread. The mapper checks what it is
+ * sent (a pid it signals must map libjvm.so, by its own look at
+ * /proc/PID/maps), and the collector checks its reply: neither trusts the
+ * other. It connects as the JVM's user (the JVM checks its peer's uid and
+ * gid) by changing its effective ids for the connect() alone. A failure is
+ * logged at debug level and the JVM is asked no more; it is never fatal.
+ * The mapper logs through the callback it inherits (common/log.h), to the
+ * same stderr, and exits when the collector's end of the socket closes,
+ * or with the collector's process.
  *
- * Thread-safety: jvm_mapper__see() and jvm_mapper__finish() may be called
- * from one thread (the collector's), concurrently with the mapper's own.
+ * Thread-safety: call jvm_mapper__see() and jvm_mapper__finish() from one
+ * thread (the collector's). jvm_mapper__new() forks: call it before the
+ * process starts threads, from the thread that runs the recording to its
+ * end (the mapper dies with that thread: PR_SET_PDEATHSIG).
  */
 #ifndef PROFILER_JVM_H
 #define PROFILER_JVM_H
@@ -37,30 +48,47 @@ struct jvm_mapper;
 #define JVM_REFRESH_NS (2ULL * 1000 * 1000 * 1000)
 
 /*
- * Starts the mapper's thread, which keeps of the caller's capabilities only
+ * Forks the mapper process, which keeps of the caller's capabilities only
  * those asking other users' JVMs needs (CAP_KILL, CAP_CHOWN, CAP_SETUID,
- * CAP_SETGID, CAP_SYS_PTRACE, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH):
- * create it before dropping the process's. NULL and errno on failure.
+ * CAP_SETGID, CAP_SYS_PTRACE, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH), in
+ * its bounding set too, with no-new-privileges, and closes every
+ * descriptor it inherits but stderr: create it before dropping the
+ * process's capabilities. NULL and errno on failure.
  */
 struct jvm_mapper *jvm_mapper__new(void);
 
-/* Stops the thread, waiting for the request under way (each is bounded). */
+/*
+ * Closes the socket, on which the mapper gives up the request under way
+ * (removing a trigger file it made) and exits, and reaps it: killed
+ * (SIGKILL) if it has not exited within a second.
+ */
 void jvm_mapper__free(struct jvm_mapper *jm);
 
 /*
- * A new snapshot of a process's maps: if it runs a JVM not known yet, queue
- * its first request. Cheap: a scan of the mappings and a lock.
+ * A new snapshot of a process's maps: if it maps libjvm.so, send its pid to
+ * the mapper, which asks a JVM it does not know yet. Cheap: a scan of the
+ * mappings and a send() that never waits; a pid that cannot be sent (the
+ * mapper is behind by hundreds, or gone) is counted, and logged at debug
+ * level.
  */
 void jvm_mapper__see(struct jvm_mapper *jm, const struct proc_maps *maps);
 
 /*
- * The end of a recording: ask each JVM still alive once more, and wait for
- * their answers, at most @timeout_ns. No periodic request follows.
+ * The end of a recording: the mapper asks each JVM still alive once more
+ * and replies how many it asked and how many answered; wait for that reply
+ * at most @timeout_ns. No periodic request follows, and later calls of
+ * jvm_mapper__see() and jvm_mapper__finish() do nothing.
  */
 void jvm_mapper__finish(struct jvm_mapper *jm, uint64_t timeout_ns);
 
 /* Whether @maps map libjvm.so: a HotSpot JVM. */
 bool jvm__is_jvm(const struct proc_maps *maps);
+
+/*
+ * The same of the text of a /proc/PID/maps file (executable file mappings
+ * only, as in a snapshot): the mapper's own check of a pid it is sent.
+ */
+bool jvm__maps_text_is_jvm(const char *text);
 
 /*
  * The policy on the user's maps: whether to ask a JVM for its perf map,

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <unistd.h>
+
 #include "collector/jvm.h"
 #include "common/proc_maps.h"
 #include "common/strset.h"
@@ -38,6 +40,33 @@ TEST(jvm_is_jvm)
 	CHECK(text_is_jvm(lookalikes) == 0);
 }
 
+/*
+ * The mapper's own look at a pid it is sent, on the text of its maps: the
+ * same answer as the collector's snapshots give, a replaced library too.
+ */
+TEST(jvm_maps_text_is_jvm)
+{
+	static const char jvm[] =
+		"55d000000000-55d000001000 r-xp 00001000 08:01 11 /usr/lib/jvm/java-17/bin/java\n"
+		"7f1000000000-7f1000100000 r-xp 00100000 08:01 12 "
+		"/usr/lib/jvm/java-17/lib/server/libjvm.so\n";
+	static const char replaced[] = "7f1000000000-7f1000100000 r-xp 00100000 08:01 12 "
+				       "/usr/lib/jvm/java-17/lib/server/libjvm.so (deleted)\n";
+	/* Not executable, not the library itself, not a file (no inode), a name only. */
+	static const char lookalikes[] =
+		"7f3000000000-7f3000100000 r--p 00000000 08:01 14 /opt/libjvm.so\n"
+		"7f1000000000-7f1000100000 r-xp 00100000 08:01 12 /opt/libjvm.so.bak\n"
+		"7f2000000000-7f2000100000 r-xp 00100000 08:01 13 /opt/notlibjvm.so\n"
+		"7f4000000000-7f4000100000 r-xp 00000000 00:00 0 /libjvm.so\n"
+		"7f5000000000-7f5000100000 r-xp 00000000 00:00 0 libjvm.so\n"
+		"not a line of maps /usr/lib/libjvm.so\n";
+
+	CHECK(jvm__maps_text_is_jvm(jvm));
+	CHECK(jvm__maps_text_is_jvm(replaced));
+	CHECK(!jvm__maps_text_is_jvm(lookalikes));
+	CHECK(!jvm__maps_text_is_jvm(""));
+}
+
 /* A map that exists before we first ask is the user's; once we asked, it is ours. */
 TEST(jvm_may_ask)
 {
@@ -47,14 +76,32 @@ TEST(jvm_may_ask)
 	CHECK(jvm__may_ask(false, true));
 }
 
-/* Without a JVM seen, finishing has nothing to wait for and freeing stops the thread. */
+/*
+ * Without a JVM seen, the mapper process replies to finishing at once, and
+ * freeing reaps it; a pid that is no JVM (ours) is refused by the mapper.
+ */
 TEST(jvm_mapper_without_jvm)
 {
+	static const char text[] = "7f1000000000-7f1000100000 r-xp 00100000 00:00 12 "
+				   "/usr/lib/jvm/java-17/lib/server/libjvm.so\n";
+	struct strset *strings = strset__new();
+	struct file_table *files = strings ? file_table__new(strings) : NULL;
+	struct proc_maps *fake_jvm = files ? proc_maps__parse(text, getpid(), files) : NULL;
 	struct jvm_mapper *jm = jvm_mapper__new();
 
 	CHECK(jm != NULL);
 	jvm_mapper__finish(jm, 1000000000ULL);
 	jvm_mapper__free(jm);
+
+	/* Our snapshot said libjvm.so; the mapper's own look at our maps says not. */
+	jm = jvm_mapper__new();
+	CHECK(jm != NULL && fake_jvm != NULL && jvm__is_jvm(fake_jvm));
+	jvm_mapper__see(jm, fake_jvm);
+	jvm_mapper__finish(jm, 1000000000ULL);
+	jvm_mapper__free(jm);
 	jvm_mapper__free(NULL);
 	jvm_mapper__finish(NULL, 0);
+	proc_maps__free(fake_jvm);
+	file_table__free(files);
+	strset__free(strings);
 }
