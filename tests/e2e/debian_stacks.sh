@@ -15,16 +15,6 @@
 # (the sqlite3 shell's stack is deeper than dwarf's default 8 KiB copy).
 . "$(dirname "$0")/lib.sh"
 
-# missing_tool NAME WHY: a program the tests need is not installed: a skip,
-# or a failure when the end-to-end tests must run (CI).
-missing_tool() {
-	if [[ ${PROFILER_REQUIRE_BPF:-0} == 1 ]]; then
-		fail "$1: $2"
-	else
-		skip "$1" "$2"
-	fi
-}
-
 # The tests of program $1.
 test_names() {
 	echo "debian stacks: $1: stacks reach the root"
@@ -35,7 +25,7 @@ test_names() {
 missing_program() {
 	local n
 	while read -r n; do
-		missing_tool "$n" "$2"
+		missing "$2" "$n"
 	done < <(test_names "$1")
 }
 
@@ -44,7 +34,7 @@ require_bpf "${names[@]}"
 
 if ! command -v perf >/dev/null; then
 	for n in "${names[@]}"; do
-		missing_tool "$n" "perf is not installed (tools/install-deps installs linux-perf)"
+		missing "perf is not installed (tools/install-deps installs linux-perf)" "$n"
 	done
 	exit 0
 fi

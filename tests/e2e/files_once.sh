@@ -11,12 +11,7 @@ name="each mapped file is read once"
 require_bpf "$name"
 
 if ! command -v strace >/dev/null; then
-	why="strace is not installed (tools/install-deps installs it)"
-	if [[ ${PROFILER_REQUIRE_BPF:-0} == 1 ]]; then
-		fail "$name: $why"
-	else
-		skip "$name" "$why"
-	fi
+	missing "strace is not installed (tools/install-deps installs it)" "$name"
 	exit 0
 fi
 

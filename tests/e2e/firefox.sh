@@ -13,14 +13,7 @@ require_bpf "${TESTS[@]}"
 
 CLI=$OUTPUT/npm/node_modules/@firefox-devtools/profiler-cli/dist/profiler-cli.js
 if [[ ! -f $CLI ]] || ! command -v node >/dev/null; then
-	why="no $CLI or no node: run 'make profiler-cli'"
-	for t in "${TESTS[@]}"; do
-		if [[ ${PROFILER_REQUIRE_BPF:-0} == 1 ]]; then
-			fail "$t ($why)"
-		else
-			skip "$t" "$why"
-		fi
-	done
+	missing "no $CLI or no node: run 'make profiler-cli'" "${TESTS[@]}"
 	exit 0
 fi
 
@@ -226,7 +219,7 @@ fi
 # "qualname (file.py:LINE)": py_work.py's hot70 and hot30 share 70/30.
 PY=/usr/bin/python3.11
 if ! [[ -x $PY ]]; then
-	fail "firefox: Python frames: $PY is not installed (tools/install-deps installs it)"
+	missing "$PY is not installed (tools/install-deps installs python3.11)" "firefox: Python frames"
 elif ! "$PROFILER" -F 499 -o "$TMP/python.json.gz" -- "$PY" \
 	"$(dirname "$0")/../workloads/py_work.py" split 3 >/dev/null 2>"$TMP/err"; then
 	fail "firefox: Python frames: profiler failed"

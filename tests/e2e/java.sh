@@ -12,14 +12,8 @@ require_bpf "$name" "$sudo_name" "$user_name"
 
 java=$(command -v java)
 if [[ -z $java || ! -f $WORKLOADS/Split.class ]]; then
-	why="java or $WORKLOADS/Split.class is missing (tools/install-deps, make workloads)"
-	for n in "$name" "$sudo_name" "$user_name"; do
-		if [[ ${PROFILER_REQUIRE_BPF:-0} == 1 ]]; then
-			fail "$n: $why"
-		else
-			skip "$n" "$why"
-		fi
-	done
+	missing "java or $WORKLOADS/Split.class is missing (tools/install-deps, make workloads)" \
+		"$name" "$sudo_name" "$user_name"
 	exit 0
 fi
 

@@ -10,12 +10,7 @@ require_bpf "$name"
 
 node=$(command -v node || command -v nodejs)
 if [[ -z $node ]]; then
-	why="node is not installed (tools/install-deps installs the nodejs package)"
-	if [[ ${PROFILER_REQUIRE_BPF:-0} == 1 ]]; then
-		fail "$name: $why"
-	else
-		skip "$name" "$why"
-	fi
+	missing "node is not installed (tools/install-deps installs the nodejs package)" "$name"
 	exit 0
 fi
 

@@ -44,6 +44,21 @@ bpf_unavailable() {
 	[[ -r /sys/kernel/btf/vmlinux ]] || { echo "the kernel has no BTF"; return; }
 }
 
+# missing WHY TESTNAMES...: what the named tests need is not on this machine:
+# each is a skip, or a failure where the end-to-end tests must run (CI sets
+# PROFILER_REQUIRE_BPF=1, and installs all they need).
+missing() {
+	local why=$1 name
+	shift
+	for name in "$@"; do
+		if [[ ${PROFILER_REQUIRE_BPF:-0} == 1 ]]; then
+			fail "$name: $why"
+		else
+			skip "$name" "$why"
+		fi
+	done
+}
+
 # require_bpf TESTNAMES...: skip every named test and exit when BPF is out of reach.
 require_bpf() {
 	local why name

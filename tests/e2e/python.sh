@@ -47,7 +47,7 @@ record() {
 for py in "${interpreters[@]}"; do
 	l=$(label "$py")
 	if ! [[ -x $py ]]; then
-		skip "Python stacks: $l" "$py is not installed"
+		missing "$py is not installed (tools/install-deps installs python3.11)" "Python stacks: $l"
 		continue
 	fi
 

@@ -9,6 +9,7 @@
 #define WORKLOAD_WORK_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -23,6 +24,15 @@ static inline unsigned long burn(unsigned long units)
 		__asm__ volatile("" : "+r"(x));
 	}
 	return x;
+}
+
+/* A xorshift64 step of *@state (never 0): random enough for workloads. */
+static inline uint64_t xorshift64(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
 }
 
 static inline double now_seconds(void)
