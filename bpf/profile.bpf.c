@@ -187,6 +187,26 @@ struct {
 	__type(value, struct python_proc);
 } python_procs SEC(".maps");
 
+/*
+ * The thread state last found for a thread (by tid), so that a sample reads
+ * one field to check it rather than searching every interpreter's threads:
+ * the main thread is the last of the list, and a server has hundreds.
+ */
+struct python_thread {
+	__u64 runtime; /* of the interpreter it was found in: another after an exec */
+	__u64 tstate;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PROFILE_MAX_TARGETS);
+	__type(key, __u32); /* tid */
+	__type(value, struct python_thread);
+} python_threads SEC(".maps");
+
+/* Steps of the search for a thread's state: one per thread, one per interpreter. */
+#define PY_MAX_SEARCH 2048
+
 /* Bytes of a frame read at once: every field python_offsets names is in them. */
 #define PY_FRAME_BYTES 128
 
@@ -778,6 +798,7 @@ static __always_inline __u32 python_stack(const struct python_proc *py, struct s
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct python_ctx c = { .py = py, .r = r };
 	const struct python_offsets *o = &py->off;
+	struct python_thread *cached, found;
 	struct python_walk *w;
 	__u32 zero = 0;
 	__u64 frame;
@@ -797,10 +818,20 @@ static __always_inline __u32 python_stack(const struct python_proc *py, struct s
 	w->idx = idx;
 	w->nr = 0;
 	w->flags = 0;
-	/* Interpreters and their threads, all told. */
-	bpf_loop(256, python_find_step, &c, 0);
-	if (!w->found)
-		return 0;
+	cached = bpf_map_lookup_elem(&python_threads, &r->h.tid);
+	if (cached && cached->runtime == py->runtime &&
+	    py_read_ptr(cached->tstate, o->tstate_thread_id) == w->fsbase) {
+		w->tstate = cached->tstate;
+		w->found = true;
+	} else {
+		/* Interpreters and their threads: a thousand threads, once each. */
+		bpf_loop(PY_MAX_SEARCH, python_find_step, &c, 0);
+		if (!w->found)
+			return 0;
+		found.runtime = py->runtime;
+		found.tstate = w->tstate;
+		bpf_map_update_elem(&python_threads, &r->h.tid, &found, BPF_ANY);
+	}
 	frame = py_read_ptr(w->tstate, o->tstate_frame);
 	if (o->cframe_current_frame != PY_NO_FIELD)
 		frame = py_read_ptr(frame, o->cframe_current_frame);

@@ -132,6 +132,17 @@ for py in "${interpreters[@]}"; do
 	fi
 done
 
+# A thread among many: the main thread is the last of 501 in the
+# interpreter's list, found once and then remembered.
+if [[ -x /usr/bin/python3.11 ]] && record crowd -- /usr/bin/python3.11 "$WORK" crowd 3; then
+	s=$(awk '{ t += $NF } /;crowd_worker \(/ { s += $NF }
+		END { if (t) printf "%.1f\n", 100 * s / t; else print "none" }' "$TMP/crowd.folded")
+	check "Python stacks: among 500 other threads, crowd_worker on $s% of samples (>= 70)" \
+		within "$s" 85 15
+else
+	fail "Python stacks: among 500 other threads: the profiler failed"
+fi
+
 # A release that is not read: a note, and the interpreter's own C frames.
 old=$(ls "$PYENV_ROOT"/versions/3.9.*/bin/python3.9 2>/dev/null | head -n 1)
 if [[ -x $old ]]; then

@@ -13,6 +13,8 @@
 #            Python
 #   sleep    for --wall: nap sleeps 40% of the time in time.sleep, spin
 #            computes the other 60%
+#   crowd    500 threads wait while the main thread, the last of the
+#            interpreter's list of threads, runs crowd_worker
 #   subinterpreter  a thread runs sub_worker in a subinterpreter of its
 #            own while the main thread runs main_worker, sleeping a little
 #            between rounds
@@ -126,7 +128,24 @@ def subinterpreter(end):
     thread.join()
 
 
+def crowd_worker(end):
+    while time.monotonic() < end:
+        unit()
+
+
+def crowd(end):
+    done = threading.Event()
+    waiting = [threading.Thread(target=done.wait) for _ in range(500)]
+    for t in waiting:
+        t.start()
+    crowd_worker(end)
+    done.set()
+    for t in waiting:
+        t.join()
+
+
 MODES = {
+    "crowd": crowd,
     "split": split,
     "threads": threads,
     "zlib": compress_caller,
