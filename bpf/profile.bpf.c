@@ -189,11 +189,14 @@ struct {
 
 /*
  * The thread state last found for a thread (by tid), so that a sample reads
- * one field to check it rather than searching every interpreter's threads:
- * the main thread is the last of the list, and a server has hundreds.
+ * three fields to check it rather than searching every interpreter's
+ * threads: the main thread is the last of the list, and a server has
+ * hundreds. Only while the process has one interpreter: a thread running
+ * a subinterpreter has a state in each, and the search finds the newest.
  */
 struct python_thread {
 	__u64 runtime; /* of the interpreter it was found in: another after an exec */
+	__u64 interp;
 	__u64 tstate;
 };
 
@@ -820,6 +823,8 @@ static __always_inline __u32 python_stack(const struct python_proc *py, struct s
 	w->flags = 0;
 	cached = bpf_map_lookup_elem(&python_threads, &r->h.tid);
 	if (cached && cached->runtime == py->runtime &&
+	    py_read_ptr(py->runtime, o->runtime_interpreters_head) == cached->interp &&
+	    !py_read_ptr(cached->interp, o->interp_next) &&
 	    py_read_ptr(cached->tstate, o->tstate_thread_id) == w->fsbase) {
 		w->tstate = cached->tstate;
 		w->found = true;
@@ -829,6 +834,7 @@ static __always_inline __u32 python_stack(const struct python_proc *py, struct s
 		if (!w->found)
 			return 0;
 		found.runtime = py->runtime;
+		found.interp = w->interp;
 		found.tstate = w->tstate;
 		bpf_map_update_elem(&python_threads, &r->h.tid, &found, BPF_ANY);
 	}
