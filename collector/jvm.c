@@ -46,6 +46,11 @@
 #define JVM_MAX_SIGQUITS 2
 /* How long jvm_mapper__free() waits for the mapper to exit before killing it. */
 #define JVM_EXIT_WAIT_NS (1000 * NS_PER_MS)
+/*
+ * JVMs whose /tmp the mapper keeps open, to remove the maps it caused at
+ * its end: one descriptor each. Past that, a map stays.
+ */
+#define JVM_MAX_KEPT 256
 
 enum jvm_state {
 	JVM_NEW,    /* not asked yet */
@@ -63,6 +68,18 @@ struct jvm {
 	unsigned int waits; /* looks for a SIGQUIT handler not installed yet */
 	unsigned int quits; /* SIGQUITs sent */
 	uint64_t nr_asked;  /* requests answered */
+	/*
+	 * The map we caused, removed at the mapper's end: its JVM's /tmp
+	 * (O_PATH, kept from our first request: -1 if none), its name there,
+	 * and what it was right after our last request (map_ino 0: nothing
+	 * to remove).
+	 */
+	int tmp;
+	pid_t nspid;
+	uid_t uid; /* the JVM's effective ids: the map's owner */
+	gid_t gid;
+	dev_t map_dev;
+	ino_t map_ino;
 };
 
 /*
@@ -103,6 +120,7 @@ struct jvm_child {
 	struct jvm_reply reply;
 	struct jvm *jvms; /* entries are never removed */
 	size_t nr, alloc;
+	size_t nr_kept; /* JVMs whose /tmp is kept: at most JVM_MAX_KEPT */
 };
 
 /* What /proc/PID/status says of a JVM. */
@@ -117,6 +135,12 @@ struct jvm_proc {
 bool jvm__may_ask(bool map_exists, bool asked_before)
 {
 	return asked_before || !map_exists;
+}
+
+bool jvm__may_remove(const struct stat *now, dev_t dev, ino_t ino, uid_t uid)
+{
+	return ino && S_ISREG(now->st_mode) && now->st_dev == dev && now->st_ino == ino &&
+	       now->st_uid == uid;
 }
 
 bool jvm__is_jvm(const struct proc_maps *maps)
@@ -284,41 +308,66 @@ static int set_ids(uid_t uid, gid_t gid, gid_t old_gid)
 	return 0;
 }
 
+/* Our effective ids while we act as a JVM's user. */
+struct saved_ids {
+	uid_t euid, uid;
+	gid_t egid, gid;
+	int dumpable;
+	bool other;
+};
+
+/*
+ * Take @uid and @gid as our effective ids, for one call made as a JVM's
+ * user; restore_ids() puts ours back. 0 or -errno (ours are unchanged).
+ */
+static int become_user(struct saved_ids *s, uid_t uid, gid_t gid)
+{
+	*s = (struct saved_ids){ .euid = geteuid(), .egid = getegid(), .uid = uid, .gid = gid };
+	s->other = s->euid != uid || s->egid != gid;
+	if (!s->other)
+		return 0;
+	s->dumpable = prctl(PR_GET_DUMPABLE);
+	return set_ids(uid, gid, s->egid);
+}
+
+/*
+ * Back to our ids: the saved ids are still ours, so this cannot fail.
+ * Changing the effective uid also made the process not dumpable; that is
+ * put back.
+ */
+static void restore_ids(const struct saved_ids *s)
+{
+	if (!s->other)
+		return;
+	if (set_ids(s->euid, s->egid, s->gid))
+		abort();
+	if (s->dumpable > 0)
+		prctl(PR_SET_DUMPABLE, s->dumpable);
+}
+
 /*
  * Connect to the JVM's socket @name in its /tmp as the JVM's user: it
  * accepts only peers of its effective uid and gid (or root in its user
  * namespace, which we may not be). The mapper takes the JVM's ids only for
- * connect(), where the kernel records the peer's credentials.
- * Changing the effective uid also makes the process not dumpable; that is
- * put back. A descriptor or a negative errno.
+ * connect(), where the kernel records the peer's credentials. A descriptor
+ * or a negative errno.
  */
 static int connect_as(const struct jvm_proc *p, const char *name)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	uid_t euid = geteuid();
-	gid_t egid = getegid();
-	bool other = euid != p->uid || egid != p->gid;
-	int fd, err = 0, dumpable = 0;
+	struct saved_ids ids;
+	int fd, err;
 
 	snprintf(addr.sun_path, sizeof(addr.sun_path), "/proc/self/fd/%d/%s", p->tmp, name);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (other) {
-		dumpable = prctl(PR_GET_DUMPABLE);
-		err = set_ids(p->uid, p->gid, egid);
-		if (err)
-			goto out_close;
-	}
+	err = become_user(&ids, p->uid, p->gid);
+	if (err)
+		goto out_close;
 	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)))
 		err = -errno;
-	if (other) {
-		/* Back to ours: the saved ids are still ours, so this cannot fail. */
-		if (set_ids(euid, egid, p->gid))
-			abort();
-		if (dumpable > 0)
-			prctl(PR_SET_DUMPABLE, dumpable);
-	}
+	restore_ids(&ids);
 out_close:
 	if (err) {
 		close(fd);
@@ -473,14 +522,64 @@ static int read_reply(int fd, char *why, size_t size, int cancel)
 }
 
 /*
- * Ask @j for its perf map, updating its state; give up when @cancel hangs
- * up. 0, or a negative errno: -EAGAIN to try again soon.
+ * The first request @j answered, its map not there before: keep its /tmp
+ * (@p's, taken over) to remove the map at our end, if @jc keeps fewer than
+ * JVM_MAX_KEPT. Opened through /proc/PID/root while the JVM lives, the
+ * descriptor still reaches that directory, in its mount namespace, once
+ * the JVM has exited.
  */
-static int jvm__ask(struct jvm *j, int cancel)
+static void jvm_child__keep_tmp(struct jvm_child *jc, struct jvm *j, struct jvm_proc *p)
+{
+	if (jc->nr_kept >= JVM_MAX_KEPT) {
+		pr_debug("jvm: pid %d: more than %d JVMs asked: '/tmp/perf-%d.map' will stay",
+			 j->pid, JVM_MAX_KEPT, p->nspid);
+		return;
+	}
+	jc->nr_kept++;
+	j->tmp = p->tmp;
+	j->nspid = p->nspid;
+	p->tmp = -1;
+}
+
+/*
+ * What our map is right after a request @j answered: the file we may
+ * remove at our end. Not a symbolic link, and owned by the JVM's user:
+ * /tmp is sticky and world-writable, and whatever else stands at that name
+ * is not ours to remove.
+ */
+static void jvm__note_map(struct jvm *j, const struct jvm_proc *p)
+{
+	char name[32];
+	struct stat st;
+
+	j->map_ino = 0;
+	if (j->tmp < 0)
+		return;
+	j->uid = p->uid;
+	j->gid = p->gid;
+	snprintf(name, sizeof(name), "perf-%d.map", j->nspid);
+	if (fstatat(j->tmp, name, &st, AT_SYMLINK_NOFOLLOW)) {
+		pr_debug("jvm: pid %d: cannot stat '/tmp/%s': %s", j->pid, name, strerror(errno));
+		return;
+	}
+	if (!jvm__may_remove(&st, st.st_dev, st.st_ino, p->uid)) {
+		pr_debug("jvm: pid %d: '/tmp/%s' is not the JVM user's file: it will stay", j->pid,
+			 name);
+		return;
+	}
+	j->map_dev = st.st_dev;
+	j->map_ino = st.st_ino;
+}
+
+/*
+ * Ask @j for its perf map, updating its state; give up when @jc's socket
+ * hangs up. 0, or a negative errno: -EAGAIN to try again soon.
+ */
+static int jvm__ask(struct jvm *j, struct jvm_child *jc)
 {
 	struct jvm_proc p;
 	char name[32], sock[32], why[128] = "";
-	int fd, err;
+	int fd, err, cancel = jc->sock;
 
 	err = jvm_proc__read(&p, j->pid);
 	if (err)
@@ -511,19 +610,28 @@ static int jvm__ask(struct jvm *j, int cancel)
 	close(fd);
 	if (err == -EPROTO)
 		pr_debug("jvm: pid %d: Compiler.perfmap refused: %s", j->pid, why);
-	if (!err)
+	if (!err) {
+		/* Its map did not exist before this first request: we caused it. */
+		if (j->state == JVM_NEW)
+			jvm_child__keep_tmp(jc, j, &p);
 		j->state = JVM_OURS;
+		jvm__note_map(j, &p);
+	}
 out_close:
-	close(p.tmp);
+	if (p.tmp >= 0)
+		close(p.tmp);
 	return err;
 }
 
-/* One request, given up when @cancel hangs up; its outcome in @j. Whether the JVM wrote its map. */
-static bool jvm__request(struct jvm *j, int cancel)
+/*
+ * One request, given up when @jc's socket hangs up; its outcome in @j.
+ * Whether the JVM wrote its map.
+ */
+static bool jvm__request(struct jvm *j, struct jvm_child *jc)
 {
 	uint64_t start = clock_ns(CLOCK_MONOTONIC), now;
 	bool first = j->state == JVM_NEW;
-	int err = jvm__ask(j, cancel);
+	int err = jvm__ask(j, jc);
 
 	now = clock_ns(CLOCK_MONOTONIC);
 	j->due = now + JVM_REFRESH_NS;
@@ -596,15 +704,17 @@ static void jvm_child__see(struct jvm_child *jc, pid_t pid)
 		pr_debug("jvm: pid %d maps no libjvm.so: not asking", pid);
 		return;
 	}
-	/* A JVM that exited, its pid taken by a new one. */
-	if (!j) {
-		if (array__reserve(&jc->jvms, &jc->alloc, jc->nr + 1, sizeof(*jc->jvms))) {
-			pr_debug("jvm: pid %d: cannot track: %s", pid, strerror(ENOMEM));
-			return;
-		}
-		j = &jc->jvms[jc->nr++];
+	/*
+	 * A new entry for a JVM that exited, its pid taken by a new one, too:
+	 * the old entry keeps the map to remove of the JVM that exited. The
+	 * search above finds the last.
+	 */
+	if (array__reserve(&jc->jvms, &jc->alloc, jc->nr + 1, sizeof(*jc->jvms))) {
+		pr_debug("jvm: pid %d: cannot track: %s", pid, strerror(ENOMEM));
+		return;
 	}
-	*j = (struct jvm){ .pid = pid, .state = JVM_NEW };
+	j = &jc->jvms[jc->nr++];
+	*j = (struct jvm){ .pid = pid, .state = JVM_NEW, .tmp = -1 };
 	pr_debug("jvm: pid %d runs a JVM: asking for its perf map", pid);
 }
 
@@ -672,7 +782,7 @@ static int jvm_child__run(struct jvm_child *jc)
 		i = jvm_child__pick(jc, now, &next);
 		if (i >= 0) {
 			struct jvm *j = &jc->jvms[i];
-			bool answered = jvm__request(j, jc->sock);
+			bool answered = jvm__request(j, jc);
 
 			if (j->final) {
 				j->final = false;
@@ -693,6 +803,63 @@ static int jvm_child__run(struct jvm_child *jc)
 					  INT_MAX;
 		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
 			return -errno;
+	}
+}
+
+/*
+ * Remove @j's map, if it is still the file the JVM wrote at our last
+ * request (jvm__note_map()): the same inode, no symbolic link, owned by the
+ * JVM's user. As that user, so that the sticky /tmp lets us remove nothing
+ * else: nor a file another user put at that name between our look and the
+ * unlink, which only the JVM's user could make room for.
+ */
+static void jvm__remove_map(const struct jvm *j)
+{
+	struct saved_ids ids;
+	struct stat st;
+	char name[32];
+	int err;
+
+	if (!j->map_ino)
+		return;
+	snprintf(name, sizeof(name), "perf-%d.map", j->nspid);
+	if (fstatat(j->tmp, name, &st, AT_SYMLINK_NOFOLLOW)) {
+		if (errno != ENOENT)
+			pr_debug("jvm: pid %d: cannot stat '/tmp/%s': %s", j->pid, name,
+				 strerror(errno));
+		return;
+	}
+	if (!jvm__may_remove(&st, j->map_dev, j->map_ino, j->uid)) {
+		pr_debug("jvm: pid %d: '/tmp/%s' changed since we asked for it: it stays", j->pid,
+			 name);
+		return;
+	}
+	err = become_user(&ids, j->uid, j->gid);
+	if (!err) {
+		err = unlinkat(j->tmp, name, 0) ? -errno : 0;
+		restore_ids(&ids);
+	}
+	if (err)
+		pr_debug("jvm: pid %d: cannot remove '/tmp/%s': %s", j->pid, name, strerror(-err));
+	else
+		pr_debug("jvm: pid %d: '/tmp/%s' removed", j->pid, name);
+}
+
+/*
+ * The mapper's clean end (the collector closed its end of the socket,
+ * after the profile was symbolized and written): remove the maps we
+ * caused, and close the directories kept for that.
+ */
+static void jvm_child__remove_maps(struct jvm_child *jc)
+{
+	for (size_t i = 0; i < jc->nr; i++) {
+		struct jvm *j = &jc->jvms[i];
+
+		if (j->tmp < 0)
+			continue;
+		jvm__remove_map(j);
+		close(j->tmp);
+		j->tmp = -1;
 	}
 }
 
@@ -797,6 +964,8 @@ static int jvm_child__main(int sock, pid_t parent)
 	err = jvm_child__run(&jc);
 	if (err)
 		pr_debug("jvm: the mapper stops: %s", strerror(-err));
+	else
+		jvm_child__remove_maps(&jc);
 	free(jc.jvms);
 	close(sock);
 	return err ? 1 : 0;

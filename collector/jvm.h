@@ -10,8 +10,12 @@
  * recording ends), and once more by jvm_mapper__finish() at the end.
  *
  * A map the user gave is left alone: a JVM whose perf map exists before we
- * first ask (an agent writes it, or a flag) is never asked. Once we asked,
- * the map is ours and later requests rewrite it.
+ * first ask (an agent writes it, or a flag) is never asked, and its map is
+ * never touched. Once we asked, the map is ours and later requests rewrite
+ * it; the mapper removes it when it ends (jvm_mapper__free()), if it is
+ * still the file the JVM wrote at our last request. A map we caused is
+ * thus gone before the next recording, which would otherwise take it for
+ * the user's and never ask again.
  *
  * Asking means creating a trigger file and sending SIGQUIT to a JVM whose
  * attach listener is not running yet, then waiting for its socket, and it
@@ -27,8 +31,9 @@
  * gid) by changing its effective ids for the connect() alone. A failure is
  * logged at debug level and the JVM is asked no more; it is never fatal.
  * The mapper logs through the callback it inherits (common/log.h), to the
- * same stderr, and exits when the collector's end of the socket closes,
- * or with the collector's process.
+ * same stderr. When the collector's end of the socket closes it removes
+ * the maps it caused and exits; it dies with the collector's process too,
+ * leaving them.
  *
  * Thread-safety: call jvm_mapper__see() and jvm_mapper__finish() from one
  * thread (the collector's). jvm_mapper__new() forks: call it before the
@@ -40,9 +45,11 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct proc_maps;
 struct jvm_mapper;
+struct stat;
 
 /* How often a live JVM is asked again. */
 #define JVM_REFRESH_NS (2ULL * 1000 * 1000 * 1000)
@@ -59,8 +66,11 @@ struct jvm_mapper *jvm_mapper__new(void);
 
 /*
  * Closes the socket, on which the mapper gives up the request under way
- * (removing a trigger file it made) and exits, and reaps it: killed
- * (SIGKILL) if it has not exited within a second.
+ * (removing a trigger file it made), removes the perf maps it caused, and
+ * exits, and reaps it: killed (SIGKILL) if it has not exited within a
+ * second, its maps left then. The maps it asked for are gone afterwards:
+ * call it only once they are no longer needed, after the profile was
+ * symbolized and written.
  */
 void jvm_mapper__free(struct jvm_mapper *jm);
 
@@ -95,5 +105,13 @@ bool jvm__maps_text_is_jvm(const char *text);
  * given whether the map exists and whether we asked that JVM before.
  */
 bool jvm__may_ask(bool map_exists, bool asked_before);
+
+/*
+ * The policy on removing a map we caused: whether the file @now (an
+ * lstat(), never following a symbolic link) is still the map the JVM wrote
+ * at our last request, which was inode @ino of device @dev (0: none), and
+ * owned by the JVM's effective uid @uid. A regular file only.
+ */
+bool jvm__may_remove(const struct stat *now, dev_t dev, ino_t ino, uid_t uid);
 
 #endif

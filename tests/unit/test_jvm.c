@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "collector/jvm.h"
@@ -74,6 +75,28 @@ TEST(jvm_may_ask)
 	CHECK(!jvm__may_ask(true, false));
 	CHECK(jvm__may_ask(true, true));
 	CHECK(jvm__may_ask(false, true));
+}
+
+/*
+ * A map we caused is removed only if it is still the file the JVM wrote at
+ * our last request: the same inode, a regular file, owned by the JVM's user.
+ */
+TEST(jvm_may_remove)
+{
+	struct stat st = { .st_mode = S_IFREG | 0644, .st_dev = 8, .st_ino = 42, .st_uid = 1000 };
+	struct stat other = st;
+
+	CHECK(jvm__may_remove(&st, 8, 42, 1000));
+	/* Nothing noted after our last request: nothing to remove. */
+	CHECK(!jvm__may_remove(&st, 8, 0, 1000));
+	CHECK(!jvm__may_remove(&st, 8, 43, 1000));
+	CHECK(!jvm__may_remove(&st, 9, 42, 1000));
+	/* Another user's file, or a symbolic link, at that name in the sticky /tmp. */
+	CHECK(!jvm__may_remove(&st, 8, 42, 0));
+	other.st_mode = S_IFLNK | 0777;
+	CHECK(!jvm__may_remove(&other, 8, 42, 1000));
+	other.st_mode = S_IFIFO | 0644;
+	CHECK(!jvm__may_remove(&other, 8, 42, 1000));
 }
 
 /*
