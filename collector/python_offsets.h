@@ -5,8 +5,11 @@
  *
  * The offsets come from each release's own headers (its internal ones
  * included), compiled for x86-64: tools/python-offsets.c prints them.
- * tests/e2e/python_offsets.sh checks every entry against a running
- * interpreter of that release. Only release builds: a debug build
+ * Running interpreters of each release check them: the code object's and
+ * strings' in tests/unit/test_python_code.c, which reads live code objects
+ * and compares them with what Python says they hold; the way from
+ * _PyRuntime to each thread's frames in tests/e2e/python.sh, whose stacks
+ * are known. Only release builds: a debug build
  * (python3.11d) lays objects out differently and is not supported.
  */
 #ifndef PROFILER_PYTHON_OFFSETS_H
