@@ -132,6 +132,16 @@ for py in "${interpreters[@]}"; do
 	fi
 done
 
+# A child of the command: its interpreter found when it execs.
+if [[ -x /usr/bin/python3.11 ]] &&
+	record child -- bash -c '/usr/bin/python3.11 "$0" split 3; true' "$WORK"; then
+	s=$(share "$TMP/child.folded" hot70 hot30)
+	check "Python stacks: a child of the command: hot70 vs hot30 is 70/30 +-5 ($s%)" \
+		within "$s" 70 5
+else
+	fail "Python stacks: a child of the command: the profiler failed"
+fi
+
 # A thread among many: the main thread is the last of 501 in the
 # interpreter's list, found once and then remembered.
 if [[ -x /usr/bin/python3.11 ]] && record crowd -- /usr/bin/python3.11 "$WORK" crowd 3; then
