@@ -624,6 +624,19 @@ out_close:
 }
 
 /*
+ * When to ask a JVM again after its @nr_asked-th answer: soon after the
+ * first ones, while it compiles the most and a short command may exit
+ * before a later request (100 ms, then twice as long each time), then
+ * every JVM_REFRESH_NS. A request once the listener runs takes about 1 ms.
+ */
+static uint64_t refresh_after(uint64_t nr_asked)
+{
+	uint64_t ns = JVM_FIRST_REFRESH_NS << (nr_asked < 8 ? nr_asked - 1 : 7);
+
+	return nr_asked && ns < JVM_REFRESH_NS ? ns : JVM_REFRESH_NS;
+}
+
+/*
  * One request, given up when @jc's socket hangs up; its outcome in @j.
  * Whether the JVM wrote its map.
  */
@@ -638,6 +651,7 @@ static bool jvm__request(struct jvm *j, struct jvm_child *jc)
 	if (!err) {
 		if (j->state == JVM_OURS) {
 			j->nr_asked++;
+			j->due = now + refresh_after(j->nr_asked);
 			pr_info("jvm: pid %d: perf map asked for (%s) in %.1f ms", j->pid,
 				first ? "first" : "again", (now - start) / 1e6);
 			return true;

@@ -5,9 +5,10 @@
  * A JVM names its compiled methods in /tmp/perf-PID.map when asked to
  * through its attach socket (the diagnostic command Compiler.perfmap). The
  * jvm_mapper asks every JVM the collector sees (a process that maps
- * libjvm.so): when it is first seen, again every JVM_REFRESH_NS while it
- * lives (compiled code comes and goes, and a command may exit before the
- * recording ends), and once more by jvm_mapper__finish() at the end.
+ * libjvm.so): when it is first seen; again after JVM_FIRST_REFRESH_NS,
+ * then twice as long each time, up to every JVM_REFRESH_NS while it lives
+ * (compiled code comes and goes, and a command may exit before the
+ * recording ends); and once more by jvm_mapper__finish() at the end.
  *
  * A map the user gave is left alone: a JVM whose perf map exists before we
  * first ask (an agent writes it, or a flag) is never asked, and its map is
@@ -53,6 +54,8 @@ struct stat;
 
 /* How often a live JVM is asked again. */
 #define JVM_REFRESH_NS (2ULL * 1000 * 1000 * 1000)
+/* ... after the first answer: then twice as long each time, up to JVM_REFRESH_NS. */
+#define JVM_FIRST_REFRESH_NS (100ULL * 1000 * 1000)
 
 /*
  * Forks the mapper process, which keeps of the caller's capabilities only
