@@ -877,6 +877,8 @@ static int handle_process_event(struct collector *c, const struct process_event 
 	if (!p)
 		return 0;
 	pr_debug("pid %u exec'd", e->pid);
+	if (c->python)
+		python__exec(c->python, e->pid);
 	proc_state__snapshot(c, p);
 	proc_state__read_cmdline(p);
 	p->cmdline_seq = c->windows_attached;

@@ -16,9 +16,15 @@
 #include "common/py_frames.h"
 #include "elf/elf_cache.h"
 #include "elf/elf_file.h"
+#include "elf/fde_table.h"
 
 /* What a Python frame is named when its code object cannot be read. */
 #define UNNAMED_FRAME "[unknown Python code]"
+
+/* The evaluation loop and the cold parts of it that GCC moves out of line. */
+#define EVAL_PARTS 4
+/* Jumps from the loop into code outside it that make that code one of its parts. */
+#define EVAL_PART_MIN_JUMPS 8
 
 /* A code object of a process, as read. */
 struct code_entry {
@@ -34,8 +40,10 @@ struct py_proc {
 	const struct mapped_file *file; /* the interpreter's file, or NULL: none found */
 	uint64_t map_start;		/* where it is mapped: another place after an exec */
 	const struct python_offsets *off;
-	uint64_t eval_start, eval_end; /* _PyEval_EvalFrameDefault in the process */
-	struct hashtab codes;	       /* struct code_entry by address */
+	/* _PyEval_EvalFrameDefault in the process: the function, then its cold parts. */
+	uint64_t eval_start[EVAL_PARTS], eval_end[EVAL_PARTS];
+	unsigned int nr_eval;
+	struct hashtab codes; /* struct code_entry by address */
 };
 
 struct python {
@@ -125,6 +133,90 @@ static int find_symbol(Elf *elf, const char *name, uint64_t *value, uint64_t *si
 	return -ENOENT;
 }
 
+/* The bytes of @elf's code at ELF address @vaddr, @size of them, or NULL. */
+static const unsigned char *code_bytes(Elf *elf, uint64_t vaddr, uint64_t size)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_PROGBITS ||
+		    !(shdr.sh_flags & SHF_EXECINSTR) || vaddr < shdr.sh_addr ||
+		    vaddr - shdr.sh_addr > shdr.sh_size ||
+		    size > shdr.sh_size - (vaddr - shdr.sh_addr))
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf || data->d_size < shdr.sh_size)
+			return NULL;
+		return (const unsigned char *)data->d_buf + (vaddr - shdr.sh_addr);
+	}
+	return NULL;
+}
+
+/*
+ * The cold parts of the function at [@start, @start + @size) of @elf: GCC
+ * moves its unlikely paths (errors, deallocations) out of line, into code
+ * of their own with an FDE of their own and, in a stripped file, no name.
+ * A frame there is the loop's all the same. They are what many of the
+ * function's jumps (jcc rel32, jmp rel32) lead to outside it: a byte
+ * pattern that is no jump leads somewhere at random, one FDE at most a few
+ * times. Up to @max into @starts and @ends (ELF addresses); returns how many.
+ */
+static unsigned int cold_parts(struct elf_file *elf, uint64_t start, uint64_t size,
+			       uint64_t *starts, uint64_t *ends, unsigned int max)
+{
+	const unsigned char *b = code_bytes(elf_file__elf(elf), start, size);
+	const struct fde_table *fdes = elf_file__fdes(elf);
+	struct {
+		uint64_t fde;
+		unsigned int jumps;
+	} hits[32];
+	unsigned int nr_hits = 0, n = 0;
+
+	if (!b || !fdes)
+		return 0;
+	for (uint64_t i = 0; i + 5 <= size; i++) {
+		uint64_t len = b[i] == 0xe9 ? 5 : b[i] == 0x0f && (b[i + 1] & 0xf0) == 0x80 ? 6 : 0;
+		uint64_t to, fde;
+		int32_t rel;
+
+		if (!len || i + len > size)
+			continue;
+		memcpy(&rel, b + i + len - 4, sizeof(rel));
+		to = start + i + len + (int64_t)rel;
+		if ((to >= start && to < start + size) || fde_table__lookup(fdes, to, &fde))
+			continue;
+		for (unsigned int h = 0; h <= nr_hits; h++) {
+			if (h == nr_hits) {
+				if (nr_hits < sizeof(hits) / sizeof(hits[0]))
+					hits[nr_hits++] = (typeof(hits[0])){ fde, 1 };
+				break;
+			}
+			if (hits[h].fde == fde) {
+				hits[h].jumps++;
+				break;
+			}
+		}
+	}
+	for (unsigned int h = 0; h < nr_hits && n < max; h++) {
+		if (hits[h].jumps < EVAL_PART_MIN_JUMPS)
+			continue;
+		for (size_t f = 0; f < fde_table__nr(fdes); f++) {
+			uint64_t s, e;
+
+			fde_table__range(fdes, f, &s, &e);
+			if (s == hits[h].fde) {
+				starts[n] = s;
+				ends[n++] = e;
+				break;
+			}
+		}
+	}
+	return n;
+}
+
 /*
  * @p's interpreter, if @m maps one that is supported: its runtime and
  * evaluation loop located, and the BPF program told. True when @m's file
@@ -134,7 +226,7 @@ static bool try_interpreter(struct python *py, struct py_proc *p, const struct p
 {
 	const struct python_offsets *off;
 	struct python_proc value = { 0 };
-	uint64_t runtime, eval, eval_size, size, bias;
+	uint64_t runtime, eval, eval_size, cold, size, bias;
 	const struct elf_segment *seg;
 	unsigned int major, minor;
 	struct elf_file *elf;
@@ -177,11 +269,27 @@ static bool try_interpreter(struct python *py, struct py_proc *p, const struct p
 	p->file = m->file;
 	p->map_start = m->start;
 	p->off = off;
-	p->eval_start = eval + bias;
-	p->eval_end = eval + bias + (eval_size ? eval_size : 1);
+	p->eval_start[0] = eval;
+	p->eval_end[0] = eval + (eval_size ? eval_size : 1);
+	/* A file with its static symbols names its cold part. */
+	if (!find_symbol(e, "_PyEval_EvalFrameDefault.cold", &cold, &size) && size) {
+		p->eval_start[1] = cold;
+		p->eval_end[1] = cold + size;
+		p->nr_eval = 2;
+	} else {
+		p->nr_eval = 1 + cold_parts(elf, eval, eval_size, p->eval_start + 1,
+					    p->eval_end + 1, EVAL_PARTS - 1);
+	}
+	for (unsigned int i = 0; i < p->nr_eval; i++) {
+		p->eval_start[i] += bias;
+		p->eval_end[i] += bias;
+	}
 	py->stats.processes++;
-	pr_debug("pid %d: Python %u.%u in %s, runtime at %#llx", p->pid, major, minor,
-		 m->file->path, (unsigned long long)value.runtime);
+	pr_debug("pid %d: Python %u.%u in %s, runtime at %#llx, evaluation loop at %#llx, %u "
+		 "cold parts (the first at %#llx)",
+		 p->pid, major, minor, m->file->path, (unsigned long long)value.runtime,
+		 (unsigned long long)p->eval_start[0], p->nr_eval - 1,
+		 (unsigned long long)(p->nr_eval > 1 ? p->eval_start[1] : 0));
 	return true;
 }
 
@@ -194,6 +302,24 @@ static void py_proc__forget_code(struct py_proc *p)
 	hashtab__for_each_entry(&p->codes, i, c)
 		code_entry__free(c);
 	hashtab__release(&p->codes);
+}
+
+/* Forget @p's interpreter and what its code objects were named. */
+static void py_proc__reset(struct python *py, struct py_proc *p)
+{
+	if (p->off)
+		bpf_map_delete_elem(py->procs_fd, &p->pid);
+	py_proc__forget_code(p);
+	p->file = NULL;
+	p->off = NULL;
+}
+
+void python__exec(struct python *py, pid_t pid)
+{
+	struct py_proc *p = hashtab__find(&py->procs, hash_mix(0, pid), proc_eq, &pid);
+
+	if (p)
+		py_proc__reset(py, p);
 }
 
 void python__snapshot(struct python *py, const struct proc_maps *maps)
@@ -209,15 +335,11 @@ void python__snapshot(struct python *py, const struct proc_maps *maps)
 		p->pid = maps->pid;
 		hashtab__init(&p->codes);
 	}
-	/* The same interpreter where it was: the process has not exec'd. */
+	/* The same interpreter where it was: a new snapshot of the same program. */
 	for (size_t i = 0; i < maps->nr; i++)
 		if (p->file && maps->maps[i].file == p->file && maps->maps[i].start == p->map_start)
 			return;
-	if (p->off)
-		bpf_map_delete_elem(py->procs_fd, &p->pid);
-	py_proc__forget_code(p);
-	p->file = NULL;
-	p->off = NULL;
+	py_proc__reset(py, p);
 	for (size_t i = 0; i < maps->nr; i++)
 		if (try_interpreter(py, p, &maps->maps[i]))
 			return;
@@ -277,10 +399,13 @@ static int frame_addr(struct python *py, struct py_proc *p, const struct python_
 /* Is user address @ip, at depth @depth of its stack (0: the leaf), in @p's evaluation loop? */
 static bool in_eval(const struct py_proc *p, uint64_t ip, size_t depth)
 {
-	/* A return address is one past its call, which may end the function. */
-	if (depth)
-		return ip > p->eval_start && ip <= p->eval_end;
-	return ip >= p->eval_start && ip < p->eval_end;
+	for (unsigned int i = 0; i < p->nr_eval; i++) {
+		/* A return address is one past its call, which may end the function. */
+		if (depth ? ip > p->eval_start[i] && ip <= p->eval_end[i] :
+			    ip >= p->eval_start[i] && ip < p->eval_end[i])
+			return true;
+	}
+	return false;
 }
 
 int python__merge(struct python *py, struct sample_event *e)

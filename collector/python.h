@@ -54,6 +54,13 @@ struct python;
 struct python *python__new(struct elf_cache *elves, int procs_fd, struct py_frames *frames);
 void python__free(struct python *py);
 
+/*
+ * Process @pid exec'd: whatever it ran is gone, though a new interpreter may
+ * be the same file at the same place (a non-PIE python3.11 re-exec'ing
+ * itself), with other code objects at the addresses of the old ones.
+ */
+void python__exec(struct python *py, pid_t pid);
+
 /* Look at @maps, a new snapshot of its process's maps, for an interpreter. */
 void python__snapshot(struct python *py, const struct proc_maps *maps);
 

@@ -142,6 +142,24 @@ else
 	fail "Python stacks: a child of the command: the profiler failed"
 fi
 
+# An interpreter that execs itself: the same file at the same place (Debian's
+# python3.11 is not PIE), new code objects, named anew.
+if [[ -x /usr/bin/python3.11 ]] && record reexec -- /usr/bin/python3.11 "$WORK" reexec 4; then
+	s=$(share "$TMP/reexec.folded" before_exec after_exec)
+	check "Python stacks: across an exec: before_exec vs after_exec is 50/50 +-10 ($s%)" \
+		within "$s" 50 10
+else
+	fail "Python stacks: across an exec: the profiler failed"
+fi
+# The evaluation loop's cold part, which Debian's stripped python3.11 does
+# not name, is found: a frame there is the loop's.
+if [[ -x /usr/bin/python3.11 ]]; then
+	"$PROFILER" -vv -d 0.5 -o "$TMP/cold.folded" -- /usr/bin/python3.11 -c 'import time
+time.sleep(1)' 2>"$TMP/cold.err"
+	check "Python stacks: Debian's python3.11: the evaluation loop's cold part found ($(grep -o '[0-9]* cold parts[^)]*)' "$TMP/cold.err"))" \
+		grep -qE 'evaluation loop at 0x[0-9a-f]+, [1-9] cold parts' "$TMP/cold.err"
+fi
+
 # A thread among many: the main thread is the last of 501 in the
 # interpreter's list, found once and then remembered.
 if [[ -x /usr/bin/python3.11 ]] && record crowd -- /usr/bin/python3.11 "$WORK" crowd 3; then

@@ -13,12 +13,15 @@
 #            Python
 #   sleep    for --wall: nap sleeps 40% of the time in time.sleep, spin
 #            computes the other 60%
+#   reexec   before_exec runs for half the time, then the process execs
+#            the same interpreter, which runs after_exec for the other half
 #   crowd    500 threads wait while the main thread, the last of the
 #            interpreter's list of threads, runs crowd_worker
 #   subinterpreter  a thread runs sub_worker in a subinterpreter of its
 #            own while the main thread runs main_worker, sleeping a little
 #            between rounds
 import ctypes
+import os
 import sys
 import threading
 import time
@@ -128,6 +131,18 @@ def subinterpreter(end):
     thread.join()
 
 
+def before_exec(end):
+    half = end - (end - time.monotonic()) / 2
+    while time.monotonic() < half:
+        unit()
+    os.execv(sys.executable, [sys.executable, __file__, "afterexec", str(end)])
+
+
+def after_exec(end):
+    while time.monotonic() < end:
+        unit()
+
+
 def crowd_worker(end):
     while time.monotonic() < end:
         unit()
@@ -145,6 +160,8 @@ def crowd(end):
 
 
 MODES = {
+    "reexec": before_exec,
+    "afterexec": after_exec,
     "crowd": crowd,
     "split": split,
     "threads": threads,
@@ -157,6 +174,9 @@ MODES = {
 def main():
     mode = MODES[sys.argv[1]]
     seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 5
+    if mode is after_exec:  # its argument is the end, on the same clock
+        after_exec(seconds)
+        return
     print("ready", flush=True)
     mode(time.monotonic() + seconds)
 
