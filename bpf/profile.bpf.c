@@ -193,12 +193,20 @@ struct {
  * threads: the main thread is the last of the list, and a server has
  * hundreds. Only while the process has one interpreter: a thread running
  * a subinterpreter has a state in each, and the search finds the newest.
+ * A thread with none (a C library's worker) is searched for again
+ * PY_SEARCH_AGAIN_NS after the last search failed, or as soon as a thread
+ * state is added (the first interpreter's list of them starts elsewhere:
+ * at start-up, its first one).
  */
 struct python_thread {
-	__u64 runtime; /* of the interpreter it was found in: another after an exec */
-	__u64 interp;
-	__u64 tstate;
+	__u64 runtime;	 /* of the interpreter it was found in: another after an exec */
+	__u64 interp;	 /* the first interpreter, when it was found or missed */
+	__u64 tstate;	 /* 0: none found */
+	__u64 threads;	 /* with no @tstate: @interp's first thread state then */
+	__u64 missed_ns; /* ... and when */
 };
+
+#define PY_SEARCH_AGAIN_NS 100000000ULL
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -748,7 +756,7 @@ static long python_frame_step(__u32 i, void *ctx)
 	struct python_walk *w = c->w;
 	struct sample_record *r = c->r;
 	__u64 code, instr, entry = 0;
-	__u32 firstlineno = 0, idx;
+	__u32 firstlineno = 0, idx, size;
 
 	if (!w->frame)
 		return 1;
@@ -756,7 +764,11 @@ static long python_frame_step(__u32 i, void *ctx)
 		w->flags |= SAMPLE_PYTHON_TRUNCATED;
 		return 1;
 	}
-	if (bpf_probe_read_user(w->buf, PY_FRAME_BYTES, (void *)w->frame)) {
+	/* The frame's own bytes only: a small one may end a page that the next does not follow. */
+	size = o->frame_size;
+	if (size > PY_FRAME_BYTES)
+		size = PY_FRAME_BYTES;
+	if (bpf_probe_read_user(w->buf, size, (void *)w->frame)) {
 		w->flags |= SAMPLE_PYTHON_ERROR;
 		return 1;
 	}
@@ -802,6 +814,7 @@ static __always_inline __u32 python_stack(const struct python_proc *py, struct s
 	struct python_ctx c = { .py = py, .r = r };
 	const struct python_offsets *o = &py->off;
 	struct python_thread *cached, found;
+	__u64 interp;
 	struct python_walk *w;
 	__u32 zero = 0;
 	__u64 frame;
@@ -821,22 +834,28 @@ static __always_inline __u32 python_stack(const struct python_proc *py, struct s
 	w->idx = idx;
 	w->nr = 0;
 	w->flags = 0;
+	interp = py_read_ptr(py->runtime, o->runtime_interpreters_head);
 	cached = bpf_map_lookup_elem(&python_threads, &r->h.tid);
-	if (cached && cached->runtime == py->runtime &&
-	    py_read_ptr(py->runtime, o->runtime_interpreters_head) == cached->interp &&
-	    !py_read_ptr(cached->interp, o->interp_next) &&
+	if (cached && cached->runtime == py->runtime && !cached->tstate &&
+	    r->h.time_ns - cached->missed_ns < PY_SEARCH_AGAIN_NS && interp == cached->interp &&
+	    py_read_ptr(interp, o->interp_threads_head) == cached->threads)
+		return 0;
+	if (cached && cached->runtime == py->runtime && cached->tstate &&
+	    interp == cached->interp && !py_read_ptr(cached->interp, o->interp_next) &&
 	    py_read_ptr(cached->tstate, o->tstate_thread_id) == w->fsbase) {
 		w->tstate = cached->tstate;
 		w->found = true;
 	} else {
 		/* Interpreters and their threads: a thousand threads, once each. */
 		bpf_loop(PY_MAX_SEARCH, python_find_step, &c, 0);
+		found.runtime = py->runtime;
+		found.interp = w->found ? w->interp : interp;
+		found.tstate = w->found ? w->tstate : 0;
+		found.threads = w->found ? 0 : py_read_ptr(interp, o->interp_threads_head);
+		found.missed_ns = r->h.time_ns;
+		bpf_map_update_elem(&python_threads, &r->h.tid, &found, BPF_ANY);
 		if (!w->found)
 			return 0;
-		found.runtime = py->runtime;
-		found.interp = w->interp;
-		found.tstate = w->tstate;
-		bpf_map_update_elem(&python_threads, &r->h.tid, &found, BPF_ANY);
 	}
 	frame = py_read_ptr(w->tstate, o->tstate_frame);
 	if (o->cframe_current_frame != PY_NO_FIELD)

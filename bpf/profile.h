@@ -261,6 +261,12 @@ struct python_offsets {
 	__u16 frame_instr;
 	__u16 frame_owner;    /* owner (3.11+, one byte); else PY_NO_FIELD */
 	__u16 frame_is_entry; /* is_entry (3.11, one byte); else PY_NO_FIELD */
+	/*
+	 * The bytes of a frame that hold every field above: what the BPF
+	 * program reads of each, which never goes past the frame itself (a
+	 * fixed size could, into a page that is not there).
+	 */
+	__u16 frame_size;
 	__u16 code_firstlineno;
 	/* Read by user space only. */
 	__u16 code_filename;

@@ -21,6 +21,9 @@
 #include <stdio.h>
 #define P(name, expr) printf("\t\t.%s = %zu,\n", name, (size_t)(expr))
 #define N(name) printf("\t\t.%s = PY_NO_FIELD,\n", name)
+/* The end of @member of @type, for frame_size: the bytes up to the last field read. */
+#define END(type, member) (offsetof(type, member) + sizeof(((type *)0)->member))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
 int main(void)
 {
 	printf("\t\t.version = 0x%04x,\n", PY_VERSION_HEX >> 16);
@@ -41,6 +44,9 @@ int main(void)
 	P("frame_instr", offsetof(_PyInterpreterFrame, instr_ptr));
 	P("frame_owner", offsetof(_PyInterpreterFrame, owner));
 	N("frame_is_entry");
+	P("frame_size", MAX(MAX(END(_PyInterpreterFrame, f_executable),
+				END(_PyInterpreterFrame, previous)),
+			    MAX(END(_PyInterpreterFrame, instr_ptr), END(_PyInterpreterFrame, owner))));
 #elif PY_VERSION_HEX >= 0x030b0000
 	P("tstate_frame", offsetof(PyThreadState, cframe));
 	P("cframe_current_frame", offsetof(_PyCFrame, current_frame));
@@ -50,8 +56,13 @@ int main(void)
 	P("frame_owner", offsetof(_PyInterpreterFrame, owner));
 #if PY_VERSION_HEX >= 0x030c0000
 	N("frame_is_entry");
+	P("frame_size", MAX(MAX(END(_PyInterpreterFrame, f_code), END(_PyInterpreterFrame, previous)),
+			    MAX(END(_PyInterpreterFrame, prev_instr), END(_PyInterpreterFrame, owner))));
 #else
 	P("frame_is_entry", offsetof(_PyInterpreterFrame, is_entry));
+	P("frame_size", MAX(MAX(MAX(END(_PyInterpreterFrame, f_code), END(_PyInterpreterFrame, previous)),
+				MAX(END(_PyInterpreterFrame, prev_instr), END(_PyInterpreterFrame, owner))),
+			    END(_PyInterpreterFrame, is_entry)));
 #endif
 #else
 	P("tstate_frame", offsetof(PyThreadState, frame));
@@ -61,6 +72,8 @@ int main(void)
 	P("frame_instr", offsetof(PyFrameObject, f_lasti));
 	N("frame_owner");
 	N("frame_is_entry");
+	P("frame_size", MAX(MAX(END(PyFrameObject, f_code), END(PyFrameObject, f_back)),
+			    END(PyFrameObject, f_lasti)));
 #endif
 	P("code_firstlineno", offsetof(PyCodeObject, co_firstlineno));
 	P("code_filename", offsetof(PyCodeObject, co_filename));
