@@ -59,6 +59,9 @@ const char options_usage[] =
 "                          stacks count as [stack table full] (bounds memory)\n"
 "      --no-python         show CPython's C functions, not the Python functions\n"
 "                          they run (CPython 3.10-3.13 are read by default)\n"
+"      --no-java           never ask HotSpot JVMs for their perf maps (by\n"
+"                          default each is asked through its attach socket,\n"
+"                          which sends it SIGQUIT the first time)\n"
 "\n"
 "Output:\n"
 "  -o, --output FILE       write the profile to FILE; '-' is stdout. The format\n"
@@ -138,8 +141,8 @@ const char serve_usage[] =
 "Targets, as for a recording: -a (the default), -p PID[,PID...] (serving ends\n"
 "when they have all exited), --cgroup PATH, --no-inherit, --no-idle.\n"
 "What to record, as for a recording: -F, --off-cpu, --off-cpu-min,\n"
-"--call-graph, --unwind-memory, --max-stacks, --ringbuf-size, --root-frame\n"
-"(for folded and svg). -v, --verbose; -h, --help.\n"
+"--call-graph, --unwind-memory, --max-stacks, --ringbuf-size, --no-python,\n"
+"--no-java, --root-frame (for folded and svg). -v, --verbose; -h, --help.\n"
 "\n"
 "SIGTERM or SIGINT stops it: a scrape being recorded gets a 503.\n"
 "Needs root, or CAP_BPF and CAP_PERFMON.\n"
@@ -157,6 +160,7 @@ enum {
 	OPT_CGROUP,
 	OPT_NO_INHERIT,
 	OPT_NO_PYTHON,
+	OPT_NO_JAVA,
 	OPT_OFFCPU,
 	OPT_WALL,
 	OPT_OFFCPU_MIN,
@@ -180,6 +184,7 @@ static const struct option long_options[] = {
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
 	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
+	{ "no-java", no_argument, NULL, OPT_NO_JAVA },
 	{ "off-cpu", no_argument, NULL, OPT_OFFCPU },
 	{ "wall", no_argument, NULL, OPT_WALL },
 	{ "off-cpu-min", required_argument, NULL, OPT_OFFCPU_MIN },
@@ -471,6 +476,9 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 			break;
 		case OPT_NO_PYTHON:
 			o->no_python = 1;
+			break;
+		case OPT_NO_JAVA:
+			o->no_java = 1;
 			break;
 		case OPT_NO_INHERIT:
 			o->no_inherit = 1;

@@ -112,6 +112,7 @@ void targets__collector_opts(const struct options *o, struct collector_opts *cop
 		.unwind_table_bytes = o->unwind_table_bytes,
 		.max_stacks = o->max_stacks,
 		.no_python = o->no_python,
+		.no_java = o->no_java,
 	};
 }
 

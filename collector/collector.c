@@ -388,8 +388,8 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 		pr_warn("cannot start the collector: %s", strerror(-err));
 		goto out_free;
 	}
-	c->jvm = jvm_mapper__new();
-	if (!c->jvm)
+	c->jvm = opts->no_java ? NULL : jvm_mapper__new();
+	if (!c->jvm && !opts->no_java)
 		pr_debug("jvm: cannot ask JVMs for perf maps: %s", strerror(errno));
 	c->perf_fds = malloc(nr_cpus * sizeof(*c->perf_fds));
 	c->links = calloc(nr_cpus, sizeof(*c->links));

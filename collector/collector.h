@@ -76,6 +76,7 @@ struct collector_opts {
 	size_t max_stacks; /* distinct stacks kept, then overflow buckets (stack_table.h) */
 	bool no_times;	   /* keep no timestamps: no output draws a timeline */
 	bool no_python;	   /* leave CPython's frames out: its stacks show its C functions */
+	bool no_java;	   /* never ask HotSpot JVMs for their perf maps (jvm.h) */
 	/*
 	 * Count samples only in the windows attached (collector__attach()),
 	 * not in collector__stacks(), which stays empty: profiler serve.

@@ -52,7 +52,7 @@ void py_frames__release(struct py_frames *t);
 
 /*
  * The address of frame (@name, @filename, @line), added if new: 0 and sets
- * *@addr, or -ENOMEM (-E2BIG past 2^40 frames).
+ * *@addr, or -ENOMEM (-E2BIG past 2^44 frames).
  */
 int py_frames__add(struct py_frames *t, const char *name, const char *filename, uint32_t line,
 		   uint64_t *addr);
