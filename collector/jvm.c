@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/capability.h>
@@ -141,6 +142,16 @@ bool jvm__may_remove(const struct stat *now, dev_t dev, ino_t ino, uid_t uid)
 {
 	return ino && S_ISREG(now->st_mode) && now->st_dev == dev && now->st_ino == ino &&
 	       now->st_uid == uid;
+}
+
+bool jvm__tmp_ok(const struct stat *st, uid_t uid)
+{
+	if (!S_ISDIR(st->st_mode) || (st->st_uid != 0 && st->st_uid != uid))
+		return false;
+	if (st->st_mode & S_ISVTX)
+		return true;
+	/* Not sticky: the JVM's user's own, and no one else may write in it. */
+	return st->st_uid == uid && !(st->st_mode & (S_IWGRP | S_IWOTH));
 }
 
 bool jvm__is_jvm(const struct proc_maps *maps)
@@ -308,6 +319,25 @@ static int set_ids(uid_t uid, gid_t gid, gid_t old_gid)
 	return 0;
 }
 
+/*
+ * Raise our effective capabilities to the permitted ones (@on), or lower
+ * them all: acting as a JVM's user, the kernel's permission checks apply
+ * to us as to that user. Changing the effective uid from 0 clears them
+ * too, but not when the euid was not 0 or SECBIT_NO_SETUID_FIXUP is set.
+ * 0 or -errno.
+ */
+static int set_effective_caps(bool on)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2] = { 0 };
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	data[0].effective = on ? data[0].permitted : 0;
+	data[1].effective = on ? data[1].permitted : 0;
+	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
+}
+
 /* Our effective ids while we act as a JVM's user. */
 struct saved_ids {
 	uid_t euid, uid;
@@ -317,29 +347,39 @@ struct saved_ids {
 };
 
 /*
- * Take @uid and @gid as our effective ids, for one call made as a JVM's
- * user; restore_ids() puts ours back. 0 or -errno (ours are unchanged).
+ * Take @uid and @gid as our effective ids, with no effective capability,
+ * for one call made as a JVM's user: the kernel checks it as that user's
+ * (the mapper has no supplementary group: jvm_child__main()).
+ * restore_ids() puts ours back. 0 or -errno (ours are unchanged).
  */
 static int become_user(struct saved_ids *s, uid_t uid, gid_t gid)
 {
+	int err;
+
 	*s = (struct saved_ids){ .euid = geteuid(), .egid = getegid(), .uid = uid, .gid = gid };
 	s->other = s->euid != uid || s->egid != gid;
 	if (!s->other)
 		return 0;
 	s->dumpable = prctl(PR_GET_DUMPABLE);
-	return set_ids(uid, gid, s->egid);
+	err = set_ids(uid, gid, s->egid);
+	if (err)
+		return err;
+	err = set_effective_caps(false);
+	if (err && set_ids(s->euid, s->egid, s->gid))
+		abort();
+	return err;
 }
 
 /*
- * Back to our ids: the saved ids are still ours, so this cannot fail.
- * Changing the effective uid also made the process not dumpable; that is
- * put back.
+ * Back to our ids and capabilities: the saved ids are still ours and the
+ * permitted capabilities unchanged, so this cannot fail. Changing the
+ * effective uid also made the process not dumpable; that is put back.
  */
 static void restore_ids(const struct saved_ids *s)
 {
 	if (!s->other)
 		return;
-	if (set_ids(s->euid, s->egid, s->gid))
+	if (set_effective_caps(true) || set_ids(s->euid, s->egid, s->gid))
 		abort();
 	if (s->dumpable > 0)
 		prctl(PR_SET_DUMPABLE, s->dumpable);
@@ -389,8 +429,53 @@ static bool hung_up(int cancel, int ms)
 }
 
 /*
+ * Create the trigger file @name in @p's /tmp as the JVM's user, with the
+ * permissions that user has there: the directory is in a mount namespace
+ * the JVM's user may control, and whatever it is, we create in it nothing
+ * that user could not. It must be root's and sticky, or the user's own
+ * and writable by no one else (jvm__tmp_ok()); a symbolic link is never
+ * followed. 0 or a negative errno (-EEXIST: someone else's trigger file).
+ */
+static int create_trigger(const struct jvm_proc *p, const char *name)
+{
+	struct saved_ids ids;
+	struct stat st;
+	int fd, err;
+
+	if (fstat(p->tmp, &st))
+		return -errno;
+	if (!jvm__tmp_ok(&st, p->uid)) {
+		pr_debug(
+			"jvm: pid %d: its /tmp (mode %o, owner %u) is not root's and sticky, nor its user's own: not attaching",
+			p->pid, st.st_mode & 07777, st.st_uid);
+		return -EPERM;
+	}
+	err = become_user(&ids, p->uid, p->gid);
+	if (err)
+		return err;
+	fd = openat(p->tmp, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	err = fd < 0 ? -errno : 0;
+	restore_ids(&ids);
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+/* Remove our trigger file @name, as the JVM's user (its /tmp is sticky). */
+static void remove_trigger(const struct jvm_proc *p, const char *name)
+{
+	struct saved_ids ids;
+
+	if (become_user(&ids, p->uid, p->gid))
+		return;
+	if (unlinkat(p->tmp, name, 0))
+		pr_debug("jvm: pid %d: cannot remove '/tmp/%s': %s", p->pid, name, strerror(errno));
+	restore_ids(&ids);
+}
+
+/*
  * Start the JVM's attach listener: a trigger file .attach_pidNSPID in its
- * /tmp, owned by its user (the JVM ignores one another user planted), and
+ * /tmp, made by its user (the JVM ignores one another user planted), and
  * SIGQUIT, on which it looks for that file and opens .java_pidNSPID. Wait
  * for the socket to answer. A descriptor or a negative errno: -EAGAIN when
  * the JVM handles no SIGQUIT yet, -ETIMEDOUT when no socket came,
@@ -400,25 +485,19 @@ static int start_listener(struct jvm *j, const struct jvm_proc *p, const char *s
 {
 	char trigger[32];
 	uint64_t deadline;
-	int fd, err;
-	bool ours = false;
+	bool ours;
+	int err;
 
 	if (!p->quit_caught)
 		return -EAGAIN;
 	if (j->quits >= JVM_MAX_SIGQUITS)
 		return -ETIMEDOUT;
 	snprintf(trigger, sizeof(trigger), ".attach_pid%d", p->nspid);
-	fd = openat(p->tmp, trigger, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd >= 0) {
-		ours = true;
-		err = fchown(fd, p->uid, p->gid) ? -errno : 0;
-		close(fd);
-		if (err)
-			goto out_unlink;
-	} else if (errno != EEXIST) {
-		/* Someone else is attaching too: use their file, leave it to them. */
-		return -errno;
-	}
+	err = create_trigger(p, trigger);
+	/* -EEXIST: someone else is attaching too: use their file, leave it to them. */
+	if (err && err != -EEXIST)
+		return err;
+	ours = !err;
 	j->quits++;
 	err = quit_jvm(p->pid);
 	if (err)
@@ -446,7 +525,7 @@ static int start_listener(struct jvm *j, const struct jvm_proc *p, const char *s
 	}
 out_unlink:
 	if (ours)
-		unlinkat(p->tmp, trigger, 0);
+		remove_trigger(p, trigger);
 	return err;
 }
 
@@ -879,16 +958,16 @@ static void jvm_child__remove_maps(struct jvm_child *jc)
 
 /*
  * Keep only the capabilities asking JVMs of other users needs: signalling
- * them, a trigger file of theirs, connecting as them, their /proc/PID/root.
+ * them, acting as them (a trigger file, connecting), their /proc/PID/root
+ * and what is in it.
  * The mapper process is forked with the collector, before the recording
  * drops what sampling no longer needs (cli/privileges.c), and keeps only
  * these; the collector's process keeps none of them for the mapper.
  */
 static void jvm_mapper__restrict_caps(void)
 {
-	static const int keep[] = { CAP_KILL,		CAP_CHOWN,	CAP_SETUID,
-				    CAP_SETGID,		CAP_SYS_PTRACE, CAP_DAC_OVERRIDE,
-				    CAP_DAC_READ_SEARCH };
+	static const int keep[] = { CAP_KILL,	    CAP_SETUID,	      CAP_SETGID,
+				    CAP_SYS_PTRACE, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH };
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct data[2] = { 0 };
 	uint64_t mask = 0, permitted;
@@ -974,6 +1053,9 @@ static int jvm_child__main(int sock, pid_t parent)
 			close(null);
 	}
 	prctl(PR_SET_NAME, "profiler-jvm", 0, 0, 0);
+	/* Acting as a JVM's user, none of root's groups: only the JVM's gid. */
+	if (setgroups(0, NULL) && errno != EPERM)
+		pr_debug("jvm: cannot drop supplementary groups: %s", strerror(errno));
 	jvm_mapper__restrict_caps();
 	err = jvm_child__run(&jc);
 	if (err)

@@ -18,8 +18,10 @@
  * thus gone before the next recording, which would otherwise take it for
  * the user's and never ask again.
  *
- * Asking means creating a trigger file and sending SIGQUIT to a JVM whose
- * attach listener is not running yet, then waiting for its socket, and it
+ * Asking means creating a trigger file (as the JVM's user, in a /tmp that
+ * is root's and sticky or the user's own) and sending SIGQUIT to a JVM
+ * whose attach listener is not running yet, then waiting for its socket,
+ * and it
  * needs capabilities the recording drops once sampling is attached: the
  * requests run in a process of their own, the mapper, which
  * jvm_mapper__new() forks before the drop and which keeps only those
@@ -59,10 +61,10 @@ struct stat;
 
 /*
  * Forks the mapper process, which keeps of the caller's capabilities only
- * those asking other users' JVMs needs (CAP_KILL, CAP_CHOWN, CAP_SETUID,
- * CAP_SETGID, CAP_SYS_PTRACE, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH), in
- * its bounding set too, with no-new-privileges, and closes every
- * descriptor it inherits but stderr: create it before dropping the
+ * those asking other users' JVMs needs (CAP_KILL, CAP_SETUID, CAP_SETGID,
+ * CAP_SYS_PTRACE, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH), in its bounding
+ * set too, with no-new-privileges and no supplementary group, and closes
+ * every descriptor it inherits but stderr: create it before dropping the
  * process's capabilities. NULL and errno on failure.
  */
 struct jvm_mapper *jvm_mapper__new(void);
@@ -93,6 +95,16 @@ void jvm_mapper__see(struct jvm_mapper *jm, const struct proc_maps *maps);
  * jvm_mapper__see() and jvm_mapper__finish() do nothing.
  */
 void jvm_mapper__finish(struct jvm_mapper *jm, uint64_t timeout_ns);
+
+/*
+ * Whether a JVM's /tmp, @st (an fstat() of it, opened through its
+ * /proc/PID/root: a mount namespace its user may control), may hold the
+ * trigger file the mapper creates there as the JVM's effective uid @uid:
+ * a directory owned by root and sticky, or owned by @uid and sticky or
+ * writable by no one else. Not another user's, nor root's where the sticky
+ * bit does not protect what is in it.
+ */
+bool jvm__tmp_ok(const struct stat *st, uid_t uid);
 
 /* Whether @maps map libjvm.so: a HotSpot JVM. */
 bool jvm__is_jvm(const struct proc_maps *maps);

@@ -100,6 +100,44 @@ TEST(jvm_may_remove)
 }
 
 /*
+ * The trigger file goes only into a /tmp that is root's and sticky, or the
+ * JVM's user's own and writable by no one else: not a root directory
+ * bind-mounted there (/etc/cron.d), nor another user's.
+ */
+TEST(jvm_tmp_ok)
+{
+	struct stat st = { .st_mode = S_IFDIR | 01777, .st_uid = 0 };
+
+	CHECK(jvm__tmp_ok(&st, 1000));
+	CHECK(jvm__tmp_ok(&st, 0));
+	/* Root's, not sticky: /etc/cron.d, or a world-writable directory. */
+	st.st_mode = S_IFDIR | 0755;
+	CHECK(!jvm__tmp_ok(&st, 1000));
+	st.st_mode = S_IFDIR | 0777;
+	CHECK(!jvm__tmp_ok(&st, 1000));
+	CHECK(!jvm__tmp_ok(&st, 0));
+	/* ... unless the JVM runs as root, in a directory no one else writes to. */
+	st.st_mode = S_IFDIR | 0755;
+	CHECK(jvm__tmp_ok(&st, 0));
+	/* The user's own: private, or sticky; not writable by others otherwise. */
+	st.st_uid = 1000;
+	st.st_mode = S_IFDIR | 0700;
+	CHECK(jvm__tmp_ok(&st, 1000));
+	st.st_mode = S_IFDIR | 01777;
+	CHECK(jvm__tmp_ok(&st, 1000));
+	st.st_mode = S_IFDIR | 0770;
+	CHECK(!jvm__tmp_ok(&st, 1000));
+	st.st_mode = S_IFDIR | 0757;
+	CHECK(!jvm__tmp_ok(&st, 1000));
+	/* Another user's, even sticky; not a directory. */
+	st.st_mode = S_IFDIR | 01777;
+	CHECK(!jvm__tmp_ok(&st, 1001));
+	st.st_uid = 0;
+	st.st_mode = S_IFLNK | 01777;
+	CHECK(!jvm__tmp_ok(&st, 1000));
+}
+
+/*
  * Without a JVM seen, the mapper process replies to finishing at once, and
  * freeing reaps it; a pid that is no JVM (ours) is refused by the mapper.
  */
