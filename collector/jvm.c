@@ -386,37 +386,6 @@ static void restore_ids(const struct saved_ids *s)
 }
 
 /*
- * Connect to the JVM's socket @name in its /tmp as the JVM's user: it
- * accepts only peers of its effective uid and gid (or root in its user
- * namespace, which we may not be). The mapper takes the JVM's ids only for
- * connect(), where the kernel records the peer's credentials. A descriptor
- * or a negative errno.
- */
-static int connect_as(const struct jvm_proc *p, const char *name)
-{
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	struct saved_ids ids;
-	int fd, err;
-
-	snprintf(addr.sun_path, sizeof(addr.sun_path), "/proc/self/fd/%d/%s", p->tmp, name);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	err = become_user(&ids, p->uid, p->gid);
-	if (err)
-		goto out_close;
-	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)))
-		err = -errno;
-	restore_ids(&ids);
-out_close:
-	if (err) {
-		close(fd);
-		return err;
-	}
-	return fd;
-}
-
-/*
  * Whether @cancel (the mapper's socket) hung up within @ms: the collector
  * closed its end, and the request under way is not wanted. A negative
  * @cancel only waits.
@@ -426,6 +395,82 @@ static bool hung_up(int cancel, int ms)
 	struct pollfd pfd = { .fd = cancel };
 
 	return poll(&pfd, 1, ms) > 0 && (pfd.revents & (POLLHUP | POLLERR));
+}
+
+int jvm__open_socket(int dir, const char *name, uid_t uid)
+{
+	struct stat st;
+	int fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st))
+		err = -errno;
+	else if (S_ISLNK(st.st_mode))
+		err = -ELOOP;
+	else if (!S_ISSOCK(st.st_mode))
+		err = -ENOTSOCK;
+	else if (st.st_uid != uid || (st.st_mode & (S_IRGRP | S_IWGRP | S_IROTH | S_IWOTH)))
+		err = -EPERM;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/*
+ * Connect to the JVM's socket @name in its /tmp as the JVM's user: it
+ * accepts only peers of its effective uid and gid (or root in its user
+ * namespace, which we may not be). The socket must be the JVM user's own
+ * (jvm__open_socket(), as jcmd checks), and is connected to through the
+ * descriptor that checked it, never through a symbolic link. The mapper
+ * takes the JVM's ids only for connect(), where the kernel records the
+ * peer's credentials. connect() never waits: a listener that does not
+ * accept (its backlog full) is tried again until @deadline, or until
+ * @cancel hangs up. A descriptor (non-blocking) or a negative errno:
+ * -ETIMEDOUT, -ECANCELED, or connect()'s or jvm__open_socket()'s.
+ */
+static int connect_as(const struct jvm_proc *p, const char *name, uint64_t deadline, int cancel)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct saved_ids ids;
+	int path, fd, err;
+
+	path = jvm__open_socket(p->tmp, name, p->uid);
+	if (path < 0)
+		return path;
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "/proc/self/fd/%d", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		err = -errno;
+		goto out_close_path;
+	}
+	for (;;) {
+		err = become_user(&ids, p->uid, p->gid);
+		if (err)
+			break;
+		err = connect(fd, (struct sockaddr *)&addr, sizeof(addr)) ? -errno : 0;
+		restore_ids(&ids);
+		/* A full backlog: AF_UNIX fails a non-blocking connect() with EAGAIN. */
+		if (err != -EAGAIN)
+			break;
+		if (clock_ns(CLOCK_MONOTONIC) >= deadline) {
+			err = -ETIMEDOUT;
+			break;
+		}
+		if (hung_up(cancel, JVM_LISTEN_POLL_NS / NS_PER_MS)) {
+			err = -ECANCELED;
+			break;
+		}
+	}
+	if (err) {
+		close(fd);
+		fd = err;
+	}
+out_close_path:
+	close(path);
+	return fd;
 }
 
 /*
@@ -504,10 +549,13 @@ static int start_listener(struct jvm *j, const struct jvm_proc *p, const char *s
 		goto out_unlink;
 	deadline = clock_ns(CLOCK_MONOTONIC) + JVM_LISTEN_WAIT_NS;
 	for (;;) {
-		/* A socket left by an earlier JVM of that pid refuses: wait for the new one. */
+		/*
+		 * A socket left by an earlier JVM of that pid refuses, or is
+		 * another user's (-EPERM): wait for the new one in its place.
+		 */
 		if (exists_in(p->tmp, sock)) {
-			err = connect_as(p, sock);
-			if (err >= 0 || (err != -ECONNREFUSED && err != -ENOENT))
+			err = connect_as(p, sock, deadline, cancel);
+			if (err >= 0 || (err != -ECONNREFUSED && err != -ENOENT && err != -EPERM))
 				break;
 		}
 		if (!alive(p->pid)) {
@@ -541,8 +589,9 @@ static int send_request(int fd)
 
 		if (n < 0 && errno == EINTR)
 			continue;
+		/* Non-blocking: a JVM that reads nothing of a few bytes is not answering. */
 		if (n < 0)
-			return -errno;
+			return errno == EAGAIN ? -ETIMEDOUT : -errno;
 		pos += n;
 		left -= n;
 	}
@@ -676,8 +725,9 @@ static int jvm__ask(struct jvm *j, struct jvm_child *jc)
 	snprintf(sock, sizeof(sock), ".java_pid%d", p.nspid);
 	fd = -ENOENT;
 	if (exists_in(p.tmp, sock))
-		fd = connect_as(&p, sock);
-	if (fd == -ENOENT || fd == -ECONNREFUSED)
+		fd = connect_as(&p, sock, clock_ns(CLOCK_MONOTONIC) + JVM_REPLY_WAIT_MS * NS_PER_MS,
+				cancel);
+	if (fd == -ENOENT || fd == -ECONNREFUSED || fd == -EPERM)
 		fd = start_listener(j, &p, sock, cancel);
 	if (fd < 0) {
 		err = fd;

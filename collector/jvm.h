@@ -31,7 +31,9 @@
  * sent (a pid it signals must map libjvm.so, by its own look at
  * /proc/PID/maps), and the collector checks its reply: neither trusts the
  * other. It connects as the JVM's user (the JVM checks its peer's uid and
- * gid) by changing its effective ids for the connect() alone. A failure is
+ * gid) by changing its effective ids for the connect() alone, to a socket
+ * that is that user's (never through a symbolic link), and never waits
+ * past a request's time for a JVM that does not accept. A failure is
  * logged at debug level and the JVM is asked no more; it is never fatal.
  * The mapper logs through the callback it inherits (common/log.h), to the
  * same stderr. When the collector's end of the socket closes it removes
@@ -105,6 +107,16 @@ void jvm_mapper__finish(struct jvm_mapper *jm, uint64_t timeout_ns);
  * bit does not protect what is in it.
  */
 bool jvm__tmp_ok(const struct stat *st, uid_t uid);
+
+/*
+ * Open the JVM's attach socket @name in @dir (O_PATH, never following a
+ * symbolic link), if it is what jcmd accepts: a socket owned by the JVM's
+ * effective uid @uid, that no one else may read or write. A descriptor to
+ * connect through (/proc/self/fd/N), or a negative errno: -ELOOP (a
+ * symbolic link), -ENOTSOCK, -EPERM (another owner, or group or other
+ * access), or openat()'s.
+ */
+int jvm__open_socket(int dir, const char *name, uid_t uid);
 
 /* Whether @maps map libjvm.so: a HotSpot JVM. */
 bool jvm__is_jvm(const struct proc_maps *maps);

@@ -1,5 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "collector/jvm.h"
@@ -135,6 +141,60 @@ TEST(jvm_tmp_ok)
 	st.st_uid = 0;
 	st.st_mode = S_IFLNK | 01777;
 	CHECK(!jvm__tmp_ok(&st, 1000));
+}
+
+/* A socket at PATH, listening; its descriptor, or -1. */
+static int listen_at(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	if (fd >= 0 && (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) || listen(fd, 1))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The attach socket is taken only as jcmd takes it: a socket (never through
+ * a symbolic link) owned by the JVM's user, no one else's to read or write.
+ */
+TEST(jvm_open_socket)
+{
+	char dir[] = "/tmp/test_jvm.XXXXXX", path[64];
+	int dfd, lfd, fd, file;
+
+	CHECK(mkdtemp(dir) != NULL);
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CHECK(dfd >= 0);
+	snprintf(path, sizeof(path), "%s/.java_pid1", dir);
+	lfd = listen_at(path);
+	CHECK(lfd >= 0);
+	CHECK(!fchmodat(dfd, ".java_pid1", 0600, 0));
+	CHECK(!symlinkat(".java_pid1", dfd, ".java_pid2"));
+	file = openat(dfd, ".java_pid3", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	CHECK(file >= 0);
+
+	fd = jvm__open_socket(dfd, ".java_pid1", geteuid());
+	CHECK(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+	CHECK(jvm__open_socket(dfd, ".java_pid2", geteuid()) == -ELOOP);
+	CHECK(jvm__open_socket(dfd, ".java_pid3", geteuid()) == -ENOTSOCK);
+	CHECK(jvm__open_socket(dfd, ".java_pid4", geteuid()) == -ENOENT);
+	CHECK(jvm__open_socket(dfd, ".java_pid1", geteuid() + 1) == -EPERM);
+	CHECK(!fchmodat(dfd, ".java_pid1", 0660, 0));
+	CHECK(jvm__open_socket(dfd, ".java_pid1", geteuid()) == -EPERM);
+
+	close(file);
+	close(lfd);
+	unlinkat(dfd, ".java_pid1", 0);
+	unlinkat(dfd, ".java_pid2", 0);
+	unlinkat(dfd, ".java_pid3", 0);
+	close(dfd);
+	rmdir(dir);
 }
 
 /*
