@@ -55,7 +55,7 @@
 
 enum jvm_state {
 	JVM_NEW,    /* not asked yet */
-	JVM_OURS,   /* asked: its map is ours to rewrite */
+	JVM_OURS,   /* a request sent, answered or not: its map is ours to rewrite */
 	JVM_USER,   /* had a map we did not write: never asked */
 	JVM_FAILED, /* cannot be asked: asked no more */
 	JVM_GONE,   /* exited */
@@ -69,6 +69,7 @@ struct jvm {
 	unsigned int waits; /* looks for a SIGQUIT handler not installed yet */
 	unsigned int quits; /* SIGQUITs sent */
 	uint64_t nr_asked;  /* requests answered */
+	bool pending;	    /* a request sent whose answer we did not get */
 	/*
 	 * The map we caused, removed at the mapper's end: its JVM's /tmp
 	 * (O_PATH, kept from our first request: -1 if none), its name there,
@@ -650,7 +651,7 @@ static int read_reply(int fd, char *why, size_t size, int cancel)
 }
 
 /*
- * The first request @j answered, its map not there before: keep its /tmp
+ * The first request sent to @j, its map not there before: keep its /tmp
  * (@p's, taken over) to remove the map at our end, if @jc keeps fewer than
  * JVM_MAX_KEPT. Opened through /proc/PID/root while the JVM lives, the
  * descriptor still reaches that directory, in its mount namespace, once
@@ -666,16 +667,18 @@ static void jvm_child__keep_tmp(struct jvm_child *jc, struct jvm *j, struct jvm_
 	jc->nr_kept++;
 	j->tmp = p->tmp;
 	j->nspid = p->nspid;
+	j->uid = p->uid;
+	j->gid = p->gid;
 	p->tmp = -1;
 }
 
 /*
- * What our map is right after a request @j answered: the file we may
- * remove at our end. Not a symbolic link, and owned by the JVM's user:
+ * What our map is right after a request @j answered (or at our end, after
+ * one whose answer we did not get): the file we may remove at our end. Not a symbolic link, and owned by the JVM's user:
  * /tmp is sticky and world-writable, and whatever else stands at that name
  * is not ours to remove.
  */
-static void jvm__note_map(struct jvm *j, const struct jvm_proc *p)
+static void jvm__note_file(struct jvm *j)
 {
 	char name[32];
 	struct stat st;
@@ -683,20 +686,26 @@ static void jvm__note_map(struct jvm *j, const struct jvm_proc *p)
 	j->map_ino = 0;
 	if (j->tmp < 0)
 		return;
-	j->uid = p->uid;
-	j->gid = p->gid;
 	snprintf(name, sizeof(name), "perf-%d.map", j->nspid);
 	if (fstatat(j->tmp, name, &st, AT_SYMLINK_NOFOLLOW)) {
 		pr_debug("jvm: pid %d: cannot stat '/tmp/%s': %s", j->pid, name, strerror(errno));
 		return;
 	}
-	if (!jvm__may_remove(&st, st.st_dev, st.st_ino, p->uid)) {
+	if (!jvm__may_remove(&st, st.st_dev, st.st_ino, j->uid)) {
 		pr_debug("jvm: pid %d: '/tmp/%s' is not the JVM user's file: it will stay", j->pid,
 			 name);
 		return;
 	}
 	j->map_dev = st.st_dev;
 	j->map_ino = st.st_ino;
+}
+
+/* The same right after a request answered: the JVM's ids, @p's, are the map's owner. */
+static void jvm__note_map(struct jvm *j, const struct jvm_proc *p)
+{
+	j->uid = p->uid;
+	j->gid = p->gid;
+	jvm__note_file(j);
 }
 
 /*
@@ -734,16 +743,23 @@ static int jvm__ask(struct jvm *j, struct jvm_child *jc)
 		goto out_close;
 	}
 	err = send_request(fd);
-	if (!err)
+	if (!err) {
+		/*
+		 * Its map did not exist before this first request: the JVM has
+		 * it and writes the map, whether we get its answer or not (we
+		 * time out, or are cancelled): we caused it.
+		 */
+		if (j->state == JVM_NEW)
+			jvm_child__keep_tmp(jc, j, &p);
+		j->state = JVM_OURS;
+		j->pending = true;
 		err = read_reply(fd, why, sizeof(why), cancel);
+	}
 	close(fd);
 	if (err == -EPROTO)
 		pr_debug("jvm: pid %d: Compiler.perfmap refused: %s", j->pid, why);
 	if (!err) {
-		/* Its map did not exist before this first request: we caused it. */
-		if (j->state == JVM_NEW)
-			jvm_child__keep_tmp(jc, j, &p);
-		j->state = JVM_OURS;
+		j->pending = false;
 		jvm__note_map(j, &p);
 	}
 out_close:
@@ -956,13 +972,18 @@ static int jvm_child__run(struct jvm_child *jc)
  * else: nor a file another user put at that name between our look and the
  * unlink, which only the JVM's user could make room for.
  */
-static void jvm__remove_map(const struct jvm *j)
+static void jvm__remove_map(struct jvm *j)
 {
 	struct saved_ids ids;
 	struct stat st;
 	char name[32];
 	int err;
 
+	/* The JVM got our last request but we not its answer: its map as it is now. */
+	if (j->pending) {
+		j->pending = false;
+		jvm__note_file(j);
+	}
 	if (!j->map_ino)
 		return;
 	snprintf(name, sizeof(name), "perf-%d.map", j->nspid);
