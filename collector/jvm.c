@@ -45,6 +45,14 @@
  * prints a thread dump: send it at most this often to one JVM.
  */
 #define JVM_MAX_SIGQUITS 2
+/*
+ * How long the map of a JVM that exited stays before the mapper removes it
+ * and closes its /tmp (or at the mapper's end, if sooner): the symbolizer
+ * reads it after the JVM is gone, at the end of the recording or of a
+ * profile served (of up to 300 s). A recording that runs longer loses the
+ * names of a JVM gone for longer; profiler serve keeps no map for days.
+ */
+#define JVM_GONE_KEEP_NS (3600ULL * 1000 * NS_PER_MS)
 /* How long jvm_mapper__free() waits for the mapper to exit before killing it. */
 #define JVM_EXIT_WAIT_NS (1000 * NS_PER_MS)
 /*
@@ -63,8 +71,13 @@ enum jvm_state {
 
 struct jvm {
 	pid_t pid;
+	uint64_t start; /* its start time (/proc/PID/stat): another is a new JVM of that pid */
 	enum jvm_state state;
-	uint64_t due;	    /* CLOCK_MONOTONIC of the next request */
+	/*
+	 * CLOCK_MONOTONIC of the next request; JVM_FAILED's next look whether
+	 * it exited, JVM_GONE's map removal.
+	 */
+	uint64_t due;
 	bool final;	    /* JVM_MSG_FINAL asks for one more request */
 	unsigned int waits; /* looks for a SIGQUIT handler not installed yet */
 	unsigned int quits; /* SIGQUITs sent */
@@ -230,6 +243,28 @@ static int quit_jvm(pid_t pid)
 		err = -EPERM;
 	close(fd);
 	return err;
+}
+
+/*
+ * The start time of @pid (field 22 of /proc/PID/stat, clock ticks after
+ * boot): with the pid, which JVM it is. 0, or a negative errno (-ESRCH).
+ */
+static int start_time(pid_t pid, uint64_t *start)
+{
+	char path[32], *text, *pos;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	text = procfs__read_file(path, NULL);
+	if (!text)
+		return errno == ENOENT ? -ESRCH : -errno;
+	/* The fields after the command's name (field 2), which may hold anything. */
+	pos = strrchr(text, ')');
+	for (int field = 2; pos && field < 22; field++)
+		pos = strchr(pos + 1, ' ');
+	if (pos)
+		*start = strtoull(pos + 1, NULL, 10);
+	free(text);
+	return pos ? 0 : -EPROTO;
 }
 
 /* The last number of a "Key:\tN\tN..." line. */
@@ -717,10 +752,17 @@ static int jvm__ask(struct jvm *j, struct jvm_child *jc)
 	struct jvm_proc p;
 	char name[32], sock[32], why[128] = "";
 	int fd, err, cancel = jc->sock;
+	uint64_t start;
 
 	err = jvm_proc__read(&p, j->pid);
 	if (err)
 		return err;
+	/* After its /tmp was opened: of the JVM we know, not of a new process of that pid. */
+	err = start_time(j->pid, &start);
+	if (!err && start != j->start)
+		err = -ESRCH;
+	if (err)
+		goto out_close;
 	if (j->state == JVM_NEW) {
 		snprintf(name, sizeof(name), "perf-%d.map", p.nspid);
 		if (!jvm__may_ask(exists_in(p.tmp, name), false)) {
@@ -769,6 +811,16 @@ out_close:
 }
 
 /*
+ * @j exited (or its pid is another process's): its map is removed once it
+ * has been gone JVM_GONE_KEEP_NS (jvm_child__tidy()), or at our end.
+ */
+static void jvm__gone(struct jvm *j, uint64_t now)
+{
+	j->state = JVM_GONE;
+	j->due = now + JVM_GONE_KEEP_NS;
+}
+
+/*
  * When to ask a JVM again after its @nr_asked-th answer: soon after the
  * first ones, while it compiles the most and a short command may exit
  * before a later request (100 ms, then twice as long each time), then
@@ -804,7 +856,7 @@ static bool jvm__request(struct jvm *j, struct jvm_child *jc)
 		return false;
 	}
 	if (err == -ESRCH) {
-		j->state = JVM_GONE;
+		jvm__gone(j, now);
 	} else if (err == -EAGAIN && ++j->waits < JVM_HANDLER_RETRIES) {
 		j->due = now + JVM_HANDLER_RETRY_NS;
 	} else if (err == -ETIMEDOUT && j->quits < JVM_MAX_SIGQUITS) {
@@ -841,10 +893,14 @@ static ssize_t jvm_child__pick(const struct jvm_child *jc, uint64_t now, uint64_
 	return -1;
 }
 
-/* A process the collector saw map libjvm.so: track it if it is a JVM not known yet. */
+/*
+ * A process the collector saw map libjvm.so: track it if it is a JVM not
+ * known yet, by its pid and start time.
+ */
 static void jvm_child__see(struct jvm_child *jc, pid_t pid)
 {
 	struct jvm *j = NULL;
+	uint64_t start;
 	int jvm;
 
 	if (jc->finishing)
@@ -852,8 +908,16 @@ static void jvm_child__see(struct jvm_child *jc, pid_t pid)
 	for (size_t i = 0; i < jc->nr; i++)
 		if (jc->jvms[i].pid == pid)
 			j = &jc->jvms[i];
-	if (j && j->state != JVM_GONE)
+	jvm = start_time(pid, &start);
+	if (jvm < 0) {
+		pr_debug("jvm: pid %d: cannot read its start time: %s", pid, strerror(-jvm));
 		return;
+	}
+	if (j && j->state != JVM_GONE && j->start == start)
+		return;
+	/* The JVM we knew of that pid exited, and the pid is a new process's. */
+	if (j && j->state != JVM_GONE)
+		jvm__gone(j, clock_ns(CLOCK_MONOTONIC));
 	jvm = maps_jvm(pid);
 	if (jvm < 0) {
 		pr_debug("jvm: pid %d: cannot read its maps: %s", pid, strerror(-jvm));
@@ -873,7 +937,7 @@ static void jvm_child__see(struct jvm_child *jc, pid_t pid)
 		return;
 	}
 	j = &jc->jvms[jc->nr++];
-	*j = (struct jvm){ .pid = pid, .state = JVM_NEW, .tmp = -1 };
+	*j = (struct jvm){ .pid = pid, .start = start, .state = JVM_NEW, .tmp = -1 };
 	pr_debug("jvm: pid %d runs a JVM: asking for its perf map", pid);
 }
 
@@ -923,49 +987,6 @@ static int jvm_child__read(struct jvm_child *jc)
 }
 
 /*
- * The request loop, one request at a time: the collector's messages are
- * read between requests, and poll() waits for the next one or for the
- * next request due. 0 when the collector closed its end, or -errno.
- */
-static int jvm_child__run(struct jvm_child *jc)
-{
-	for (;;) {
-		struct pollfd pfd = { .fd = jc->sock, .events = POLLIN };
-		uint64_t now, next;
-		ssize_t i;
-		int timeout;
-
-		if (jvm_child__read(jc))
-			return 0;
-		now = clock_ns(CLOCK_MONOTONIC);
-		i = jvm_child__pick(jc, now, &next);
-		if (i >= 0) {
-			struct jvm *j = &jc->jvms[i];
-			bool answered = jvm__request(j, jc);
-
-			if (j->final) {
-				j->final = false;
-				jc->reply.answered += answered;
-			}
-			continue;
-		}
-		if (jc->finishing && !jc->replied) {
-			jc->replied = true;
-			if (send(jc->sock, &jc->reply, sizeof(jc->reply),
-				 MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(jc->reply))
-				pr_debug("jvm: cannot answer the collector: %s", strerror(errno));
-		}
-		timeout = -1;
-		if (next != UINT64_MAX)
-			timeout = (next - now) / NS_PER_MS < INT_MAX ?
-					  (int)((next - now) / NS_PER_MS) + 1 :
-					  INT_MAX;
-		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
-			return -errno;
-	}
-}
-
-/*
  * Remove @j's map, if it is still the file the JVM wrote at our last
  * request (jvm__note_map()): the same inode, no symbolic link, owned by the
  * JVM's user. As that user, so that the sticky /tmp lets us remove nothing
@@ -1009,6 +1030,51 @@ static void jvm__remove_map(struct jvm *j)
 		pr_debug("jvm: pid %d: '/tmp/%s' removed", j->pid, name);
 }
 
+/* Remove @j's map and close its /tmp: @jc keeps one fewer. */
+static void jvm_child__release(struct jvm_child *jc, struct jvm *j)
+{
+	if (j->tmp < 0)
+		return;
+	jvm__remove_map(j);
+	close(j->tmp);
+	j->tmp = -1;
+	jc->nr_kept--;
+}
+
+/*
+ * The JVMs whose /tmp we keep, at @now: remove the map of each gone for
+ * JVM_GONE_KEEP_NS, and see whether each asked no more (JVM_FAILED) is
+ * gone, every JVM_REFRESH_NS. Not once the recording is finishing: the
+ * symbolizer reads the maps next, and our end removes them. When the next
+ * of these is due, UINT64_MAX if none.
+ */
+static uint64_t jvm_child__tidy(struct jvm_child *jc, uint64_t now)
+{
+	uint64_t next = UINT64_MAX, start;
+	int err;
+
+	for (size_t i = 0; i < jc->nr && !jc->finishing; i++) {
+		struct jvm *j = &jc->jvms[i];
+
+		if (j->tmp < 0 || (j->state != JVM_FAILED && j->state != JVM_GONE))
+			continue;
+		if (j->state == JVM_FAILED && j->due <= now) {
+			j->due = now + JVM_REFRESH_NS;
+			err = start_time(j->pid, &start);
+			if (err == -ESRCH || (!err && start != j->start))
+				jvm__gone(j, now);
+		}
+		if (j->state == JVM_GONE && j->due <= now) {
+			pr_debug("jvm: pid %d: gone, its perf map no longer needed", j->pid);
+			jvm_child__release(jc, j);
+			continue;
+		}
+		if (j->due < next)
+			next = j->due;
+	}
+	return next;
+}
+
 /*
  * The mapper's clean end (the collector closed its end of the socket,
  * after the profile was symbolized and written): remove the maps we
@@ -1016,14 +1082,53 @@ static void jvm__remove_map(struct jvm *j)
  */
 static void jvm_child__remove_maps(struct jvm_child *jc)
 {
-	for (size_t i = 0; i < jc->nr; i++) {
-		struct jvm *j = &jc->jvms[i];
+	for (size_t i = 0; i < jc->nr; i++)
+		jvm_child__release(jc, &jc->jvms[i]);
+}
 
-		if (j->tmp < 0)
+/*
+ * The request loop, one request at a time: the collector's messages are
+ * read between requests, and poll() waits for the next one or for the
+ * next request due. 0 when the collector closed its end, or -errno.
+ */
+static int jvm_child__run(struct jvm_child *jc)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = jc->sock, .events = POLLIN };
+		uint64_t now, next, tidy;
+		ssize_t i;
+		int timeout;
+
+		if (jvm_child__read(jc))
+			return 0;
+		now = clock_ns(CLOCK_MONOTONIC);
+		tidy = jvm_child__tidy(jc, now);
+		i = jvm_child__pick(jc, now, &next);
+		if (i >= 0) {
+			struct jvm *j = &jc->jvms[i];
+			bool answered = jvm__request(j, jc);
+
+			if (j->final) {
+				j->final = false;
+				jc->reply.answered += answered;
+			}
 			continue;
-		jvm__remove_map(j);
-		close(j->tmp);
-		j->tmp = -1;
+		}
+		if (jc->finishing && !jc->replied) {
+			jc->replied = true;
+			if (send(jc->sock, &jc->reply, sizeof(jc->reply),
+				 MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(jc->reply))
+				pr_debug("jvm: cannot answer the collector: %s", strerror(errno));
+		}
+		if (tidy < next)
+			next = tidy;
+		timeout = -1;
+		if (next != UINT64_MAX)
+			timeout = (next - now) / NS_PER_MS < INT_MAX ?
+					  (int)((next - now) / NS_PER_MS) + 1 :
+					  INT_MAX;
+		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
+			return -errno;
 	}
 }
 

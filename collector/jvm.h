@@ -12,9 +12,13 @@
  *
  * A map the user gave is left alone: a JVM whose perf map exists before we
  * first ask (an agent writes it, or a flag) is never asked, and its map is
- * never touched. Once we asked, the map is ours and later requests rewrite
- * it; the mapper removes it when it ends (jvm_mapper__free()), if it is
- * still the file the JVM wrote at our last request. A map we caused is
+ * never touched. Once we asked (the JVM got the request, whether we got its
+ * answer or not), the map is ours and later requests rewrite it; the
+ * mapper removes it when it ends (jvm_mapper__free()), or an hour after
+ * the JVM exited (profiler serve runs for days; the symbolizer reads the
+ * map of a JVM gone before the end), if it is still the file the JVM wrote
+ * at our last request. A JVM is its pid and its start time: a new process
+ * of that pid is a new JVM. A map we caused is
  * thus gone before the next recording, which would otherwise take it for
  * the user's and never ask again.
  *
