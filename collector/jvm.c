@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/capability.h>
@@ -44,6 +45,14 @@
  * prints a thread dump: send it at most this often to one JVM.
  */
 #define JVM_MAX_SIGQUITS 2
+/*
+ * How long the map of a JVM that exited stays before the mapper removes it
+ * and closes its /tmp (or at the mapper's end, if sooner): the symbolizer
+ * reads it after the JVM is gone, at the end of the recording or of a
+ * profile served (of up to 300 s). A recording that runs longer loses the
+ * names of a JVM gone for longer; profiler serve keeps no map for days.
+ */
+#define JVM_GONE_KEEP_NS (3600ULL * 1000 * NS_PER_MS)
 /* How long jvm_mapper__free() waits for the mapper to exit before killing it. */
 #define JVM_EXIT_WAIT_NS (1000 * NS_PER_MS)
 /*
@@ -54,7 +63,7 @@
 
 enum jvm_state {
 	JVM_NEW,    /* not asked yet */
-	JVM_OURS,   /* asked: its map is ours to rewrite */
+	JVM_OURS,   /* a request sent, answered or not: its map is ours to rewrite */
 	JVM_USER,   /* had a map we did not write: never asked */
 	JVM_FAILED, /* cannot be asked: asked no more */
 	JVM_GONE,   /* exited */
@@ -62,12 +71,18 @@ enum jvm_state {
 
 struct jvm {
 	pid_t pid;
+	uint64_t start; /* its start time (/proc/PID/stat): another is a new JVM of that pid */
 	enum jvm_state state;
-	uint64_t due;	    /* CLOCK_MONOTONIC of the next request */
+	/*
+	 * CLOCK_MONOTONIC of the next request; JVM_FAILED's next look whether
+	 * it exited, JVM_GONE's map removal.
+	 */
+	uint64_t due;
 	bool final;	    /* JVM_MSG_FINAL asks for one more request */
 	unsigned int waits; /* looks for a SIGQUIT handler not installed yet */
 	unsigned int quits; /* SIGQUITs sent */
 	uint64_t nr_asked;  /* requests answered */
+	bool pending;	    /* a request sent whose answer we did not get */
 	/*
 	 * The map we caused, removed at the mapper's end: its JVM's /tmp
 	 * (O_PATH, kept from our first request: -1 if none), its name there,
@@ -141,6 +156,16 @@ bool jvm__may_remove(const struct stat *now, dev_t dev, ino_t ino, uid_t uid)
 {
 	return ino && S_ISREG(now->st_mode) && now->st_dev == dev && now->st_ino == ino &&
 	       now->st_uid == uid;
+}
+
+bool jvm__tmp_ok(const struct stat *st, uid_t uid)
+{
+	if (!S_ISDIR(st->st_mode) || (st->st_uid != 0 && st->st_uid != uid))
+		return false;
+	if (st->st_mode & S_ISVTX)
+		return true;
+	/* Not sticky: the JVM's user's own, and no one else may write in it. */
+	return st->st_uid == uid && !(st->st_mode & (S_IWGRP | S_IWOTH));
 }
 
 bool jvm__is_jvm(const struct proc_maps *maps)
@@ -218,6 +243,28 @@ static int quit_jvm(pid_t pid)
 		err = -EPERM;
 	close(fd);
 	return err;
+}
+
+/*
+ * The start time of @pid (field 22 of /proc/PID/stat, clock ticks after
+ * boot): with the pid, which JVM it is. 0, or a negative errno (-ESRCH).
+ */
+static int start_time(pid_t pid, uint64_t *start)
+{
+	char path[32], *text, *pos;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	text = procfs__read_file(path, NULL);
+	if (!text)
+		return errno == ENOENT ? -ESRCH : -errno;
+	/* The fields after the command's name (field 2), which may hold anything. */
+	pos = strrchr(text, ')');
+	for (int field = 2; pos && field < 22; field++)
+		pos = strchr(pos + 1, ' ');
+	if (pos)
+		*start = strtoull(pos + 1, NULL, 10);
+	free(text);
+	return pos ? 0 : -EPROTO;
 }
 
 /* The last number of a "Key:\tN\tN..." line. */
@@ -308,6 +355,25 @@ static int set_ids(uid_t uid, gid_t gid, gid_t old_gid)
 	return 0;
 }
 
+/*
+ * Raise our effective capabilities to the permitted ones (@on), or lower
+ * them all: acting as a JVM's user, the kernel's permission checks apply
+ * to us as to that user. Changing the effective uid from 0 clears them
+ * too, but not when the euid was not 0 or SECBIT_NO_SETUID_FIXUP is set.
+ * 0 or -errno.
+ */
+static int set_effective_caps(bool on)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2] = { 0 };
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	data[0].effective = on ? data[0].permitted : 0;
+	data[1].effective = on ? data[1].permitted : 0;
+	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
+}
+
 /* Our effective ids while we act as a JVM's user. */
 struct saved_ids {
 	uid_t euid, uid;
@@ -317,63 +383,42 @@ struct saved_ids {
 };
 
 /*
- * Take @uid and @gid as our effective ids, for one call made as a JVM's
- * user; restore_ids() puts ours back. 0 or -errno (ours are unchanged).
+ * Take @uid and @gid as our effective ids, with no effective capability,
+ * for one call made as a JVM's user: the kernel checks it as that user's
+ * (the mapper has no supplementary group: jvm_child__main()).
+ * restore_ids() puts ours back. 0 or -errno (ours are unchanged).
  */
 static int become_user(struct saved_ids *s, uid_t uid, gid_t gid)
 {
+	int err;
+
 	*s = (struct saved_ids){ .euid = geteuid(), .egid = getegid(), .uid = uid, .gid = gid };
 	s->other = s->euid != uid || s->egid != gid;
 	if (!s->other)
 		return 0;
 	s->dumpable = prctl(PR_GET_DUMPABLE);
-	return set_ids(uid, gid, s->egid);
+	err = set_ids(uid, gid, s->egid);
+	if (err)
+		return err;
+	err = set_effective_caps(false);
+	if (err && set_ids(s->euid, s->egid, s->gid))
+		abort();
+	return err;
 }
 
 /*
- * Back to our ids: the saved ids are still ours, so this cannot fail.
- * Changing the effective uid also made the process not dumpable; that is
- * put back.
+ * Back to our ids and capabilities: the saved ids are still ours and the
+ * permitted capabilities unchanged, so this cannot fail. Changing the
+ * effective uid also made the process not dumpable; that is put back.
  */
 static void restore_ids(const struct saved_ids *s)
 {
 	if (!s->other)
 		return;
-	if (set_ids(s->euid, s->egid, s->gid))
+	if (set_effective_caps(true) || set_ids(s->euid, s->egid, s->gid))
 		abort();
 	if (s->dumpable > 0)
 		prctl(PR_SET_DUMPABLE, s->dumpable);
-}
-
-/*
- * Connect to the JVM's socket @name in its /tmp as the JVM's user: it
- * accepts only peers of its effective uid and gid (or root in its user
- * namespace, which we may not be). The mapper takes the JVM's ids only for
- * connect(), where the kernel records the peer's credentials. A descriptor
- * or a negative errno.
- */
-static int connect_as(const struct jvm_proc *p, const char *name)
-{
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	struct saved_ids ids;
-	int fd, err;
-
-	snprintf(addr.sun_path, sizeof(addr.sun_path), "/proc/self/fd/%d/%s", p->tmp, name);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	err = become_user(&ids, p->uid, p->gid);
-	if (err)
-		goto out_close;
-	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)))
-		err = -errno;
-	restore_ids(&ids);
-out_close:
-	if (err) {
-		close(fd);
-		return err;
-	}
-	return fd;
 }
 
 /*
@@ -388,9 +433,130 @@ static bool hung_up(int cancel, int ms)
 	return poll(&pfd, 1, ms) > 0 && (pfd.revents & (POLLHUP | POLLERR));
 }
 
+int jvm__open_socket(int dir, const char *name, uid_t uid)
+{
+	struct stat st;
+	int fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st))
+		err = -errno;
+	else if (S_ISLNK(st.st_mode))
+		err = -ELOOP;
+	else if (!S_ISSOCK(st.st_mode))
+		err = -ENOTSOCK;
+	else if (st.st_uid != uid || (st.st_mode & (S_IRGRP | S_IWGRP | S_IROTH | S_IWOTH)))
+		err = -EPERM;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/*
+ * Connect to the JVM's socket @name in its /tmp as the JVM's user: it
+ * accepts only peers of its effective uid and gid (or root in its user
+ * namespace, which we may not be). The socket must be the JVM user's own
+ * (jvm__open_socket(), as jcmd checks), and is connected to through the
+ * descriptor that checked it, never through a symbolic link. The mapper
+ * takes the JVM's ids only for connect(), where the kernel records the
+ * peer's credentials. connect() never waits: a listener that does not
+ * accept (its backlog full) is tried again until @deadline, or until
+ * @cancel hangs up. A descriptor (non-blocking) or a negative errno:
+ * -ETIMEDOUT, -ECANCELED, or connect()'s or jvm__open_socket()'s.
+ */
+static int connect_as(const struct jvm_proc *p, const char *name, uint64_t deadline, int cancel)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct saved_ids ids;
+	int path, fd, err;
+
+	path = jvm__open_socket(p->tmp, name, p->uid);
+	if (path < 0)
+		return path;
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "/proc/self/fd/%d", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		err = -errno;
+		goto out_close_path;
+	}
+	for (;;) {
+		err = become_user(&ids, p->uid, p->gid);
+		if (err)
+			break;
+		err = connect(fd, (struct sockaddr *)&addr, sizeof(addr)) ? -errno : 0;
+		restore_ids(&ids);
+		/* A full backlog: AF_UNIX fails a non-blocking connect() with EAGAIN. */
+		if (err != -EAGAIN)
+			break;
+		if (clock_ns(CLOCK_MONOTONIC) >= deadline) {
+			err = -ETIMEDOUT;
+			break;
+		}
+		if (hung_up(cancel, JVM_LISTEN_POLL_NS / NS_PER_MS)) {
+			err = -ECANCELED;
+			break;
+		}
+	}
+	if (err) {
+		close(fd);
+		fd = err;
+	}
+out_close_path:
+	close(path);
+	return fd;
+}
+
+/*
+ * Create the trigger file @name in @p's /tmp as the JVM's user, with the
+ * permissions that user has there: the directory is in a mount namespace
+ * the JVM's user may control, and whatever it is, we create in it nothing
+ * that user could not. It must be root's and sticky, or the user's own
+ * and writable by no one else (jvm__tmp_ok()); a symbolic link is never
+ * followed. 0 or a negative errno (-EEXIST: someone else's trigger file).
+ */
+static int create_trigger(const struct jvm_proc *p, const char *name)
+{
+	struct saved_ids ids;
+	struct stat st;
+	int fd, err;
+
+	if (fstat(p->tmp, &st))
+		return -errno;
+	if (!jvm__tmp_ok(&st, p->uid)) {
+		pr_debug(
+			"jvm: pid %d: its /tmp (mode %o, owner %u) is not root's and sticky, nor its user's own: not attaching",
+			p->pid, st.st_mode & 07777, st.st_uid);
+		return -EPERM;
+	}
+	err = become_user(&ids, p->uid, p->gid);
+	if (err)
+		return err;
+	fd = openat(p->tmp, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	err = fd < 0 ? -errno : 0;
+	restore_ids(&ids);
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+/* Remove our trigger file @name, as the JVM's user (its /tmp is sticky). */
+static void remove_trigger(const struct jvm_proc *p, const char *name)
+{
+	struct saved_ids ids;
+
+	if (become_user(&ids, p->uid, p->gid))
+		return;
+	if (unlinkat(p->tmp, name, 0))
+		pr_debug("jvm: pid %d: cannot remove '/tmp/%s': %s", p->pid, name, strerror(errno));
+	restore_ids(&ids);
+}
+
 /*
  * Start the JVM's attach listener: a trigger file .attach_pidNSPID in its
- * /tmp, owned by its user (the JVM ignores one another user planted), and
+ * /tmp, made by its user (the JVM ignores one another user planted), and
  * SIGQUIT, on which it looks for that file and opens .java_pidNSPID. Wait
  * for the socket to answer. A descriptor or a negative errno: -EAGAIN when
  * the JVM handles no SIGQUIT yet, -ETIMEDOUT when no socket came,
@@ -400,35 +566,32 @@ static int start_listener(struct jvm *j, const struct jvm_proc *p, const char *s
 {
 	char trigger[32];
 	uint64_t deadline;
-	int fd, err;
-	bool ours = false;
+	bool ours;
+	int err;
 
 	if (!p->quit_caught)
 		return -EAGAIN;
 	if (j->quits >= JVM_MAX_SIGQUITS)
 		return -ETIMEDOUT;
 	snprintf(trigger, sizeof(trigger), ".attach_pid%d", p->nspid);
-	fd = openat(p->tmp, trigger, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd >= 0) {
-		ours = true;
-		err = fchown(fd, p->uid, p->gid) ? -errno : 0;
-		close(fd);
-		if (err)
-			goto out_unlink;
-	} else if (errno != EEXIST) {
-		/* Someone else is attaching too: use their file, leave it to them. */
-		return -errno;
-	}
+	err = create_trigger(p, trigger);
+	/* -EEXIST: someone else is attaching too: use their file, leave it to them. */
+	if (err && err != -EEXIST)
+		return err;
+	ours = !err;
 	j->quits++;
 	err = quit_jvm(p->pid);
 	if (err)
 		goto out_unlink;
 	deadline = clock_ns(CLOCK_MONOTONIC) + JVM_LISTEN_WAIT_NS;
 	for (;;) {
-		/* A socket left by an earlier JVM of that pid refuses: wait for the new one. */
+		/*
+		 * A socket left by an earlier JVM of that pid refuses, or is
+		 * another user's (-EPERM): wait for the new one in its place.
+		 */
 		if (exists_in(p->tmp, sock)) {
-			err = connect_as(p, sock);
-			if (err >= 0 || (err != -ECONNREFUSED && err != -ENOENT))
+			err = connect_as(p, sock, deadline, cancel);
+			if (err >= 0 || (err != -ECONNREFUSED && err != -ENOENT && err != -EPERM))
 				break;
 		}
 		if (!alive(p->pid)) {
@@ -446,7 +609,7 @@ static int start_listener(struct jvm *j, const struct jvm_proc *p, const char *s
 	}
 out_unlink:
 	if (ours)
-		unlinkat(p->tmp, trigger, 0);
+		remove_trigger(p, trigger);
 	return err;
 }
 
@@ -462,8 +625,9 @@ static int send_request(int fd)
 
 		if (n < 0 && errno == EINTR)
 			continue;
+		/* Non-blocking: a JVM that reads nothing of a few bytes is not answering. */
 		if (n < 0)
-			return -errno;
+			return errno == EAGAIN ? -ETIMEDOUT : -errno;
 		pos += n;
 		left -= n;
 	}
@@ -522,7 +686,7 @@ static int read_reply(int fd, char *why, size_t size, int cancel)
 }
 
 /*
- * The first request @j answered, its map not there before: keep its /tmp
+ * The first request sent to @j, its map not there before: keep its /tmp
  * (@p's, taken over) to remove the map at our end, if @jc keeps fewer than
  * JVM_MAX_KEPT. Opened through /proc/PID/root while the JVM lives, the
  * descriptor still reaches that directory, in its mount namespace, once
@@ -538,16 +702,18 @@ static void jvm_child__keep_tmp(struct jvm_child *jc, struct jvm *j, struct jvm_
 	jc->nr_kept++;
 	j->tmp = p->tmp;
 	j->nspid = p->nspid;
+	j->uid = p->uid;
+	j->gid = p->gid;
 	p->tmp = -1;
 }
 
 /*
- * What our map is right after a request @j answered: the file we may
- * remove at our end. Not a symbolic link, and owned by the JVM's user:
+ * What our map is right after a request @j answered (or at our end, after
+ * one whose answer we did not get): the file we may remove at our end. Not a symbolic link, and owned by the JVM's user:
  * /tmp is sticky and world-writable, and whatever else stands at that name
  * is not ours to remove.
  */
-static void jvm__note_map(struct jvm *j, const struct jvm_proc *p)
+static void jvm__note_file(struct jvm *j)
 {
 	char name[32];
 	struct stat st;
@@ -555,20 +721,26 @@ static void jvm__note_map(struct jvm *j, const struct jvm_proc *p)
 	j->map_ino = 0;
 	if (j->tmp < 0)
 		return;
-	j->uid = p->uid;
-	j->gid = p->gid;
 	snprintf(name, sizeof(name), "perf-%d.map", j->nspid);
 	if (fstatat(j->tmp, name, &st, AT_SYMLINK_NOFOLLOW)) {
 		pr_debug("jvm: pid %d: cannot stat '/tmp/%s': %s", j->pid, name, strerror(errno));
 		return;
 	}
-	if (!jvm__may_remove(&st, st.st_dev, st.st_ino, p->uid)) {
+	if (!jvm__may_remove(&st, st.st_dev, st.st_ino, j->uid)) {
 		pr_debug("jvm: pid %d: '/tmp/%s' is not the JVM user's file: it will stay", j->pid,
 			 name);
 		return;
 	}
 	j->map_dev = st.st_dev;
 	j->map_ino = st.st_ino;
+}
+
+/* The same right after a request answered: the JVM's ids, @p's, are the map's owner. */
+static void jvm__note_map(struct jvm *j, const struct jvm_proc *p)
+{
+	j->uid = p->uid;
+	j->gid = p->gid;
+	jvm__note_file(j);
 }
 
 /*
@@ -580,10 +752,17 @@ static int jvm__ask(struct jvm *j, struct jvm_child *jc)
 	struct jvm_proc p;
 	char name[32], sock[32], why[128] = "";
 	int fd, err, cancel = jc->sock;
+	uint64_t start;
 
 	err = jvm_proc__read(&p, j->pid);
 	if (err)
 		return err;
+	/* After its /tmp was opened: of the JVM we know, not of a new process of that pid. */
+	err = start_time(j->pid, &start);
+	if (!err && start != j->start)
+		err = -ESRCH;
+	if (err)
+		goto out_close;
 	if (j->state == JVM_NEW) {
 		snprintf(name, sizeof(name), "perf-%d.map", p.nspid);
 		if (!jvm__may_ask(exists_in(p.tmp, name), false)) {
@@ -597,30 +776,48 @@ static int jvm__ask(struct jvm *j, struct jvm_child *jc)
 	snprintf(sock, sizeof(sock), ".java_pid%d", p.nspid);
 	fd = -ENOENT;
 	if (exists_in(p.tmp, sock))
-		fd = connect_as(&p, sock);
-	if (fd == -ENOENT || fd == -ECONNREFUSED)
+		fd = connect_as(&p, sock, clock_ns(CLOCK_MONOTONIC) + JVM_REPLY_WAIT_MS * NS_PER_MS,
+				cancel);
+	if (fd == -ENOENT || fd == -ECONNREFUSED || fd == -EPERM)
 		fd = start_listener(j, &p, sock, cancel);
 	if (fd < 0) {
 		err = fd;
 		goto out_close;
 	}
 	err = send_request(fd);
-	if (!err)
+	if (!err) {
+		/*
+		 * Its map did not exist before this first request: the JVM has
+		 * it and writes the map, whether we get its answer or not (we
+		 * time out, or are cancelled): we caused it.
+		 */
+		if (j->state == JVM_NEW)
+			jvm_child__keep_tmp(jc, j, &p);
+		j->state = JVM_OURS;
+		j->pending = true;
 		err = read_reply(fd, why, sizeof(why), cancel);
+	}
 	close(fd);
 	if (err == -EPROTO)
 		pr_debug("jvm: pid %d: Compiler.perfmap refused: %s", j->pid, why);
 	if (!err) {
-		/* Its map did not exist before this first request: we caused it. */
-		if (j->state == JVM_NEW)
-			jvm_child__keep_tmp(jc, j, &p);
-		j->state = JVM_OURS;
+		j->pending = false;
 		jvm__note_map(j, &p);
 	}
 out_close:
 	if (p.tmp >= 0)
 		close(p.tmp);
 	return err;
+}
+
+/*
+ * @j exited (or its pid is another process's): its map is removed once it
+ * has been gone JVM_GONE_KEEP_NS (jvm_child__tidy()), or at our end.
+ */
+static void jvm__gone(struct jvm *j, uint64_t now)
+{
+	j->state = JVM_GONE;
+	j->due = now + JVM_GONE_KEEP_NS;
 }
 
 /*
@@ -659,7 +856,7 @@ static bool jvm__request(struct jvm *j, struct jvm_child *jc)
 		return false;
 	}
 	if (err == -ESRCH) {
-		j->state = JVM_GONE;
+		jvm__gone(j, now);
 	} else if (err == -EAGAIN && ++j->waits < JVM_HANDLER_RETRIES) {
 		j->due = now + JVM_HANDLER_RETRY_NS;
 	} else if (err == -ETIMEDOUT && j->quits < JVM_MAX_SIGQUITS) {
@@ -696,10 +893,14 @@ static ssize_t jvm_child__pick(const struct jvm_child *jc, uint64_t now, uint64_
 	return -1;
 }
 
-/* A process the collector saw map libjvm.so: track it if it is a JVM not known yet. */
+/*
+ * A process the collector saw map libjvm.so: track it if it is a JVM not
+ * known yet, by its pid and start time.
+ */
 static void jvm_child__see(struct jvm_child *jc, pid_t pid)
 {
 	struct jvm *j = NULL;
+	uint64_t start;
 	int jvm;
 
 	if (jc->finishing)
@@ -707,8 +908,16 @@ static void jvm_child__see(struct jvm_child *jc, pid_t pid)
 	for (size_t i = 0; i < jc->nr; i++)
 		if (jc->jvms[i].pid == pid)
 			j = &jc->jvms[i];
-	if (j && j->state != JVM_GONE)
+	jvm = start_time(pid, &start);
+	if (jvm < 0) {
+		pr_debug("jvm: pid %d: cannot read its start time: %s", pid, strerror(-jvm));
 		return;
+	}
+	if (j && j->state != JVM_GONE && j->start == start)
+		return;
+	/* The JVM we knew of that pid exited, and the pid is a new process's. */
+	if (j && j->state != JVM_GONE)
+		jvm__gone(j, clock_ns(CLOCK_MONOTONIC));
 	jvm = maps_jvm(pid);
 	if (jvm < 0) {
 		pr_debug("jvm: pid %d: cannot read its maps: %s", pid, strerror(-jvm));
@@ -728,7 +937,7 @@ static void jvm_child__see(struct jvm_child *jc, pid_t pid)
 		return;
 	}
 	j = &jc->jvms[jc->nr++];
-	*j = (struct jvm){ .pid = pid, .state = JVM_NEW, .tmp = -1 };
+	*j = (struct jvm){ .pid = pid, .start = start, .state = JVM_NEW, .tmp = -1 };
 	pr_debug("jvm: pid %d runs a JVM: asking for its perf map", pid);
 }
 
@@ -778,62 +987,24 @@ static int jvm_child__read(struct jvm_child *jc)
 }
 
 /*
- * The request loop, one request at a time: the collector's messages are
- * read between requests, and poll() waits for the next one or for the
- * next request due. 0 when the collector closed its end, or -errno.
- */
-static int jvm_child__run(struct jvm_child *jc)
-{
-	for (;;) {
-		struct pollfd pfd = { .fd = jc->sock, .events = POLLIN };
-		uint64_t now, next;
-		ssize_t i;
-		int timeout;
-
-		if (jvm_child__read(jc))
-			return 0;
-		now = clock_ns(CLOCK_MONOTONIC);
-		i = jvm_child__pick(jc, now, &next);
-		if (i >= 0) {
-			struct jvm *j = &jc->jvms[i];
-			bool answered = jvm__request(j, jc);
-
-			if (j->final) {
-				j->final = false;
-				jc->reply.answered += answered;
-			}
-			continue;
-		}
-		if (jc->finishing && !jc->replied) {
-			jc->replied = true;
-			if (send(jc->sock, &jc->reply, sizeof(jc->reply),
-				 MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(jc->reply))
-				pr_debug("jvm: cannot answer the collector: %s", strerror(errno));
-		}
-		timeout = -1;
-		if (next != UINT64_MAX)
-			timeout = (next - now) / NS_PER_MS < INT_MAX ?
-					  (int)((next - now) / NS_PER_MS) + 1 :
-					  INT_MAX;
-		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
-			return -errno;
-	}
-}
-
-/*
  * Remove @j's map, if it is still the file the JVM wrote at our last
  * request (jvm__note_map()): the same inode, no symbolic link, owned by the
  * JVM's user. As that user, so that the sticky /tmp lets us remove nothing
  * else: nor a file another user put at that name between our look and the
  * unlink, which only the JVM's user could make room for.
  */
-static void jvm__remove_map(const struct jvm *j)
+static void jvm__remove_map(struct jvm *j)
 {
 	struct saved_ids ids;
 	struct stat st;
 	char name[32];
 	int err;
 
+	/* The JVM got our last request but we not its answer: its map as it is now. */
+	if (j->pending) {
+		j->pending = false;
+		jvm__note_file(j);
+	}
 	if (!j->map_ino)
 		return;
 	snprintf(name, sizeof(name), "perf-%d.map", j->nspid);
@@ -859,6 +1030,51 @@ static void jvm__remove_map(const struct jvm *j)
 		pr_debug("jvm: pid %d: '/tmp/%s' removed", j->pid, name);
 }
 
+/* Remove @j's map and close its /tmp: @jc keeps one fewer. */
+static void jvm_child__release(struct jvm_child *jc, struct jvm *j)
+{
+	if (j->tmp < 0)
+		return;
+	jvm__remove_map(j);
+	close(j->tmp);
+	j->tmp = -1;
+	jc->nr_kept--;
+}
+
+/*
+ * The JVMs whose /tmp we keep, at @now: remove the map of each gone for
+ * JVM_GONE_KEEP_NS, and see whether each asked no more (JVM_FAILED) is
+ * gone, every JVM_REFRESH_NS. Not once the recording is finishing: the
+ * symbolizer reads the maps next, and our end removes them. When the next
+ * of these is due, UINT64_MAX if none.
+ */
+static uint64_t jvm_child__tidy(struct jvm_child *jc, uint64_t now)
+{
+	uint64_t next = UINT64_MAX, start;
+	int err;
+
+	for (size_t i = 0; i < jc->nr && !jc->finishing; i++) {
+		struct jvm *j = &jc->jvms[i];
+
+		if (j->tmp < 0 || (j->state != JVM_FAILED && j->state != JVM_GONE))
+			continue;
+		if (j->state == JVM_FAILED && j->due <= now) {
+			j->due = now + JVM_REFRESH_NS;
+			err = start_time(j->pid, &start);
+			if (err == -ESRCH || (!err && start != j->start))
+				jvm__gone(j, now);
+		}
+		if (j->state == JVM_GONE && j->due <= now) {
+			pr_debug("jvm: pid %d: gone, its perf map no longer needed", j->pid);
+			jvm_child__release(jc, j);
+			continue;
+		}
+		if (j->due < next)
+			next = j->due;
+	}
+	return next;
+}
+
 /*
  * The mapper's clean end (the collector closed its end of the socket,
  * after the profile was symbolized and written): remove the maps we
@@ -866,29 +1082,68 @@ static void jvm__remove_map(const struct jvm *j)
  */
 static void jvm_child__remove_maps(struct jvm_child *jc)
 {
-	for (size_t i = 0; i < jc->nr; i++) {
-		struct jvm *j = &jc->jvms[i];
+	for (size_t i = 0; i < jc->nr; i++)
+		jvm_child__release(jc, &jc->jvms[i]);
+}
 
-		if (j->tmp < 0)
+/*
+ * The request loop, one request at a time: the collector's messages are
+ * read between requests, and poll() waits for the next one or for the
+ * next request due. 0 when the collector closed its end, or -errno.
+ */
+static int jvm_child__run(struct jvm_child *jc)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = jc->sock, .events = POLLIN };
+		uint64_t now, next, tidy;
+		ssize_t i;
+		int timeout;
+
+		if (jvm_child__read(jc))
+			return 0;
+		now = clock_ns(CLOCK_MONOTONIC);
+		tidy = jvm_child__tidy(jc, now);
+		i = jvm_child__pick(jc, now, &next);
+		if (i >= 0) {
+			struct jvm *j = &jc->jvms[i];
+			bool answered = jvm__request(j, jc);
+
+			if (j->final) {
+				j->final = false;
+				jc->reply.answered += answered;
+			}
 			continue;
-		jvm__remove_map(j);
-		close(j->tmp);
-		j->tmp = -1;
+		}
+		if (jc->finishing && !jc->replied) {
+			jc->replied = true;
+			if (send(jc->sock, &jc->reply, sizeof(jc->reply),
+				 MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(jc->reply))
+				pr_debug("jvm: cannot answer the collector: %s", strerror(errno));
+		}
+		if (tidy < next)
+			next = tidy;
+		timeout = -1;
+		if (next != UINT64_MAX)
+			timeout = (next - now) / NS_PER_MS < INT_MAX ?
+					  (int)((next - now) / NS_PER_MS) + 1 :
+					  INT_MAX;
+		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
+			return -errno;
 	}
 }
 
 /*
  * Keep only the capabilities asking JVMs of other users needs: signalling
- * them, a trigger file of theirs, connecting as them, their /proc/PID/root.
+ * them, acting as them (a trigger file, connecting), their /proc/PID/root
+ * and what is in it.
  * The mapper process is forked with the collector, before the recording
  * drops what sampling no longer needs (cli/privileges.c), and keeps only
  * these; the collector's process keeps none of them for the mapper.
  */
 static void jvm_mapper__restrict_caps(void)
 {
-	static const int keep[] = { CAP_KILL,		CAP_CHOWN,	CAP_SETUID,
-				    CAP_SETGID,		CAP_SYS_PTRACE, CAP_DAC_OVERRIDE,
-				    CAP_DAC_READ_SEARCH };
+	static const int keep[] = { CAP_KILL,	    CAP_SETUID,	      CAP_SETGID,
+				    CAP_SYS_PTRACE, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH };
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct data[2] = { 0 };
 	uint64_t mask = 0, permitted;
@@ -974,6 +1229,9 @@ static int jvm_child__main(int sock, pid_t parent)
 			close(null);
 	}
 	prctl(PR_SET_NAME, "profiler-jvm", 0, 0, 0);
+	/* Acting as a JVM's user, none of root's groups: only the JVM's gid. */
+	if (setgroups(0, NULL) && errno != EPERM)
+		pr_debug("jvm: cannot drop supplementary groups: %s", strerror(errno));
 	jvm_mapper__restrict_caps();
 	err = jvm_child__run(&jc);
 	if (err)

@@ -12,14 +12,20 @@
  *
  * A map the user gave is left alone: a JVM whose perf map exists before we
  * first ask (an agent writes it, or a flag) is never asked, and its map is
- * never touched. Once we asked, the map is ours and later requests rewrite
- * it; the mapper removes it when it ends (jvm_mapper__free()), if it is
- * still the file the JVM wrote at our last request. A map we caused is
+ * never touched. Once we asked (the JVM got the request, whether we got its
+ * answer or not), the map is ours and later requests rewrite it; the
+ * mapper removes it when it ends (jvm_mapper__free()), or an hour after
+ * the JVM exited (profiler serve runs for days; the symbolizer reads the
+ * map of a JVM gone before the end), if it is still the file the JVM wrote
+ * at our last request. A JVM is its pid and its start time: a new process
+ * of that pid is a new JVM. A map we caused is
  * thus gone before the next recording, which would otherwise take it for
  * the user's and never ask again.
  *
- * Asking means creating a trigger file and sending SIGQUIT to a JVM whose
- * attach listener is not running yet, then waiting for its socket, and it
+ * Asking means creating a trigger file (as the JVM's user, in a /tmp that
+ * is root's and sticky or the user's own) and sending SIGQUIT to a JVM
+ * whose attach listener is not running yet, then waiting for its socket,
+ * and it
  * needs capabilities the recording drops once sampling is attached: the
  * requests run in a process of their own, the mapper, which
  * jvm_mapper__new() forks before the drop and which keeps only those
@@ -29,7 +35,9 @@
  * sent (a pid it signals must map libjvm.so, by its own look at
  * /proc/PID/maps), and the collector checks its reply: neither trusts the
  * other. It connects as the JVM's user (the JVM checks its peer's uid and
- * gid) by changing its effective ids for the connect() alone. A failure is
+ * gid) by changing its effective ids for the connect() alone, to a socket
+ * that is that user's (never through a symbolic link), and never waits
+ * past a request's time for a JVM that does not accept. A failure is
  * logged at debug level and the JVM is asked no more; it is never fatal.
  * The mapper logs through the callback it inherits (common/log.h), to the
  * same stderr. When the collector's end of the socket closes it removes
@@ -59,10 +67,10 @@ struct stat;
 
 /*
  * Forks the mapper process, which keeps of the caller's capabilities only
- * those asking other users' JVMs needs (CAP_KILL, CAP_CHOWN, CAP_SETUID,
- * CAP_SETGID, CAP_SYS_PTRACE, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH), in
- * its bounding set too, with no-new-privileges, and closes every
- * descriptor it inherits but stderr: create it before dropping the
+ * those asking other users' JVMs needs (CAP_KILL, CAP_SETUID, CAP_SETGID,
+ * CAP_SYS_PTRACE, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH), in its bounding
+ * set too, with no-new-privileges and no supplementary group, and closes
+ * every descriptor it inherits but stderr: create it before dropping the
  * process's capabilities. NULL and errno on failure.
  */
 struct jvm_mapper *jvm_mapper__new(void);
@@ -93,6 +101,26 @@ void jvm_mapper__see(struct jvm_mapper *jm, const struct proc_maps *maps);
  * jvm_mapper__see() and jvm_mapper__finish() do nothing.
  */
 void jvm_mapper__finish(struct jvm_mapper *jm, uint64_t timeout_ns);
+
+/*
+ * Whether a JVM's /tmp, @st (an fstat() of it, opened through its
+ * /proc/PID/root: a mount namespace its user may control), may hold the
+ * trigger file the mapper creates there as the JVM's effective uid @uid:
+ * a directory owned by root and sticky, or owned by @uid and sticky or
+ * writable by no one else. Not another user's, nor root's where the sticky
+ * bit does not protect what is in it.
+ */
+bool jvm__tmp_ok(const struct stat *st, uid_t uid);
+
+/*
+ * Open the JVM's attach socket @name in @dir (O_PATH, never following a
+ * symbolic link), if it is what jcmd accepts: a socket owned by the JVM's
+ * effective uid @uid, that no one else may read or write. A descriptor to
+ * connect through (/proc/self/fd/N), or a negative errno: -ELOOP (a
+ * symbolic link), -ENOTSOCK, -EPERM (another owner, or group or other
+ * access), or openat()'s.
+ */
+int jvm__open_socket(int dir, const char *name, uid_t uid);
 
 /* Whether @maps map libjvm.so: a HotSpot JVM. */
 bool jvm__is_jvm(const struct proc_maps *maps);

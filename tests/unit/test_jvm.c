@@ -1,5 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "collector/jvm.h"
@@ -97,6 +103,98 @@ TEST(jvm_may_remove)
 	CHECK(!jvm__may_remove(&other, 8, 42, 1000));
 	other.st_mode = S_IFIFO | 0644;
 	CHECK(!jvm__may_remove(&other, 8, 42, 1000));
+}
+
+/*
+ * The trigger file goes only into a /tmp that is root's and sticky, or the
+ * JVM's user's own and writable by no one else: not a root directory
+ * bind-mounted there (/etc/cron.d), nor another user's.
+ */
+TEST(jvm_tmp_ok)
+{
+	struct stat st = { .st_mode = S_IFDIR | 01777, .st_uid = 0 };
+
+	CHECK(jvm__tmp_ok(&st, 1000));
+	CHECK(jvm__tmp_ok(&st, 0));
+	/* Root's, not sticky: /etc/cron.d, or a world-writable directory. */
+	st.st_mode = S_IFDIR | 0755;
+	CHECK(!jvm__tmp_ok(&st, 1000));
+	st.st_mode = S_IFDIR | 0777;
+	CHECK(!jvm__tmp_ok(&st, 1000));
+	CHECK(!jvm__tmp_ok(&st, 0));
+	/* ... unless the JVM runs as root, in a directory no one else writes to. */
+	st.st_mode = S_IFDIR | 0755;
+	CHECK(jvm__tmp_ok(&st, 0));
+	/* The user's own: private, or sticky; not writable by others otherwise. */
+	st.st_uid = 1000;
+	st.st_mode = S_IFDIR | 0700;
+	CHECK(jvm__tmp_ok(&st, 1000));
+	st.st_mode = S_IFDIR | 01777;
+	CHECK(jvm__tmp_ok(&st, 1000));
+	st.st_mode = S_IFDIR | 0770;
+	CHECK(!jvm__tmp_ok(&st, 1000));
+	st.st_mode = S_IFDIR | 0757;
+	CHECK(!jvm__tmp_ok(&st, 1000));
+	/* Another user's, even sticky; not a directory. */
+	st.st_mode = S_IFDIR | 01777;
+	CHECK(!jvm__tmp_ok(&st, 1001));
+	st.st_uid = 0;
+	st.st_mode = S_IFLNK | 01777;
+	CHECK(!jvm__tmp_ok(&st, 1000));
+}
+
+/* A socket at PATH, listening; its descriptor, or -1. */
+static int listen_at(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	if (fd >= 0 && (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) || listen(fd, 1))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The attach socket is taken only as jcmd takes it: a socket (never through
+ * a symbolic link) owned by the JVM's user, no one else's to read or write.
+ */
+TEST(jvm_open_socket)
+{
+	char dir[] = "/tmp/test_jvm.XXXXXX", path[64];
+	int dfd, lfd, fd, file;
+
+	CHECK(mkdtemp(dir) != NULL);
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CHECK(dfd >= 0);
+	snprintf(path, sizeof(path), "%s/.java_pid1", dir);
+	lfd = listen_at(path);
+	CHECK(lfd >= 0);
+	CHECK(!fchmodat(dfd, ".java_pid1", 0600, 0));
+	CHECK(!symlinkat(".java_pid1", dfd, ".java_pid2"));
+	file = openat(dfd, ".java_pid3", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	CHECK(file >= 0);
+
+	fd = jvm__open_socket(dfd, ".java_pid1", geteuid());
+	CHECK(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+	CHECK(jvm__open_socket(dfd, ".java_pid2", geteuid()) == -ELOOP);
+	CHECK(jvm__open_socket(dfd, ".java_pid3", geteuid()) == -ENOTSOCK);
+	CHECK(jvm__open_socket(dfd, ".java_pid4", geteuid()) == -ENOENT);
+	CHECK(jvm__open_socket(dfd, ".java_pid1", geteuid() + 1) == -EPERM);
+	CHECK(!fchmodat(dfd, ".java_pid1", 0660, 0));
+	CHECK(jvm__open_socket(dfd, ".java_pid1", geteuid()) == -EPERM);
+
+	close(file);
+	close(lfd);
+	unlinkat(dfd, ".java_pid1", 0);
+	unlinkat(dfd, ".java_pid2", 0);
+	unlinkat(dfd, ".java_pid3", 0);
+	close(dfd);
+	rmdir(dir);
 }
 
 /*
