@@ -10,12 +10,13 @@ name="Java methods named without JVM flags"
 sudo_name="Java methods named under sudo, the JVM running as the invoking user"
 user_name="a user's perf map of a JVM is not overwritten"
 again_name="a running JVM's perf map asked for under -p is removed, and a second run asks again"
-require_bpf "$name" "$sudo_name" "$user_name" "$again_name"
+nojava_name="--no-java: the JVM is never asked"
+require_bpf "$name" "$sudo_name" "$user_name" "$again_name" "$nojava_name"
 
 java=$(command -v java)
 if [[ -z $java || ! -f $WORKLOADS/Split.class ]]; then
 	missing "java or $WORKLOADS/Split.class is missing (tools/install-deps, make workloads)" \
-		"$name" "$sudo_name" "$user_name" "$again_name"
+		"$name" "$sudo_name" "$user_name" "$again_name" "$nojava_name"
 	exit 0
 fi
 
@@ -159,3 +160,12 @@ elif [[ $content != "0 1 user_given_symbol" ]] ||
 else
 	ok "$user_name"
 fi
+
+# --no-java: samples of the JVM, but no request, no SIGQUIT (no thread dump).
+(cd "$TMP" && "$PROFILER" -v -F 499 --no-java -o "$TMP/nojava.folded" -- "$java" -cp "$WORKLOADS" \
+	Split 2 >"$TMP/out" 2>"$TMP/err")
+rc=$?
+samples=$(summary_count "$TMP/err" "on-CPU samples")
+check "$nojava_name (exit $rc, ${samples:-no} samples, $(grep -c 'perf map asked for' "$TMP/err") requests)" \
+	bash -c '[[ $0 -eq 0 && ${1:-0} -gt 100 ]] && ! grep -q "perf map asked for" "$2" &&
+		! grep -q "Full thread dump" "$3"' "$rc" "$samples" "$TMP/err" "$TMP/out"
