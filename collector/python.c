@@ -236,11 +236,14 @@ static bool try_interpreter(struct python *py, struct py_proc *p, const struct p
 		return false;
 	elf = elf_cache__file(py->elves, m->file);
 	e = elf ? elf_file__elf(elf) : NULL;
-	/* python3.11 linked to libpython3.11.so has no runtime of its own: look on. */
-	if (!e || find_symbol(e, "_PyRuntime", &runtime, &size) ||
-	    find_symbol(e, "_PyEval_EvalFrameDefault", &eval, &eval_size))
-		return false;
 	off = python_offsets__find(major, minor);
+	/*
+	 * The file with the evaluation loop (before 3.6 PyEval_EvalFrameEx):
+	 * not python3.11 linked to libpython3.11.so, which comes next.
+	 */
+	if (!e || (find_symbol(e, "_PyEval_EvalFrameDefault", &eval, &eval_size) &&
+		   (off || find_symbol(e, "PyEval_EvalFrameEx", &eval, &eval_size))))
+		return false;
 	if (!off) {
 		bool *said = major < 4 && minor < 16 ? &py->unsupported_said[major][minor] : NULL;
 
@@ -257,7 +260,7 @@ static bool try_interpreter(struct python *py, struct py_proc *p, const struct p
 	}
 	/* Every segment of a loaded object moves by the same bias. */
 	seg = elf_file__segment(elf, m->pgoff);
-	if (!seg)
+	if (!seg || find_symbol(e, "_PyRuntime", &runtime, &size))
 		return false;
 	bias = m->start - m->pgoff + seg->offset - seg->vaddr;
 	value.runtime = runtime + bias;

@@ -144,7 +144,12 @@ bool python_version_from_path(const char *path, unsigned int *major, unsigned in
 		base += 3;
 	if (sscanf(base, "python%u.%u%n", &a, &b, &end) != 2 || !end)
 		return false;
-	/* "python3.11", or "libpython3.11.so..."; not "python3.11d", "python3.11-config". */
+	/*
+	 * "python3.11", or "libpython3.11.so...", or up to 3.7 with the ABI's
+	 * "m" ("libpython3.6m.so"); not "python3.11d", "python3.11-config".
+	 */
+	if (base[end] == 'm')
+		end++;
 	if (base[end] && strncmp(base + end, ".so", 3))
 		return false;
 	*major = a;

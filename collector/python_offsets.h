@@ -25,8 +25,8 @@ const struct python_offsets *python_offsets__find(unsigned int major, unsigned i
 
 /*
  * The CPython release a file holds the interpreter of, from its name:
- * "python3.11" and "libpython3.11.so.1.0" are 3.11. A debug build's name
- * ("python3.11d") is not one. True and sets *@major, *@minor when @path's
+ * "python3.11" and "libpython3.11.so.1.0" are 3.11, "libpython3.6m.so" 3.6.
+ * A debug build's name ("python3.11d") is not one. True and sets *@major, *@minor when @path's
  * basename is such a name.
  */
 bool python_version_from_path(const char *path, unsigned int *major, unsigned int *minor);
