@@ -188,6 +188,8 @@ uint64_t profile_sample__folded_count(const struct profile *p, const struct prof
 		return (profile_sample__offcpu_ns(s) + 500) / 1000;
 	case PROFILE_WALL:
 		return (profile_sample__wall_ns(p, s) + 500) / 1000;
+	case PROFILE_ALLOC:
+		return s->alloc.bytes;
 	case PROFILE_CPU:
 		break;
 	}

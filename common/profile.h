@@ -101,6 +101,34 @@ static inline bool profile_frame__resolved(const struct profile_frame *f)
 	return profile_frame__func(f)->system_name != NULL;
 }
 
+/* What a kind of allocation function hands out. */
+enum profile_alloc_kind {
+	ALLOC_HEAP, /* malloc and its family */
+	ALLOC_MMAP, /* anonymous mmap: its own kind, never added to the heap's figures */
+};
+
+/*
+ * Allocations of one stack (PROFILE_ALLOC), as DHAT counts them per
+ * allocation point. Sampled by bytes (profile.alloc_rate), each figure is
+ * an estimate, scaled as pprof heap profiles are: a sampled block of n bytes
+ * stands for n / (1 - e^(-n/rate)) bytes and 1 / (1 - e^(-n/rate)) blocks.
+ * With alloc_rate 1 (--alloc=1) every call is recorded and the figures
+ * are exact. Blocks allocated and not freed before the end are live.
+ */
+struct profile_alloc {
+	enum profile_alloc_kind kind;
+	uint64_t bytes, blocks;		  /* allocated in all */
+	uint64_t max_bytes, max_blocks;	  /* live at once at this stack's own peak */
+	uint64_t gmax_bytes, gmax_blocks; /* live at the global peak (profile.alloc_gmax_ns) */
+	uint64_t end_bytes, end_blocks;	  /* live at the end: never seen freed */
+	/*
+	 * The blocks' lifetimes added up, ns: allocation to free, or to the
+	 * end for live ones; scaled like the rest.
+	 */
+	uint64_t lifetime_ns;
+	uint64_t first_ns, last_ns; /* the first and last sampled allocation, since start_time */
+};
+
 struct profile_sample {
 	uint32_t pid, tid;
 	const char *process_name; /* the thread group leader's comm */
@@ -130,18 +158,22 @@ struct profile_sample {
 	uint64_t intervals;
 	/* The stand-in for a thread's time on CPU that no sample saw: counts no sample. */
 	bool unsampled;
+	/* PROFILE_ALLOC: what the allocations of this stack added up to (@count: sampled calls). */
+	struct profile_alloc alloc;
 };
 
 /*
  * What a profile measures, which decides the values exporters write:
  * PROFILE_CPU: on-CPU samples (count, and count * period in cpu time);
  * PROFILE_OFFCPU: those and intervals off CPU (offcpu time), kept apart;
- * PROFILE_WALL: both as one wall-clock time, samples weighing one period each.
+ * PROFILE_WALL: both as one wall-clock time, samples weighing one period each;
+ * PROFILE_ALLOC: allocations (--alloc), each sample's alloc figures.
  */
 enum profile_mode {
 	PROFILE_CPU,
 	PROFILE_OFFCPU,
 	PROFILE_WALL,
+	PROFILE_ALLOC,
 };
 
 struct profile_stats {
@@ -156,6 +188,13 @@ struct profile_stats {
 	uint64_t maps_unreadable;  /* processes none of whose maps could be read */
 	uint64_t frames[NR_FRAME_SOURCES]; /* distinct frames, by how they were symbolized */
 	uint64_t dwarf_units_lost;	   /* DWARF units those needed that could not be read */
+	/* PROFILE_ALLOC (heap kind; the estimates when sampled): */
+	uint64_t alloc_bytes, alloc_blocks;	      /* allocated in all */
+	uint64_t alloc_gmax_bytes, alloc_gmax_blocks; /* live at the peak */
+	uint64_t alloc_end_bytes, alloc_end_blocks;   /* live at the end */
+	uint64_t alloc_lost;	  /* sampled allocations lost: no room in the ring buffer */
+	uint64_t alloc_untracked; /* sampled blocks whose free could not be watched: live map full */
+	uint64_t alloc_foreign_frees; /* --alloc=1: frees of blocks never seen allocated */
 };
 
 struct profile {
@@ -167,6 +206,13 @@ struct profile {
 	uint64_t start_time; /* CLOCK_REALTIME at start, ns since the epoch */
 	uint64_t duration;   /* ns */
 	enum profile_mode mode;
+	/*
+	 * PROFILE_ALLOC: on average one sample per @alloc_rate bytes allocated
+	 * (1: every allocation); the global peak of live heap bytes, when
+	 * (ns since start_time; the first time it was reached).
+	 */
+	uint64_t alloc_rate;
+	uint64_t alloc_gmax_ns;
 	struct profile_stats stats;
 	struct utsname host; /* the machine recorded on; all "" when uname() failed */
 };
@@ -231,7 +277,7 @@ static inline const char *profile_sample__root(const struct profile_sample *s,
 /*
  * @s's count in the unit of folded output and flame graphs: samples on
  * CPU; microseconds off CPU (on-CPU samples count 0), as offcputime writes
- * them; or microseconds of wall-clock time.
+ * them; microseconds of wall-clock time; or bytes allocated.
  */
 uint64_t profile_sample__folded_count(const struct profile *p, const struct profile_sample *s);
 

@@ -133,7 +133,7 @@ struct str_memo {
 struct builder {
 	struct arena arena;
 	Perftools__Profiles__Profile prof;
-	Perftools__Profiles__ValueType sample_types[3], *sample_type_ptrs[3], period_type;
+	Perftools__Profiles__ValueType sample_types[4], *sample_type_ptrs[4], period_type;
 	int64_t comments[PROFILE_SUMMARY_MAX];
 	int64_t label_keys[NR_KEYS];
 	struct str_memo memos[NR_KEYS]; /* of the string labels */
@@ -391,6 +391,12 @@ static int builder__sample(struct builder *b, const struct profile *p,
 	case PROFILE_WALL:
 		msg->value[1] = profile_sample__wall_ns(p, s);
 		break;
+	case PROFILE_ALLOC:
+		msg->value[0] = s->alloc.blocks;
+		msg->value[1] = s->alloc.bytes;
+		msg->value[2] = s->alloc.end_blocks;
+		msg->value[3] = s->alloc.end_bytes;
+		break;
 	}
 
 	for (int i = 0; i < NR_KEYS; i++) {
@@ -435,26 +441,52 @@ static int builder__sample(struct builder *b, const struct profile *p,
 	return 0;
 }
 
-static int builder__header(struct builder *b, const struct profile *p)
+/*
+ * An allocation profile's types, Go's heap profile's, so that go tool pprof
+ * reads it as one (-sample_index=alloc_space, ...; inuse_space, last, by
+ * default): objects and bytes allocated, then those live at the end. The
+ * period is the sampling rate in bytes.
+ */
+static int builder__alloc_types(struct builder *b, const struct profile *p)
 {
-	static const char *const label_keys[NR_KEYS] = { "pid",	 "tid",	    "thread",
-							 "comm", "cmdline", "cgroup" };
+	static const char *const names[4][2] = {
+		{ "alloc_objects", "count" },
+		{ "alloc_space", "bytes" },
+		{ "inuse_objects", "count" },
+		{ "inuse_space", "bytes" },
+	};
 	Perftools__Profiles__Profile *prof = &b->prof;
-	int64_t samples, count, cpu, nanoseconds, second;
-	struct profile_summary sum;
 
-	/* pprof rejects a table without "" first, even for an empty profile. */
-	if (array__reserve(&prof->string_table, &b->alloc_strings, 1, sizeof(*prof->string_table)))
+	for (int i = 0; i < 4; i++) {
+		perftools__profiles__value_type__init(&b->sample_types[i]);
+		b->sample_type_ptrs[i] = &b->sample_types[i];
+		b->sample_types[i].type = builder__str(b, names[i][0]);
+		b->sample_types[i].unit = builder__str(b, names[i][1]);
+		if (b->sample_types[i].type < 0 || b->sample_types[i].unit < 0)
+			return -ENOMEM;
+	}
+	prof->n_sample_type = 4;
+	prof->sample_type = b->sample_type_ptrs;
+	perftools__profiles__value_type__init(&b->period_type);
+	b->period_type.type = builder__str(b, "space");
+	b->period_type.unit = builder__str(b, "bytes");
+	if (b->period_type.type < 0 || b->period_type.unit < 0)
 		return -ENOMEM;
-	prof->string_table[prof->n_string_table++] = (char *)"";
+	prof->period_type = &b->period_type;
+	prof->period = p->alloc_rate;
+	return 0;
+}
 
-	samples = builder__str(b, "samples");
-	count = builder__str(b, "count");
-	cpu = builder__str(b, "cpu");
-	nanoseconds = builder__str(b, "nanoseconds");
+/* A time profile's types: samples (or intervals) counted, then time. */
+static int builder__time_types(struct builder *b, const struct profile *p)
+{
+	Perftools__Profiles__Profile *prof = &b->prof;
+	int64_t samples = builder__str(b, "samples"), count = builder__str(b, "count");
+	int64_t cpu = builder__str(b, "cpu"), nanoseconds = builder__str(b, "nanoseconds");
+	int64_t second;
+
 	if (samples < 0 || count < 0 || cpu < 0 || nanoseconds < 0)
 		return -ENOMEM;
-
 	/*
 	 * Samples (or intervals) counted, then time: cpu; cpu and offcpu; or
 	 * wall. The last type named is the one pprof shows by default.
@@ -484,6 +516,23 @@ static int builder__header(struct builder *b, const struct profile *p)
 	b->period_type.unit = nanoseconds;
 	prof->period_type = &b->period_type;
 	prof->period = p->period_ns;
+	return 0;
+}
+
+static int builder__header(struct builder *b, const struct profile *p)
+{
+	static const char *const label_keys[NR_KEYS] = { "pid",	 "tid",	    "thread",
+							 "comm", "cmdline", "cgroup" };
+	Perftools__Profiles__Profile *prof = &b->prof;
+	struct profile_summary sum;
+
+	/* pprof rejects a table without "" first, even for an empty profile. */
+	if (array__reserve(&prof->string_table, &b->alloc_strings, 1, sizeof(*prof->string_table)))
+		return -ENOMEM;
+	prof->string_table[prof->n_string_table++] = (char *)"";
+
+	if (p->mode == PROFILE_ALLOC ? builder__alloc_types(b, p) : builder__time_types(b, p))
+		return -ENOMEM;
 	prof->default_sample_type = b->sample_types[prof->n_sample_type - 1].type;
 	prof->time_nanos = p->start_time;
 	prof->duration_nanos = p->duration;
