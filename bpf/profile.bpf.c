@@ -55,6 +55,10 @@ const volatile __u32 stack_copy_bytes = PROFILE_LEAF_STACK_BYTES;
 const volatile bool python_stacks = true;
 /* Wake the reader only once this much data waits, so it drains in batches. */
 const volatile __u64 wakeup_bytes = 1 << 20;
+/* --alloc: one sample per this many bytes allocated on average; 1: every call (profile.h). */
+const volatile __u64 alloc_rate;
+/* Bytes from one sampling point to the next, exponentially distributed: user space draws them. */
+const volatile __u64 alloc_intervals[ALLOC_NR_INTERVALS];
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -243,6 +247,30 @@ struct {
 	__type(key, __u32);
 	__type(value, struct python_walk);
 } python_walks SEC(".maps");
+
+/* --alloc: sampled calls not returned yet, by thread. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PROFILE_MAX_TARGETS);
+	__type(key, __u32); /* tid */
+	__type(value, struct alloc_call);
+} alloc_calls SEC(".maps");
+
+/* --alloc: sampled blocks not freed yet; the value is the size. Resized by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ALLOC_LIVE_DEFAULT);
+	__type(key, struct alloc_key);
+	__type(value, __u64);
+} alloc_live SEC(".maps");
+
+/* --alloc: each CPU's bytes to go to its next sampling point; user space draws the first. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __s64);
+} alloc_left SEC(".maps");
 
 struct python_ctx {
 	const struct python_proc *py;
@@ -1053,15 +1081,34 @@ static __always_inline void sample_head_init(struct sample_record *r, __u32 tgid
 	r->h.tid = tid;
 	r->h.nr_intervals = 1;
 	r->h.nr_python = 0;
-	r->h.pad = 0;
+	r->h.alloc_func = 0;
+	r->h.alloc_addr = 0;
+}
+
+/* What an EVENT_ALLOC record says besides its stacks. */
+struct alloc_block {
+	__u64 size, addr;
+	__u32 func;  /* enum alloc_func */
+	__u32 flags; /* SAMPLE_ALLOC_UNTRACKED, or 0 */
+};
+
+/* Make @r, whose head sample_head_init() wrote, the record of allocation @a. */
+static __always_inline void alloc_head(struct sample_record *r, const struct alloc_block *a)
+{
+	r->h.type = EVENT_ALLOC;
+	r->h.weight_ns = a->size;
+	r->h.alloc_func = a->func;
+	r->h.alloc_addr = a->addr;
 }
 
 /*
  * A sample with a copy of the stack (--call-graph dwarf, or a process whose
  * tables are not loaded yet): too big for the scratch, so it is built in
- * the ring buffer itself, with room for every address.
+ * the ring buffer itself, with room for every address. @a: the allocation
+ * it samples (NULL: the CPU clock's sample).
  */
-static __always_inline void sample_with_copy(void *ctx, __u32 tgid, __u32 tid, __u8 *state)
+static __always_inline void sample_with_copy(void *ctx, __u32 tgid, __u32 tid, __u8 *state,
+					     const struct alloc_block *a)
 {
 	__u32 cpu = bpf_get_smp_processor_id(), n;
 	struct sample_record *r = bpf_map_lookup_elem(&copies, &cpu);
@@ -1070,7 +1117,12 @@ static __always_inline void sample_with_copy(void *ctx, __u32 tgid, __u32 tid, _
 	if (!r)
 		return;
 	sample_head_init(r, tgid, tid);
-	n = record_stacks(ctx, r, NULL, user_fp_stack, stack_copy_bytes, in_user(ctx), true);
+	/* An allocation is sampled in user code, at a uprobe: no kernel stack. */
+	n = record_stacks(ctx, r, NULL, user_fp_stack, stack_copy_bytes, a || in_user(ctx), true);
+	if (a) {
+		alloc_head(r, a);
+		r->h.flags |= a->flags;
+	}
 	r->h.nr_ips_room = n;
 	size = sizeof(r->h) + n * sizeof(__u64);
 	if (r->h.flags & SAMPLE_USER_REGS)
@@ -1081,7 +1133,7 @@ static __always_inline void sample_with_copy(void *ctx, __u32 tgid, __u32 tid, _
 		return;
 	count_stack_flags(r->h.flags);
 	if (bpf_ringbuf_output(&events, r, size, wakeup_flags(tgid, state)))
-		stat_inc(STAT_LOST_SAMPLES);
+		stat_inc(a ? STAT_LOST_ALLOCS : STAT_LOST_SAMPLES);
 }
 
 /*
@@ -1121,7 +1173,7 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	proc = find_proc(tgid);
 	if (!proc && stack_copy_bytes) {
-		sample_with_copy(ctx, tgid, tid, state);
+		sample_with_copy(ctx, tgid, tid, state, NULL);
 		return 0;
 	}
 	r = bpf_map_lookup_elem(&scratch, &zero);
@@ -1226,7 +1278,8 @@ int BPF_PROG(profile_switch, bool preempt, struct task_struct *prev, struct task
 			r->h.tid = tid;
 			r->h.nr_intervals = 1;
 			r->h.nr_python = 0;
-			r->h.pad = 0;
+			r->h.alloc_func = 0;
+			r->h.alloc_addr = 0;
 			/*
 			 * Without tables: with them expected, the top of the
 			 * stack, which user space unwinds as far as it goes
@@ -1257,6 +1310,242 @@ int BPF_PROG(profile_switch, bool preempt, struct task_struct *prev, struct task
 		send_offcpu(r);
 	}
 	bpf_map_delete_elem(&offcpu, &next_tid);
+	return 0;
+}
+
+/*
+ * --alloc. Does a call for @size bytes reach this CPU's next sampling
+ * point? Each byte asked for brings it nearer; the one that reaches it
+ * draws the next. Sampled so, a block of n bytes is sampled with
+ * probability 1 - e^(-n/alloc_rate), which user space scales by.
+ */
+static __always_inline bool alloc_sampled(__u64 size)
+{
+	__u32 zero = 0;
+	__s64 *left;
+
+	if (alloc_rate == 1)
+		return true;
+	left = bpf_map_lookup_elem(&alloc_left, &zero);
+	if (!left)
+		return false;
+	*left -= size;
+	if (*left > 0)
+		return false;
+	*left = alloc_intervals[bpf_get_prandom_u32() & (ALLOC_NR_INTERVALS - 1)];
+	return true;
+}
+
+/* An allocation function was called: keep the call until it returns if it is sampled. */
+static __always_inline void alloc_enter(__u32 func, __u64 size, __u64 memptr)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct alloc_call call = { .size = size, .memptr = memptr, .func = func };
+	__u8 *state;
+
+	if (!is_sample_target(id >> 32, tid, &state) || !alloc_sampled(size))
+		return;
+	bpf_map_update_elem(&alloc_calls, &tid, &call, BPF_ANY);
+}
+
+/*
+ * A block is freed: if it was sampled, stop watching it and say so. Any
+ * other costs this one failed delete.
+ */
+static __always_inline void alloc_release(__u64 addr)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct alloc_key key = { .pid = id >> 32, .addr = addr };
+	struct free_event *e;
+	__u8 *state;
+
+	if (!addr)
+		return;
+	if (bpf_map_delete_elem(&alloc_live, &key)) {
+		if (alloc_rate == 1 && is_sample_target(key.pid, (__u32)id, &state))
+			stat_inc(STAT_FOREIGN_FREES);
+		return;
+	}
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(STAT_LOST_FREES);
+		return;
+	}
+	e->type = EVENT_FREE;
+	e->pid = key.pid;
+	e->time_ns = bpf_ktime_get_ns();
+	e->addr = addr;
+	bpf_ringbuf_submit(e, wakeup_flags_full());
+}
+
+/*
+ * A sampled call returned @ret: watch the block it handed out and send it
+ * with the caller's stack (the registers are the caller's at a uretprobe).
+ */
+static __always_inline void alloc_return(void *ctx, __u64 ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0, n;
+	struct alloc_call *call = bpf_map_lookup_elem(&alloc_calls, &tid);
+	const struct unwind_proc *proc;
+	struct alloc_block a = {};
+	struct alloc_key key = { .pid = tgid };
+	struct sample_record *r;
+	__u8 *state;
+
+	if (!call)
+		return;
+	a.size = call->size;
+	a.func = call->func;
+	if (!call->memptr)
+		a.addr = ret;
+	else if (ret || bpf_probe_read_user(&a.addr, sizeof(a.addr), (void *)call->memptr))
+		a.addr = 0; /* posix_memalign failed */
+	bpf_map_delete_elem(&alloc_calls, &tid);
+	if (!a.addr || (a.func == ALLOC_FUNC_MMAP && a.addr == (__u64)-1))
+		return; /* failed: nothing was allocated */
+	key.addr = a.addr;
+	if (bpf_map_update_elem(&alloc_live, &key, &a.size, BPF_ANY)) {
+		a.flags = SAMPLE_ALLOC_UNTRACKED;
+		stat_inc(STAT_ALLOC_UNTRACKED);
+	}
+	is_sample_target(tgid, tid, &state);
+	proc = find_proc(tgid);
+	if (!proc && stack_copy_bytes) {
+		sample_with_copy(ctx, tgid, tid, state, &a);
+		return;
+	}
+	r = bpf_map_lookup_elem(&scratch, &zero);
+	if (!r)
+		return;
+	sample_head_init(r, tgid, tid);
+	n = record_stacks(ctx, r, proc, user_fp_stack, 0, true, false);
+	alloc_head(r, &a);
+	r->h.flags |= a.flags;
+	if (send_record(r, n, wakeup_flags(tgid, state))) {
+		stat_inc(STAT_LOST_ALLOCS);
+		/* Its free would name a block user space never heard of. */
+		bpf_map_delete_elem(&alloc_live, &key);
+	}
+}
+
+/*
+ * @nmemb * @size, or false when it overflows (the call fails). The
+ * compiler would make the usual test a 128-bit multiply, which BPF has not.
+ */
+static __always_inline bool alloc_array_size(__u64 nmemb, __u64 size, __u64 *bytes)
+{
+	__u64 n = nmemb * size;
+
+	barrier_var(n);
+	*bytes = n;
+	return !size || n / size == nmemb;
+}
+
+/* The allocator's functions, each attached by user space to a target's allocator (alloc.c). */
+SEC("uprobe")
+int BPF_KPROBE(alloc_malloc, __u64 size)
+{
+	alloc_enter(ALLOC_FUNC_MALLOC, size, 0);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(alloc_calloc, __u64 nmemb, __u64 size)
+{
+	__u64 bytes;
+
+	if (alloc_array_size(nmemb, size, &bytes))
+		alloc_enter(ALLOC_FUNC_CALLOC, bytes, 0);
+	return 0;
+}
+
+/* A realloc() frees its old block and allocates a new one, even in place. */
+SEC("uprobe")
+int BPF_KPROBE(alloc_realloc, __u64 ptr, __u64 size)
+{
+	alloc_release(ptr);
+	alloc_enter(ALLOC_FUNC_REALLOC, size, 0);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(alloc_reallocarray, __u64 ptr, __u64 nmemb, __u64 size)
+{
+	__u64 bytes;
+
+	if (!alloc_array_size(nmemb, size, &bytes))
+		return 0; /* fails, and frees nothing */
+	alloc_release(ptr);
+	alloc_enter(ALLOC_FUNC_REALLOCARRAY, bytes, 0);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(alloc_posix_memalign, __u64 memptr, __u64 align, __u64 size)
+{
+	alloc_enter(ALLOC_FUNC_POSIX_MEMALIGN, size, memptr);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(alloc_aligned_alloc, __u64 align, __u64 size)
+{
+	alloc_enter(ALLOC_FUNC_ALIGNED_ALLOC, size, 0);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(alloc_memalign, __u64 align, __u64 size)
+{
+	alloc_enter(ALLOC_FUNC_MEMALIGN, size, 0);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(alloc_valloc, __u64 size)
+{
+	alloc_enter(ALLOC_FUNC_VALLOC, size, 0);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(alloc_pvalloc, __u64 size)
+{
+	alloc_enter(ALLOC_FUNC_PVALLOC, size, 0);
+	return 0;
+}
+
+#define ALLOC_MAP_ANONYMOUS 0x20
+
+SEC("uprobe")
+int BPF_KPROBE(alloc_mmap, __u64 addr, __u64 len, __u64 prot, __u64 flags)
+{
+	if (flags & ALLOC_MAP_ANONYMOUS)
+		alloc_enter(ALLOC_FUNC_MMAP, len, 0);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(alloc_free, __u64 ptr)
+{
+	alloc_release(ptr);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(alloc_munmap, __u64 addr)
+{
+	alloc_release(addr);
+	return 0;
+}
+
+/* The return of every allocation function above. */
+SEC("uretprobe")
+int BPF_KRETPROBE(alloc_ret, __u64 ret)
+{
+	alloc_return(ctx, ret);
 	return 0;
 }
 

@@ -49,6 +49,8 @@ enum event_type {
 	EVENT_OFFCPU,	  /* struct sample_head: an interval off CPU */
 	EVENT_FORK,	  /* struct process_event: a target forked a process */
 	EVENT_EXEC,	  /* struct process_event: a process exec'd */
+	EVENT_ALLOC,	  /* struct sample_head: a sampled allocation (--alloc) */
+	EVENT_FREE,	  /* struct free_event: a sampled block freed */
 };
 
 /* sample_head.flags */
@@ -66,6 +68,8 @@ enum event_type {
 #define SAMPLE_PYTHON_TRUNCATED                                                                    \
 	(1U << 11)		       /* the Python stack had more frames than the record holds */
 #define SAMPLE_PYTHON_ERROR (1U << 12) /* a Python frame could not be read: the rest is missing */
+/* EVENT_ALLOC: no room in alloc_live to watch for the block's free: it counts as live to the end. */
+#define SAMPLE_ALLOC_UNTRACKED (1U << 13)
 
 enum unwind_stop_reason {
 	UNWIND_STOP_NONE,
@@ -91,6 +95,10 @@ enum profile_stat {
 	STAT_OFFCPU_SUMS_FULL,	 /* short intervals sent alone: no room to sum them */
 	STAT_PYTHON_TRUNCATED,	 /* records whose Python stack filled its room */
 	STAT_PYTHON_ERROR,	 /* records whose Python stack ended at memory it could not read */
+	STAT_LOST_ALLOCS,	 /* sampled allocations lost: no room in the ring buffer */
+	STAT_LOST_FREES,	 /* frees of sampled blocks lost: ... */
+	STAT_ALLOC_UNTRACKED,	 /* sampled blocks not watched: alloc_live full */
+	STAT_FOREIGN_FREES,	 /* --alloc=1: frees of blocks never seen allocated */
 	STAT__MAX,
 };
 
@@ -107,9 +115,13 @@ enum profile_stat {
 struct sample_head {
 	__u32 type;
 	__u32 cpu;
-	__u64 time_ns;	 /* bpf_ktime_get_ns(): CLOCK_MONOTONIC; off CPU: when it left */
-	__u64 weight_ns; /* off CPU: how long, all @nr_intervals together; 0 for samples */
-	__u32 pid;	 /* thread group id */
+	__u64 time_ns; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC; off CPU: when it left */
+	/*
+	 * Off CPU: how long, all @nr_intervals together; 0 for samples.
+	 * EVENT_ALLOC: the bytes asked for.
+	 */
+	__u64 weight_ns;
+	__u32 pid; /* thread group id */
 	__u32 tid;
 	__u32 flags; /* SAMPLE_* */
 	__u16 nr_kernel;
@@ -124,8 +136,9 @@ struct sample_head {
 	 * first one's @time_ns on; 1 for samples.
 	 */
 	__u32 nr_intervals;
-	__u16 nr_python; /* Python frames after the user stack */
-	__u16 pad;
+	__u16 nr_python;  /* Python frames after the user stack */
+	__u16 alloc_func; /* EVENT_ALLOC: which function (enum alloc_func); else 0 */
+	__u64 alloc_addr; /* EVENT_ALLOC: the block's address; else 0 */
 };
 
 /*
@@ -299,6 +312,56 @@ struct python_proc {
 struct python_frame {
 	__u64 code;  /* the code object's address, | PY_FRAME_ENTRY */
 	__u64 instr; /* the frame's frame_instr field, | first line << PY_FRAME_LINE_SHIFT */
+};
+
+/*
+ * Allocations (--alloc). Uprobes on a target's allocator functions sample
+ * calls by bytes: each CPU counts down the bytes asked for to its next
+ * sampling point, drawn from alloc_intervals (exponential, of mean
+ * alloc_rate bytes), and the call that reaches it is sampled: its size is
+ * kept by thread (alloc_calls) until the function returns, when an
+ * EVENT_ALLOC record is sent with the caller's stacks and the block's
+ * address, and the block is watched (alloc_live) for its free, which sends
+ * an EVENT_FREE. With alloc_rate 1 every call is sampled.
+ */
+enum alloc_func {
+	ALLOC_FUNC_MALLOC,
+	ALLOC_FUNC_CALLOC,
+	ALLOC_FUNC_REALLOC,
+	ALLOC_FUNC_REALLOCARRAY,
+	ALLOC_FUNC_POSIX_MEMALIGN,
+	ALLOC_FUNC_ALIGNED_ALLOC,
+	ALLOC_FUNC_MEMALIGN,
+	ALLOC_FUNC_VALLOC,
+	ALLOC_FUNC_PVALLOC,
+	ALLOC_FUNC_MMAP, /* anonymous only: its own kind */
+	NR_ALLOC_FUNCS,
+};
+
+/* Drawn at random: a power of two. */
+#define ALLOC_NR_INTERVALS 1024
+/* Sampled blocks watched for their free at once, by default. */
+#define ALLOC_LIVE_DEFAULT 262144
+
+/* A sampled call, from its entry to its return. */
+struct alloc_call {
+	__u64 size;
+	__u64 memptr; /* posix_memalign: where the block's address is written; else 0 */
+	__u32 func;   /* enum alloc_func */
+	__u32 pad;
+};
+
+struct alloc_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 addr;
+};
+
+struct free_event {
+	__u32 type; /* EVENT_FREE */
+	__u32 pid;
+	__u64 time_ns;
+	__u64 addr;
 };
 
 /* EVENT_FORK and EVENT_EXEC. */

@@ -14,14 +14,18 @@
 #include "privileges.h"
 
 /* Is @file an executable we could exec, searching $PATH like execvp()? 0 or -errno. */
-int child__find_command(const char *file)
+int child__find_command(const char *file, char *found, size_t size)
 {
 	const char *path = getenv("PATH");
 	char buf[PATH_MAX];
 	int err = -ENOENT;
 
-	if (strchr(file, '/'))
-		return access(file, X_OK) ? -errno : 0;
+	if (strchr(file, '/')) {
+		if (access(file, X_OK))
+			return -errno;
+		snprintf(found, size, "%s", file);
+		return 0;
+	}
 	if (!path)
 		path = "/usr/local/bin:/usr/bin:/bin";
 	while (*path) {
@@ -30,8 +34,10 @@ int child__find_command(const char *file)
 
 		snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, len ? path : ".", file);
 		if (!stat(buf, &st) && S_ISREG(st.st_mode)) {
-			if (!access(buf, X_OK))
+			if (!access(buf, X_OK)) {
+				snprintf(found, size, "%s", buf);
 				return 0;
+			}
 			err = -EACCES;
 		}
 		path += len + (path[len] == ':');

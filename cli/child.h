@@ -32,8 +32,11 @@ struct child {
 		.pid = -1, .go_fd = -1, .err_fd = -1                                               \
 	}
 
-/* Is @file an executable we could exec, searching $PATH like execvp()? 0 or -errno. */
-int child__find_command(const char *file);
+/*
+ * Is @file an executable we could exec, searching $PATH like execvp()? 0,
+ * with its path in @found (@size bytes), or -errno.
+ */
+int child__find_command(const char *file, char *found, size_t size);
 
 /*
  * Fork a child that waits for the go-ahead, then execs @argv, as @user if

@@ -20,9 +20,10 @@ const char options_usage[] =
 "       profiler serve [--listen HOST:PORT] [OPTIONS]    (see serve --help)\n"
 "\n"
 "Sample the user and kernel call stacks of running processes, of a command it\n"
-"starts, or of the whole machine, with a BPF program on a CPU clock, and write\n"
-"a symbolized profile: functions, source lines and inlined calls, from the\n"
-"files' symbols, DWARF and debug files, JIT perf maps and kallsyms.\n"
+"starts, or of the whole machine, with a BPF program on a CPU clock (or, with\n"
+"--alloc, on their allocator), and write a symbolized profile: functions,\n"
+"source lines and inlined calls, from the files' symbols, DWARF and debug\n"
+"files, JIT perf maps and kallsyms.\n"
 "\n"
 "Targets:\n"
 "  -p, --pid PID[,PID...]  these processes (all their threads) and their\n"
@@ -62,6 +63,12 @@ const char options_usage[] =
 "      --no-java           never ask HotSpot JVMs for their perf maps (by\n"
 "                          default each is asked through its attach socket,\n"
 "                          which sends it SIGQUIT the first time)\n"
+"      --alloc[=BYTES]     sample allocations instead of the CPU (see HEAP\n"
+"                          PROFILES below): one per BYTES allocated on average\n"
+"                          (default 512K; K, M and G suffixes); --alloc=1\n"
+"                          records every one. -p or a COMMAND only\n"
+"      --alloc-max-live N  sampled blocks watched for their free at once\n"
+"                          (default 262144); past it, blocks count as live\n"
 "\n"
 "Output:\n"
 "  -o, --output FILE       write the profile to FILE; '-' is stdout. The format\n"
@@ -94,7 +101,15 @@ const char options_usage[] =
 "pprof sample types: samples/count and cpu/nanoseconds; with --off-cpu also\n"
 "offcpu/nanoseconds; with --wall samples/count and wall/nanoseconds. Folded\n"
 "counts are samples; with --off-cpu microseconds blocked; with --wall\n"
-"microseconds of wall-clock time.\n"
+"microseconds of wall-clock time; with --alloc bytes allocated.\n"
+"\n"
+"Heap profiles: --alloc puts uprobes on each target's allocator (the\n"
+"malloc family and free of the program, a library it loads, or the C\n"
+"library; anonymous mmap and munmap as their own kind) and samples calls by\n"
+"bytes, each sample scaled to the bytes and blocks it stands for, as Go and\n"
+"tcmalloc do. pprof gets Go's heap types alloc_objects, alloc_space,\n"
+"inuse_objects and inuse_space (live at the end); -f dhat writes DHAT's JSON\n"
+"for valgrind's dh_view.html, with the peak and the blocks' lifetimes.\n"
 "\n"
 "While sampling, a status line on a terminal's stderr (not beside a COMMAND)\n"
 "shows the time, the samples so far and those lost. A profile with no samples\n"
@@ -170,6 +185,8 @@ enum {
 	OPT_UNWIND_MEMORY,
 	OPT_ROOT_FRAME,
 	OPT_LISTEN,
+	OPT_ALLOC,
+	OPT_ALLOC_MAX_LIVE,
 };
 
 static const struct option long_options[] = {
@@ -194,6 +211,8 @@ static const struct option long_options[] = {
 	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
 	{ "root-frame", required_argument, NULL, OPT_ROOT_FRAME },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "alloc", optional_argument, NULL, OPT_ALLOC },
+	{ "alloc-max-live", required_argument, NULL, OPT_ALLOC_MAX_LIVE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -221,6 +240,34 @@ static bool parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (errno || *end || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* A number of bytes, with an optional K, M or G (binary) suffix, in [@min, @max]. */
+static bool parse_bytes(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	static const char suffixes[] = "KMG";
+	char digits[32], *suffix;
+	size_t len = strlen(s);
+	uint64_t v;
+
+	if (!len || len >= sizeof(digits))
+		return false;
+	memcpy(digits, s, len + 1);
+	suffix = strchr(suffixes, s[len - 1]);
+	if (suffix && *suffix)
+		digits[len - 1] = '\0';
+	if (!parse_u64(digits, 0, UINT64_MAX, &v))
+		return false;
+	for (int shift = suffix && *suffix ? 10 * (int)(suffix - suffixes + 1) : 0; shift;
+	     shift -= 10) {
+		if (v > UINT64_MAX >> 10)
+			return false;
+		v <<= 10;
+	}
+	if (v < min || v > max)
 		return false;
 	*out = v;
 	return true;
@@ -405,7 +452,7 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 {
 	const char *format = NULL;
 	char host[256], port[8];
-	bool offcpu_min_given = false;
+	bool offcpu_min_given = false, freq_given = false;
 	uint64_t v;
 	int c, kinds;
 
@@ -435,6 +482,7 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 			format = optarg;
 			break;
 		case 'F':
+			freq_given = true;
 			if (!parse_u64(optarg, 1, UINT32_MAX, &v))
 				return fail(err, size,
 					    "invalid frequency '%s': expected 1 Hz or more",
@@ -532,6 +580,21 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 					optarg);
 			o->listen = optarg;
 			break;
+		case OPT_ALLOC:
+			o->alloc_rate = DEFAULT_ALLOC_RATE;
+			if (optarg && !parse_bytes(optarg, 1, 1ULL << 40, &o->alloc_rate))
+				return fail(err, size,
+					    "invalid --alloc '%s': expected bytes between samples, "
+					    "1 (every allocation) or more, as 524288 or 512K",
+					    optarg);
+			break;
+		case OPT_ALLOC_MAX_LIVE:
+			if (!parse_u64(optarg, 1, 1ULL << 26, &o->alloc_max_live))
+				return fail(err, size,
+					    "invalid --alloc-max-live '%s': expected 1 to 67108864 "
+					    "blocks",
+					    optarg);
+			break;
 		case 'v':
 			o->verbose++;
 			break;
@@ -564,8 +627,28 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 			    "--call-graph dwarf copies the stacks of on-CPU samples only: use the "
 			    "default --call-graph cfi with %s",
 			    o->wall ? "--wall" : "--off-cpu");
+	if (o->alloc_max_live && !o->alloc_rate)
+		return fail(err, size, "--alloc-max-live is an option of --alloc");
+	if (o->alloc_rate && o->serve)
+		return fail(err, size,
+			    "profiler serve does not do --alloc: record a heap profile with "
+			    "profiler --alloc -p PID");
+	if (o->alloc_rate && (o->offcpu || freq_given))
+		return fail(err, size,
+			    "--alloc samples allocations, not time: it cannot be combined with "
+			    "%s",
+			    freq_given ? "-F" :
+			    o->wall    ? "--wall" :
+					 "--off-cpu");
 	if (o->serve)
 		return serve_checks(o, format, err, size);
+	if (o->alloc_rate && (o->system_wide || o->tid || o->cgroup))
+		return fail(err, size,
+			    "--alloc probes the allocator of given processes: use -p PID or "
+			    "-- COMMAND, not %s",
+			    o->system_wide ? "-a" :
+			    o->tid	   ? "-t" :
+					     "--cgroup");
 	kinds = !!o->nr_pids + !!o->command + o->system_wide + !!o->tid + !!o->cgroup;
 	if (kinds > 1)
 		return fail(

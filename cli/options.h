@@ -24,6 +24,8 @@
 #define WALL_SUM_US 10000
 /* Distinct stacks kept before new ones go to overflow buckets: bounds memory. */
 #define DEFAULT_MAX_STACKS 200000
+/* --alloc: bytes allocated per sample on average, as Go's runtime samples its heap. */
+#define DEFAULT_ALLOC_RATE (512 * 1024)
 /* profiler serve: where it listens unless --listen says otherwise (loopback only). */
 #define DEFAULT_LISTEN "127.0.0.1:7071"
 /* -o may be given this many times: one profile, written in several formats. */
@@ -65,6 +67,8 @@ struct options {
 	enum call_graph call_graph;
 	uint32_t stack_bytes;
 	uint64_t unwind_table_bytes; /* --unwind-memory; 0: the default */
+	uint64_t alloc_rate;	     /* --alloc: bytes per sample (1: every call); 0: off */
+	uint64_t alloc_max_live;     /* --alloc-max-live; 0: the default */
 };
 
 /*

@@ -121,7 +121,8 @@ static uint64_t bit(int cap)
  *  - CAP_SYSLOG: kernel addresses in /proc/kallsyms (kptr_restrict);
  *  - CAP_DAC_OVERRIDE: writing the output where root was asked to, as in a
  *    directory of the user who ran sudo;
- *  - CAP_CHOWN and CAP_KILL only when needed (struct privilege_needs).
+ *  - CAP_CHOWN, CAP_KILL and CAP_PERFMON (CAP_SYS_ADMIN before Linux 5.8)
+ *    only when needed (struct privilege_needs).
  */
 static uint64_t needed_caps(const struct privilege_needs *needs, long last)
 {
@@ -134,6 +135,8 @@ static uint64_t needed_caps(const struct privilege_needs *needs, long last)
 		keep |= bit(CAP_CHOWN);
 	if (needs->kill)
 		keep |= bit(CAP_KILL);
+	if (needs->attach)
+		keep |= last >= CAP_PERFMON ? bit(CAP_PERFMON) : bit(CAP_SYS_ADMIN);
 	return keep;
 }
 

@@ -50,8 +50,9 @@ int invoker__become(const struct invoker *u);
 
 /* What the profiler still does after attaching, which decides what it keeps. */
 struct privilege_needs {
-	bool chown; /* give output files to another user (CAP_CHOWN) */
-	bool kill;  /* signal a command that runs as another user (CAP_KILL) */
+	bool chown;  /* give output files to another user (CAP_CHOWN) */
+	bool kill;   /* signal a command that runs as another user (CAP_KILL) */
+	bool attach; /* attach uprobes to processes found later (CAP_PERFMON) */
 };
 
 /*

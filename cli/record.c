@@ -277,6 +277,7 @@ int record(const struct options *o)
 	struct profile *p = NULL;
 	struct invoker user, *invoker = NULL;
 	struct privilege_needs needs;
+	char command_path[PATH_MAX];
 	const struct stack_table *stacks;
 	struct pseudo_frame overflow, unsampled;
 	struct stacks_opts stack_opts = { 0 };
@@ -312,7 +313,7 @@ int record(const struct options *o)
 		return ret;
 	ret = 1;
 	if (o->command) {
-		err = child__find_command(o->command[0]);
+		err = child__find_command(o->command[0], command_path, sizeof(command_path));
 		if (err) {
 			pr_warn("cannot execute '%s': %s", o->command[0], strerror(-err));
 			return 1;
@@ -326,6 +327,8 @@ int record(const struct options *o)
 	}
 	targets__raise_nofile_limit();
 	signal(SIGPIPE, SIG_IGN);
+	if (o->command)
+		copts.command_path = command_path;
 
 	p = profile__new(o->freq_hz);
 	if (!p) {
@@ -388,6 +391,8 @@ int record(const struct options *o)
 	}
 	needs.chown = invoker != NULL;
 	needs.kill = o->command && invoker;
+	/* The allocators of processes the targets fork and exec are probed as they come. */
+	needs.attach = o->alloc_rate && !o->no_inherit;
 	err = privileges__drop(&needs);
 	if (err)
 		pr_warn("cannot drop the capabilities sampling no longer needs: %s",
@@ -420,7 +425,13 @@ int record(const struct options *o)
 		pr_warn("%llu processes with unreadable maps (they exited first, or /proc hides "
 			"them): their user frames are [unknown]",
 			(unsigned long long)p->stats.maps_unreadable);
-	p->mode = o->wall ? PROFILE_WALL : o->offcpu ? PROFILE_OFFCPU : PROFILE_CPU;
+	p->mode = o->alloc_rate ? PROFILE_ALLOC :
+		  o->wall	? PROFILE_WALL :
+		  o->offcpu	? PROFILE_OFFCPU :
+				  PROFILE_CPU;
+	p->alloc_rate = o->alloc_rate;
+	if (collector__alloc_peak(c) > collector__start_mono(c))
+		p->alloc_gmax_ns = collector__alloc_peak(c) - collector__start_mono(c);
 	p->start_time = collector__start_real(c);
 	p->duration = collector__duration(c);
 	no_samples__warn(o, p, o->command && collector__child_status(c) != -1);

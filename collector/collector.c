@@ -27,6 +27,7 @@
 #include "common/procfs.h"
 #include "common/py_frames.h"
 #include "common/strset.h"
+#include "alloc.h"
 #include "collector.h"
 #include "elf/elf_cache.h"
 #include "event.h"
@@ -134,6 +135,7 @@ struct collector {
 
 	uint64_t start_mono, start_real, stop_mono;
 	uint64_t malformed;	      /* records too short or with impossible counts */
+	uint64_t unknown_allocs;      /* sampled blocks counted in no stack: the table was full */
 	struct event event;	      /* the record being handled: too big for the stack */
 	struct unwinder *unwinder;    /* NULL with CALL_GRAPH_FP */
 	uint64_t nr_leaf_repaired;    /* samples given the caller that frame pointers skipped */
@@ -146,6 +148,7 @@ struct collector {
 	uint64_t offcpu_ns;	      /* their total length */
 	struct unwind_maps *unwind_maps; /* CALL_GRAPH_CFI's tables */
 	struct python *python;		 /* NULL with no_python */
+	struct alloc *alloc;		 /* NULL without alloc_rate */
 	struct py_frames py_frames;	 /* what Python frames' addresses stand for */
 	uint64_t nr_sample_records, sample_record_bytes; /* on-CPU records drained */
 	/* User stacks whose unwinding says whether they are whole, and those that are not. */
@@ -420,6 +423,7 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	 */
 	copy_bytes = stack_bytes ? PROFILE_NR_REGS * sizeof(__u64) + stack_bytes : 0;
 	rb_bytes = opts->ringbuf_bytes ? opts->ringbuf_bytes :
+		   opts->alloc_rate    ? RINGBUF_MAX_AUTO_BYTES :
 					 ringbuf_bytes(opts, nr_cpus, copy_bytes);
 	rb_bytes = round_up_pow2(rb_bytes);
 	c->skel->rodata->wakeup_bytes = rb_bytes / 4;
@@ -468,6 +472,11 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	} else {
 		bpf_program__set_autoload(c->skel->progs.profile_switch, false);
 	}
+	err = alloc__configure(c->skel, opts->alloc_rate, opts->alloc_max_live);
+	if (err) {
+		pr_warn("cannot set up allocation sampling: %s", strerror(-err));
+		goto out_free;
+	}
 	err = rb_bytes > UINT32_MAX ? -E2BIG :
 				      bpf_map__set_max_entries(c->skel->maps.events, rb_bytes);
 	if (err) {
@@ -494,6 +503,14 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 		c->python = python__new(c->elves, bpf_map__fd(c->skel->maps.python_procs),
 					&c->py_frames);
 		if (!c->python) {
+			err = -errno;
+			pr_warn("cannot start the collector: %s", strerror(-err));
+			goto out_free;
+		}
+	}
+	if (opts->alloc_rate) {
+		c->alloc = alloc__new(c->skel, opts->alloc_rate);
+		if (!c->alloc) {
 			err = -errno;
 			pr_warn("cannot start the collector: %s", strerror(-err));
 			goto out_free;
@@ -526,6 +543,7 @@ void collector__free(struct collector *c)
 	if (!c)
 		return;
 	jvm_mapper__free(c->jvm);
+	alloc__free(c->alloc);
 	ring_buffer__free(c->rb);
 	for (int cpu = 0; c->links && cpu < c->nr_cpus; cpu++)
 		bpf_link__destroy(c->links[cpu]);
@@ -868,6 +886,9 @@ static int handle_process_event(struct collector *c, const struct process_event 
 		if (p && p->followed)
 			return 0;
 		err = add_target(c, e->pid, false, false);
+		/* Probed late: what it allocates before this is missed. */
+		if (!err && c->alloc && alloc__attach(c->alloc, e->pid, NULL))
+			pr_debug("pid %u: its allocations are not sampled", e->pid);
 		/* Gone already: it left nothing to follow. */
 		return err == -ESRCH ? 0 : err;
 	}
@@ -877,6 +898,8 @@ static int handle_process_event(struct collector *c, const struct process_event 
 	if (!p)
 		return 0;
 	pr_debug("pid %u exec'd", e->pid);
+	if (c->alloc && alloc__exec(c->alloc, e->pid))
+		pr_debug("pid %u: its allocations after the exec are not sampled", e->pid);
 	if (c->python)
 		python__exec(c->python, e->pid);
 	proc_state__snapshot(c, p);
@@ -1056,6 +1079,58 @@ static int complete_stacks(struct collector *c, struct event *ev)
 	return c->python ? python__merge(c->python, &ev->sample) : 0;
 }
 
+/*
+ * A sampled allocation, with its stacks whole: the allocation function
+ * becomes its leaf, under which its caller shows, and its block is counted.
+ */
+static int handle_alloc(struct collector *c, struct sample_event *e)
+{
+	struct thread_stacks *st = &e->stack;
+	const char *thread_name, *process_name;
+	struct proc_state *p;
+	struct stack_entry *s;
+	uint64_t leaf;
+	bool is_new;
+
+	if (!event__stacks_valid(st)) {
+		c->malformed++;
+		return 0;
+	}
+	c->nr_records++;
+	p = proc_state__get(c, e->pid);
+	if (!p)
+		return -ENOMEM;
+	if (!p->snapshot_time)
+		proc_state__snapshot(c, p);
+	leaf = alloc__func_address(c->alloc, p->maps, e);
+	if (leaf && st->nr_kernel == 0) {
+		if (st->nr_user == PROFILE_MAX_STACK) {
+			st->nr_user--;
+			st->flags |= SAMPLE_USER_TRUNCATED;
+		}
+		memmove(&st->user[1], &st->user[0], st->nr_user * sizeof(st->user[0]));
+		st->user[0] = leaf;
+		st->nr_user++;
+	}
+	thread_name = intern_comm(c->own.strings, st->comm);
+	process_name = intern_comm(c->own.strings, st->pcomm);
+	if (!thread_name || !process_name)
+		return -ENOMEM;
+	s = stack_table__add(&c->own.stacks, e, thread_name, process_name, &is_new);
+	if (!s)
+		return -ENOMEM;
+	if (is_new) {
+		stack_entry__set_maps(c, s);
+		stack_entry__set_cmdline(c, &c->own, s);
+	}
+	/* An overflow bucket or a dropped sample: its block is not counted by stack. */
+	if (s->overflow || s == c->own.stacks.drop) {
+		c->unknown_allocs++;
+		return 0;
+	}
+	return alloc__add(c->alloc, s, e);
+}
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct collector *c = ctx;
@@ -1074,6 +1149,14 @@ static int handle_event(void *ctx, void *data, size_t size)
 		err = complete_stacks(c, ev);
 		if (!err)
 			err = handle_sample(c, &ev->sample);
+	} else if (ev->type == EVENT_ALLOC) {
+		err = c->alloc ? complete_stacks(c, ev) : 0;
+		if (!err && c->alloc)
+			err = handle_alloc(c, &ev->sample);
+	} else if (ev->type == EVENT_FREE) {
+		if (c->alloc)
+			alloc__release(c->alloc, &ev->free);
+		err = 0;
 	} else {
 		err = handle_process_event(c, &ev->process);
 	}
@@ -1120,6 +1203,8 @@ int collector__add_target(struct collector *c, pid_t pid, bool child)
 		return err;
 	err = bpf_map__update_elem(c->skel->maps.targets, &key, sizeof(key), &state, sizeof(state),
 				   BPF_ANY);
+	if (!err && c->alloc)
+		err = alloc__attach(c->alloc, pid, child ? c->opts.command_path : NULL);
 	if (err)
 		forget_target(c);
 	return err;
@@ -1257,6 +1342,9 @@ int collector__start(struct collector *c)
 		pr_warn("cannot open the ring buffer: %s", strerror(-err));
 		return err;
 	}
+	/* Allocations are sampled by the uprobes on the targets' allocators, not by a clock. */
+	if (c->alloc)
+		return 0;
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
 		int fd = collector__open_cpu_clock(c->opts.freq_hz, cpu);
 
@@ -1569,6 +1657,8 @@ int collector__run(struct collector *c)
 		c->links[cpu] = NULL;
 	}
 	profile_bpf__detach(c->skel);
+	if (c->alloc)
+		alloc__detach(c->alloc);
 	c->draining = true;
 	if (err >= 0) {
 		err = ring_buffer__consume(c->rb);
@@ -1580,6 +1670,8 @@ int collector__run(struct collector *c)
 		err = offcpu_under_way(c, c->stop_mono, NULL);
 	if (!err && c->opts.thread_cpu)
 		err = read_thread_cpu(c);
+	if (c->alloc)
+		alloc__finish(c->alloc, c->stop_mono);
 	if (c->err)
 		err = c->err;
 	if (err)
@@ -1752,6 +1844,22 @@ void collector__stats(const struct collector *c, struct profile_stats *stats)
 	stats->truncated = stat_sum(c, STAT_TRUNCATED) + c->nr_unwind_truncated;
 	stats->stack_errors =
 		stat_sum(c, STAT_USER_STACK_ERROR) + stat_sum(c, STAT_KERNEL_STACK_ERROR);
+	if (c->alloc) {
+		uint64_t peak;
+
+		alloc__stats(c->alloc, stats, &peak);
+		stats->alloc_lost += c->unknown_allocs;
+	}
+}
+
+uint64_t collector__alloc_peak(const struct collector *c)
+{
+	uint64_t peak = 0;
+	struct profile_stats stats;
+
+	if (c->alloc)
+		alloc__stats(c->alloc, &stats, &peak);
+	return peak;
 }
 
 uint64_t collector__start_mono(const struct collector *c)

@@ -78,6 +78,15 @@ struct collector_opts {
 	bool no_python;	   /* leave CPython's frames out: its stacks show its C functions */
 	bool no_java;	   /* never ask HotSpot JVMs for their perf maps (jvm.h) */
 	/*
+	 * --alloc: sample allocations instead of the CPU clock, one per
+	 * @alloc_rate bytes on average (1: every one), watching at most
+	 * @alloc_max_live blocks for their free (0: the default); 0: off.
+	 * @command_path is the program the command will exec, for its allocator.
+	 */
+	uint64_t alloc_rate;
+	uint64_t alloc_max_live;
+	const char *command_path;
+	/*
 	 * Count samples only in the windows attached (collector__attach()),
 	 * not in collector__stacks(), which stays empty: profiler serve.
 	 */
@@ -202,6 +211,8 @@ size_t collector__nr_processes(const struct collector *c);
 /* Counters of samples seen, lost, truncated and stack errors. */
 void collector__stats(const struct collector *c, struct profile_stats *stats);
 /* CLOCK_MONOTONIC and CLOCK_REALTIME at start, and the time sampled, in ns. */
+/* --alloc: when the heap reached its peak (CLOCK_MONOTONIC), or 0. */
+uint64_t collector__alloc_peak(const struct collector *c);
 uint64_t collector__start_mono(const struct collector *c);
 uint64_t collector__start_real(const struct collector *c);
 uint64_t collector__duration(const struct collector *c);

@@ -45,6 +45,10 @@ static int parse_sample(const unsigned char *data, size_t size, struct event *ev
 	memcpy(e->stack.pcomm, h.pcomm, sizeof(h.pcomm));
 	memcpy(e->stack.kernel, ips, h.nr_kernel * sizeof(__u64));
 	memcpy(e->stack.user, ips + h.nr_kernel * sizeof(__u64), h.nr_user * sizeof(__u64));
+	e->alloc_func = h.alloc_func;
+	e->alloc_addr = h.alloc_addr;
+	if (h.type == EVENT_ALLOC && h.alloc_func >= NR_ALLOC_FUNCS)
+		return -EINVAL;
 	e->nr_python = h.nr_python;
 	memcpy(e->python, ips + (h.nr_kernel + h.nr_user) * sizeof(__u64),
 	       h.nr_python * sizeof(e->python[0]));
@@ -72,7 +76,13 @@ int event__parse(const void *data, size_t size, struct event *ev)
 	switch (type) {
 	case EVENT_SAMPLE:
 	case EVENT_OFFCPU:
+	case EVENT_ALLOC:
 		return parse_sample(data, size, ev);
+	case EVENT_FREE:
+		if (size < sizeof(ev->free))
+			return -EINVAL;
+		memcpy(&ev->free, data, sizeof(ev->free));
+		return 0;
 	case EVENT_FORK:
 	case EVENT_EXEC:
 		if (size < sizeof(ev->process))

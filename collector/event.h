@@ -36,11 +36,13 @@ struct sample_event {
 	__u32 type;
 	__u32 cpu;
 	__u64 time_ns;
-	__u64 weight_ns;
+	__u64 weight_ns; /* off CPU: how long; EVENT_ALLOC: the bytes asked for */
 	__u32 pid;
 	__u32 tid;
 	__u32 nr_intervals; /* off CPU: intervals in @weight_ns (at least 1) */
 	struct thread_stacks stack;
+	__u16 alloc_func; /* EVENT_ALLOC: enum alloc_func */
+	__u64 alloc_addr; /* EVENT_ALLOC: the block */
 	/* With SAMPLE_USER_REGS: the user registers at the sample, or when it left the CPU. */
 	__u64 user_regs[PROFILE_NR_REGS];
 	/* The thread's Python frames, innermost first, as the BPF program read them. */
@@ -55,8 +57,9 @@ struct sample_event {
 struct event {
 	__u32 type; /* EVENT_* */
 	union {
-		struct sample_event sample;   /* EVENT_SAMPLE, EVENT_OFFCPU */
+		struct sample_event sample;   /* EVENT_SAMPLE, EVENT_OFFCPU, EVENT_ALLOC */
 		struct process_event process; /* EVENT_FORK, EVENT_EXEC */
+		struct free_event free;	      /* EVENT_FREE */
 	};
 	/* The user stack copied from the stack pointer up, in the record. */
 	const unsigned char *user_stack;

@@ -100,39 +100,6 @@ static bool proc_eq(const void *entry, const void *key)
 	return ((const struct py_proc *)entry)->pid == *(const pid_t *)key;
 }
 
-/* The value and size of symbol @name, from .dynsym or .symtab: 0 or -ENOENT. */
-static int find_symbol(Elf *elf, const char *name, uint64_t *value, uint64_t *size)
-{
-	static const Elf64_Word types[] = { SHT_DYNSYM, SHT_SYMTAB };
-
-	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
-		Elf_Scn *scn = NULL;
-
-		while ((scn = elf_nextscn(elf, scn))) {
-			GElf_Shdr shdr;
-			Elf_Data *data;
-
-			if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != types[t] ||
-			    !shdr.sh_entsize || !(data = elf_getdata(scn, NULL)))
-				continue;
-			for (size_t i = 0; i < shdr.sh_size / shdr.sh_entsize; i++) {
-				GElf_Sym sym;
-				const char *s;
-
-				if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
-					continue;
-				s = elf_strptr(elf, shdr.sh_link, sym.st_name);
-				if (s && !strcmp(s, name)) {
-					*value = sym.st_value;
-					*size = sym.st_size;
-					return 0;
-				}
-			}
-		}
-	}
-	return -ENOENT;
-}
-
 /* The bytes of @elf's code at ELF address @vaddr, @size of them, or NULL. */
 static const unsigned char *code_bytes(Elf *elf, uint64_t vaddr, uint64_t size)
 {
@@ -241,8 +208,8 @@ static bool try_interpreter(struct python *py, struct py_proc *p, const struct p
 	 * The file with the evaluation loop (before 3.6 PyEval_EvalFrameEx):
 	 * not python3.11 linked to libpython3.11.so, which comes next.
 	 */
-	if (!e || (find_symbol(e, "_PyEval_EvalFrameDefault", &eval, &eval_size) &&
-		   (off || find_symbol(e, "PyEval_EvalFrameEx", &eval, &eval_size))))
+	if (!e || (elf__find_symbol(e, "_PyEval_EvalFrameDefault", &eval, &eval_size) &&
+		   (off || elf__find_symbol(e, "PyEval_EvalFrameEx", &eval, &eval_size))))
 		return false;
 	if (!off) {
 		bool *said = major < 4 && minor < 16 ? &py->unsupported_said[major][minor] : NULL;
@@ -260,7 +227,7 @@ static bool try_interpreter(struct python *py, struct py_proc *p, const struct p
 	}
 	/* Every segment of a loaded object moves by the same bias. */
 	seg = elf_file__segment(elf, m->pgoff);
-	if (!seg || find_symbol(e, "_PyRuntime", &runtime, &size))
+	if (!seg || elf__find_symbol(e, "_PyRuntime", &runtime, &size))
 		return false;
 	bias = m->start - m->pgoff + seg->offset - seg->vaddr;
 	value.runtime = runtime + bias;
@@ -275,7 +242,7 @@ static bool try_interpreter(struct python *py, struct py_proc *p, const struct p
 	p->eval_start[0] = eval;
 	p->eval_end[0] = eval + (eval_size ? eval_size : 1);
 	/* A file with its static symbols names its cold part. */
-	if (!find_symbol(e, "_PyEval_EvalFrameDefault.cold", &cold, &size) && size) {
+	if (!elf__find_symbol(e, "_PyEval_EvalFrameDefault.cold", &cold, &size) && size) {
 		p->eval_start[1] = cold;
 		p->eval_end[1] = cold + size;
 		p->nr_eval = 2;

@@ -31,6 +31,21 @@
 struct sample_event;
 struct proc_maps;
 
+/*
+ * What the sampled allocations of one stack add up to (--alloc), scaled to
+ * what they stand for: fractions of a block while sampling (alloc.h).
+ */
+struct stack_alloc {
+	double bytes, blocks;		/* allocated */
+	double cur_bytes, cur_blocks;	/* live now (at the end, once finished) */
+	double max_bytes, max_blocks;	/* live at this stack's own peak */
+	double gmax_bytes, gmax_blocks; /* live at the heap's last peak copied */
+	double lifetime_ns;	    /* the lifetimes of its blocks freed, and at the end of all */
+	uint64_t first_ns, last_ns; /* CLOCK_MONOTONIC of its first and last sampled block */
+	bool mmap;		    /* anonymous mmap, not heap */
+	bool changed;		    /* since the heap's last peak was copied (alloc.c) */
+};
+
 struct stack_entry {
 	uint32_t pid, tid;
 	const char *thread_name;      /* interned */
@@ -41,12 +56,13 @@ struct stack_entry {
 	bool maps_stale;	      /* @maps misses the leaf: look again at the end */
 	uint32_t flags;		      /* SAMPLE_* of the first sample */
 	uint16_t nr_kernel, nr_user;
-	bool offcpu;	       /* intervals off CPU, not samples */
-	bool overflow;	       /* an overflow bucket: new stacks past max_stacks, no frames */
-	uint64_t count;	       /* samples, or intervals off CPU */
-	uint64_t weight_ns;    /* off CPU: the intervals' total length */
-	uint64_t nr_intervals; /* off CPU: the intervals, several per record when summed */
-	uint64_t *times;       /* @count CLOCK_MONOTONIC timestamps, ns; NULL with no_times */
+	bool offcpu;		  /* intervals off CPU, not samples */
+	bool overflow;		  /* an overflow bucket: new stacks past max_stacks, no frames */
+	uint64_t count;		  /* samples, or intervals off CPU */
+	uint64_t weight_ns;	  /* off CPU: the intervals' total length */
+	uint64_t nr_intervals;	  /* off CPU: the intervals, several per record when summed */
+	uint64_t *times;	  /* @count CLOCK_MONOTONIC timestamps, ns; NULL with no_times */
+	struct stack_alloc alloc; /* EVENT_ALLOC records: @count is the blocks sampled */
 	size_t alloc_times;
 	uint64_t ips[]; /* nr_kernel kernel then nr_user user addresses, leaf first */
 };

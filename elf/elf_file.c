@@ -379,3 +379,35 @@ int elf_file__read_build_id(int fd, char *buf, size_t size)
 	elf_end(elf);
 	return err;
 }
+
+int elf__find_symbol(Elf *elf, const char *name, uint64_t *value, uint64_t *size)
+{
+	static const Elf64_Word types[] = { SHT_DYNSYM, SHT_SYMTAB };
+
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+		Elf_Scn *scn = NULL;
+
+		while ((scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr shdr;
+			Elf_Data *data;
+
+			if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != types[t] ||
+			    !shdr.sh_entsize || !(data = elf_getdata(scn, NULL)))
+				continue;
+			for (size_t i = 0; i < shdr.sh_size / shdr.sh_entsize; i++) {
+				GElf_Sym sym;
+				const char *s;
+
+				if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+					continue;
+				s = elf_strptr(elf, shdr.sh_link, sym.st_name);
+				if (s && !strcmp(s, name)) {
+					*value = sym.st_value;
+					*size = sym.st_size;
+					return 0;
+				}
+			}
+		}
+	}
+	return -ENOENT;
+}

@@ -102,4 +102,10 @@ const struct fde_table *elf_file__fdes(struct elf_file *f);
  */
 int elf_file__read_build_id(int fd, char *buf, size_t size);
 
+/*
+ * The value and size of the symbol @name defined in @elf, from .dynsym, else
+ * .symtab: 0 or -ENOENT. A linear search: for the few names a caller asks once.
+ */
+int elf__find_symbol(Elf *elf, const char *name, uint64_t *value, uint64_t *size);
+
 #endif

@@ -120,6 +120,31 @@ static int share_thread_cpu(struct profile *p, const struct stacks_opts *opts)
 	return 0;
 }
 
+/* @v, an estimate, as a whole number. */
+static uint64_t whole(double v)
+{
+	return v > 0 ? (uint64_t)(v + 0.5) : 0;
+}
+
+/* The allocations of a stack (stack_table.h), as the profile counts them. */
+static void alloc_figures(struct profile_alloc *out, const struct stack_alloc *a, uint64_t start)
+{
+	*out = (struct profile_alloc){
+		.kind = a->mmap ? ALLOC_MMAP : ALLOC_HEAP,
+		.bytes = whole(a->bytes),
+		.blocks = whole(a->blocks),
+		.max_bytes = whole(a->max_bytes),
+		.max_blocks = whole(a->max_blocks),
+		.gmax_bytes = whole(a->gmax_bytes),
+		.gmax_blocks = whole(a->gmax_blocks),
+		.end_bytes = whole(a->cur_bytes),
+		.end_blocks = whole(a->cur_blocks),
+		.lifetime_ns = whole(a->lifetime_ns),
+		.first_ns = a->first_ns > start ? a->first_ns - start : 0,
+		.last_ns = a->last_ns > start ? a->last_ns - start : 0,
+	};
+}
+
 int stacks__symbolize(struct profile *p, struct symbolizer *sym, const struct stack_table *stacks,
 		      const struct stacks_opts *opts)
 {
@@ -157,6 +182,8 @@ int stacks__symbolize(struct profile *p, struct symbolizer *sym, const struct st
 			err = -EINVAL;
 			goto out;
 		}
+		if (s->alloc.blocks)
+			alloc_figures(&sample.alloc, &s->alloc, start);
 		sample.frames = frames;
 		sample.nr_frames = stack_frames(sym, s, overflow, frames);
 		if (s->times && s->count > alloc_times) {

@@ -1,0 +1,760 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "common/array.h"
+#include "common/hashtab.h"
+#include "common/log.h"
+#include "common/profile.h"
+#include "common/proc_maps.h"
+#include "elf/elf_file.h"
+#include "event.h"
+#include "profile.skel.h"
+#include "stack_table.h"
+
+/* The dynamic linker every program of this machine's ABI names; the only one we run. */
+#define SYSTEM_LOADER "/lib64/ld-linux-x86-64.so.2"
+/* How much of `ld.so --list`'s output is read: a few hundred objects. */
+#define LOADER_OUTPUT_MAX (256 * 1024)
+
+/* An allocator function: where it is probed, by which program. */
+struct alloc_func_desc {
+	const char *name;
+	enum alloc_func func; /* NR_ALLOC_FUNCS: a free */
+	bool required;	      /* no allocator without it */
+	bool libc;	      /* probed in the C library, whoever allocates */
+};
+
+static const struct alloc_func_desc funcs[] = {
+	{ "malloc", ALLOC_FUNC_MALLOC, true, false },
+	{ "free", NR_ALLOC_FUNCS, true, false },
+	{ "calloc", ALLOC_FUNC_CALLOC, false, false },
+	{ "realloc", ALLOC_FUNC_REALLOC, false, false },
+	{ "reallocarray", ALLOC_FUNC_REALLOCARRAY, false, false },
+	{ "posix_memalign", ALLOC_FUNC_POSIX_MEMALIGN, false, false },
+	{ "aligned_alloc", ALLOC_FUNC_ALIGNED_ALLOC, false, false },
+	{ "memalign", ALLOC_FUNC_MEMALIGN, false, false },
+	{ "valloc", ALLOC_FUNC_VALLOC, false, false },
+	{ "pvalloc", ALLOC_FUNC_PVALLOC, false, false },
+	{ "mmap", ALLOC_FUNC_MMAP, false, true },
+	{ "munmap", NR_ALLOC_FUNCS, false, true },
+};
+#define NR_FUNCS (sizeof(funcs) / sizeof(funcs[0]))
+
+/* Where a process's allocation functions are: a file's inode and offsets. */
+struct alloc_proc {
+	pid_t pid;
+	bool before_exec; /* attached for the program it was about to exec */
+	struct bpf_link **links;
+	size_t nr_links, alloc_links;
+	uint64_t ino[NR_ALLOC_FUNCS];	 /* 0: not probed */
+	uint64_t offset[NR_ALLOC_FUNCS]; /* in the file */
+};
+
+/* A sampled block not freed yet, in the open-addressing table below. */
+struct live_block {
+	uint64_t addr; /* 0: an empty slot */
+	uint32_t pid;
+	struct stack_entry *entry;
+	double bytes, blocks; /* what it stands for */
+	uint64_t time_ns;
+};
+
+struct alloc {
+	struct profile_bpf *skel;
+	uint64_t rate;
+	struct hashtab procs; /* struct alloc_proc by pid */
+
+	/*
+	 * Blocks whose free is watched, by (pid, address): linear probing,
+	 * deleted by shifting back, since frees remove as many as are added
+	 * (the generic hashtab.h cannot remove).
+	 */
+	struct live_block *live;
+	size_t live_cap, live_nr;
+
+	double total_bytes, total_blocks; /* the heap's allocations */
+	/* The heap now and at its peak; whether the peak is yet to be copied (alloc.h). */
+	double cur_bytes, cur_blocks, gmax_bytes, gmax_blocks;
+	uint64_t gmax_time;
+	bool peak_pending;
+	struct stack_entry **changed; /* entries changed since the last copy */
+	size_t nr_changed, alloc_changed;
+
+	uint64_t unknown_frees; /* of blocks whose record never came */
+};
+
+static bool proc_eq(const void *entry, const void *key)
+{
+	return ((const struct alloc_proc *)entry)->pid == *(const pid_t *)key;
+}
+
+/* A random draw of the exponential distribution of mean 1, by inversion. */
+static double exp_draw(void)
+{
+	return -log((random() + 0.5) / ((double)RAND_MAX + 1));
+}
+
+int alloc__configure(struct profile_bpf *skel, uint64_t rate, uint64_t max_live)
+{
+	struct bpf_program *all[] = {
+		skel->progs.alloc_malloc,
+		skel->progs.alloc_calloc,
+		skel->progs.alloc_realloc,
+		skel->progs.alloc_reallocarray,
+		skel->progs.alloc_posix_memalign,
+		skel->progs.alloc_aligned_alloc,
+		skel->progs.alloc_memalign,
+		skel->progs.alloc_valloc,
+		skel->progs.alloc_pvalloc,
+		skel->progs.alloc_mmap,
+		skel->progs.alloc_free,
+		skel->progs.alloc_munmap,
+		skel->progs.alloc_ret,
+	};
+	double sum = 0;
+
+	if (!rate) {
+		for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+			bpf_program__set_autoload(all[i], false);
+		return 0;
+	}
+	skel->rodata->alloc_rate = rate;
+	/*
+	 * The intervals between sampling points: stratified draws of the
+	 * exponential distribution, scaled so that their mean is @rate
+	 * exactly (the midpoints' is 0.1% short of 1).
+	 */
+	for (int i = 0; i < ALLOC_NR_INTERVALS; i++)
+		sum += -log((i + 0.5) / ALLOC_NR_INTERVALS);
+	for (int i = 0; i < ALLOC_NR_INTERVALS; i++) {
+		double v = -log((i + 0.5) / ALLOC_NR_INTERVALS) * ALLOC_NR_INTERVALS / sum;
+
+		skel->rodata->alloc_intervals[i] = (uint64_t)(v * (double)rate + 0.5);
+	}
+	return bpf_map__set_max_entries(skel->maps.alloc_live,
+					max_live ? max_live : ALLOC_LIVE_DEFAULT);
+}
+
+struct alloc *alloc__new(struct profile_bpf *skel, uint64_t rate)
+{
+	struct alloc *a = calloc(1, sizeof(*a));
+	int nr_cpus = libbpf_num_possible_cpus(), fd;
+	__s64 *left;
+	__u32 zero = 0;
+
+	if (!a)
+		return NULL;
+	a->skel = skel;
+	a->rate = rate;
+	if (rate == 1 || nr_cpus <= 0)
+		return a;
+	/* Each CPU's first sampling point, drawn too: not the first byte. */
+	left = calloc(nr_cpus, sizeof(*left));
+	if (!left) {
+		free(a);
+		return NULL;
+	}
+	srandom(getpid() ^ (unsigned int)time(NULL));
+	for (int i = 0; i < nr_cpus; i++)
+		left[i] = (__s64)(exp_draw() * (double)rate) + 1;
+	fd = bpf_map__fd(skel->maps.alloc_left);
+	if (bpf_map_update_elem(fd, &zero, left, BPF_ANY))
+		pr_debug("alloc: cannot set the first sampling points: %s", strerror(errno));
+	free(left);
+	return a;
+}
+
+void alloc__free(struct alloc *a)
+{
+	struct alloc_proc *p;
+	size_t i;
+
+	if (!a)
+		return;
+	alloc__detach(a);
+	hashtab__for_each_entry(&a->procs, i, p) {
+		free(p->links);
+		free(p);
+	}
+	hashtab__release(&a->procs);
+	free(a->live);
+	free(a->changed);
+	free(a);
+}
+
+/* Does the ELF file at @path define `malloc`? */
+static bool defines_malloc(const char *path)
+{
+	struct elf_file *f = elf_file__open(path);
+	uint64_t value, size;
+	bool yes;
+
+	if (!f)
+		return false;
+	yes = !elf__find_symbol(elf_file__elf(f), "malloc", &value, &size) && value;
+	elf_file__put(f);
+	return yes;
+}
+
+/* Is @path a C library (libc.so.6, libc-2.31.so, libc.musl-x86_64.so.1)? */
+static bool is_libc(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) ||
+	       !strncmp(base, "libc.musl", 9) || !strncmp(base, "ld-musl", 7);
+}
+
+/* The objects a command will load, in load order, from `ld.so --list`: a list of paths. */
+static int loader_list(const char *exe, char ***paths, size_t *nr)
+{
+	char *argv[] = { (char *)SYSTEM_LOADER, (char *)"--list", (char *)exe, NULL };
+	extern char **environ;
+	posix_spawn_file_actions_t fa;
+	size_t len = 0, alloc = 0, alloc_paths = 0;
+	char *out = NULL, *line, *save;
+	int pipefd[2], status, err;
+	pid_t pid;
+	ssize_t n;
+
+	*paths = NULL;
+	*nr = 0;
+	if (pipe2(pipefd, O_CLOEXEC))
+		return -errno;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
+	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+	/* The loader maps the objects and prints them; it runs none of their code. */
+	err = posix_spawn(&pid, SYSTEM_LOADER, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(pipefd[1]);
+	if (err) {
+		close(pipefd[0]);
+		return -err;
+	}
+	for (;;) {
+		if (array__reserve(&out, &alloc, len + 4097, 1)) {
+			err = -ENOMEM;
+			break;
+		}
+		n = read(pipefd[0], out + len, 4096);
+		if (n <= 0 || len + n > LOADER_OUTPUT_MAX)
+			break;
+		len += n;
+	}
+	close(pipefd[0]);
+	waitpid(pid, &status, 0);
+	if (err || !out) {
+		free(out);
+		return err ? err : -ENOMEM;
+	}
+	out[len] = '\0';
+	/* "\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" or "\t/lib64/ld-linux... (0x...)" */
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *arrow = strstr(line, "=> "), *path = arrow ? arrow + 3 : line, *end;
+
+		path += strspn(path, " \t");
+		if (*path != '/')
+			continue;
+		end = strstr(path, " (0x");
+		if (end)
+			*end = '\0';
+		if (array__reserve(paths, &alloc_paths, *nr + 1, sizeof(**paths)) ||
+		    !((*paths)[*nr] = strdup(path))) {
+			err = -ENOMEM;
+			break;
+		}
+		(*nr)++;
+	}
+	free(out);
+	return err;
+}
+
+static void free_paths(char **paths, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++)
+		free(paths[i]);
+	free(paths);
+}
+
+/*
+ * The objects of a running process @pid, as paths through its root: the
+ * executable first, then the others in the order of their maps.
+ */
+static int mapped_objects(pid_t pid, char ***paths, size_t *nr)
+{
+	char name[64], line[4096], *prev = NULL;
+	size_t alloc = 0;
+	FILE *f;
+	int err = 0;
+
+	*paths = NULL;
+	*nr = 0;
+	snprintf(name, sizeof(name), "/proc/%d/maps", pid);
+	f = fopen(name, "re");
+	if (!f)
+		return -errno;
+	if (array__reserve(paths, &alloc, 1, sizeof(**paths))) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	snprintf(name, sizeof(name), "/proc/%d/exe", pid);
+	(*paths)[(*nr)++] = strdup(name);
+	while (fgets(line, sizeof(line), f)) {
+		struct proc_maps_line l;
+		char *path;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (proc_maps__parse_line(line, &l) || !l.path_len || l.path[0] != '/' ||
+		    !strchr(l.perms, 'x') || (prev && !strcmp(prev, l.path)))
+			continue;
+		if (asprintf(&path, "/proc/%d/root%.*s", pid, (int)l.path_len, l.path) < 0 ||
+		    array__reserve(paths, &alloc, *nr + 1, sizeof(**paths))) {
+			err = -ENOMEM;
+			break;
+		}
+		(*paths)[(*nr)++] = path;
+		prev = path + strlen(path) - l.path_len;
+	}
+	fclose(f);
+	return err;
+}
+
+/*
+ * Which of @paths (in the dynamic linker's order) allocates: the first that
+ * defines malloc, counting the C library last, as a preloaded or linked
+ * allocator interposes on it. And which is the C library. Indexes, or -1.
+ */
+static void choose_allocator(char **paths, size_t nr, ssize_t *allocator, ssize_t *libc)
+{
+	*allocator = *libc = -1;
+	for (size_t i = 0; i < nr; i++) {
+		if (is_libc(paths[i])) {
+			if (*libc < 0)
+				*libc = i;
+			continue;
+		}
+		if (*allocator < 0 && defines_malloc(paths[i]))
+			*allocator = i;
+	}
+	if (*allocator < 0 && *libc >= 0 && defines_malloc(paths[*libc]))
+		*allocator = *libc;
+}
+
+/* @vaddr of the ELF file @f as a file offset, for a uprobe: 0 or -ENOENT. */
+static int vaddr_to_offset(const struct elf_file *f, uint64_t vaddr, uint64_t *offset)
+{
+	size_t nr;
+	const struct elf_segment *segs = elf_file__segments(f, &nr);
+
+	for (size_t i = 0; i < nr; i++)
+		if (vaddr >= segs[i].vaddr && vaddr - segs[i].vaddr < segs[i].filesz) {
+			*offset = segs[i].offset + (vaddr - segs[i].vaddr);
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static struct bpf_program *entry_prog(struct alloc *a, size_t i)
+{
+	struct bpf_program *progs[] = {
+		a->skel->progs.alloc_malloc,	    a->skel->progs.alloc_free,
+		a->skel->progs.alloc_calloc,	    a->skel->progs.alloc_realloc,
+		a->skel->progs.alloc_reallocarray,  a->skel->progs.alloc_posix_memalign,
+		a->skel->progs.alloc_aligned_alloc, a->skel->progs.alloc_memalign,
+		a->skel->progs.alloc_valloc,	    a->skel->progs.alloc_pvalloc,
+		a->skel->progs.alloc_mmap,	    a->skel->progs.alloc_munmap,
+	};
+
+	return progs[i];
+}
+
+static int add_link(struct alloc_proc *p, struct bpf_link *link)
+{
+	if (array__reserve(&p->links, &p->alloc_links, p->nr_links + 1, sizeof(*p->links))) {
+		bpf_link__destroy(link);
+		return -ENOMEM;
+	}
+	p->links[p->nr_links++] = link;
+	return 0;
+}
+
+/* Remove @p's probes. */
+static void detach_proc(struct alloc_proc *p)
+{
+	for (size_t i = 0; i < p->nr_links; i++)
+		bpf_link__destroy(p->links[i]);
+	p->nr_links = 0;
+	memset(p->ino, 0, sizeof(p->ino));
+}
+
+void alloc__detach(struct alloc *a)
+{
+	struct alloc_proc *p;
+	size_t i;
+
+	hashtab__for_each_entry(&a->procs, i, p)
+		detach_proc(p);
+}
+
+/* Probe function @i of @funcs in @path for @pid, noting where it is in @p. */
+static int attach_func(struct alloc *a, struct alloc_proc *p, size_t i, const char *path,
+		       struct elf_file *f, uint64_t ino)
+{
+	const struct alloc_func_desc *d = &funcs[i];
+	LIBBPF_OPTS(bpf_uprobe_opts, opts);
+	uint64_t value, size, offset;
+	struct bpf_link *link;
+	int err;
+
+	if (elf__find_symbol(elf_file__elf(f), d->name, &value, &size) || !value ||
+	    vaddr_to_offset(f, value, &offset))
+		return -ENOENT;
+	link = bpf_program__attach_uprobe_opts(entry_prog(a, i), p->pid, path, offset, &opts);
+	if (!link)
+		return -errno;
+	err = add_link(p, link);
+	if (err || d->func == NR_ALLOC_FUNCS)
+		return err;
+	opts.retprobe = true;
+	link = bpf_program__attach_uprobe_opts(a->skel->progs.alloc_ret, p->pid, path, offset,
+					       &opts);
+	if (!link)
+		return -errno;
+	p->ino[d->func] = ino;
+	p->offset[d->func] = offset;
+	return add_link(p, link);
+}
+
+/* Probe the functions of @path that @libc selects (the C library's, or the allocator's). */
+static int attach_file(struct alloc *a, struct alloc_proc *p, const char *path, bool libc)
+{
+	struct elf_file *f = elf_file__open(path);
+	struct stat st;
+	int err = 0;
+
+	if (!f || stat(path, &st))
+		return -errno;
+	for (size_t i = 0; i < NR_FUNCS && !err; i++) {
+		if (funcs[i].libc != libc)
+			continue;
+		err = attach_func(a, p, i, path, f, st.st_ino);
+		if (err == -ENOENT && !funcs[i].required)
+			err = 0;
+		else if (err)
+			pr_warn("cannot probe %s in %s: %s", funcs[i].name, path, strerror(-err));
+	}
+	elf_file__put(f);
+	return err;
+}
+
+/* alloc__attach(); @before_exec: @exe is what @pid is about to exec, not what it runs. */
+static int attach(struct alloc *a, pid_t pid, const char *exe, bool before_exec)
+{
+	ssize_t allocator, libc;
+	struct alloc_proc *p;
+	char **paths;
+	size_t nr;
+	bool added;
+	int err;
+
+	err = exe ? loader_list(exe, &paths, &nr) : mapped_objects(pid, &paths, &nr);
+	if (!err && exe && !nr) {
+		/* A static program (or one the system loader does not know): itself only. */
+		paths = malloc(sizeof(*paths));
+		if (!paths || !(paths[0] = strdup(exe)))
+			err = -ENOMEM;
+		nr = err ? 0 : 1;
+	}
+	if (err) {
+		pr_warn("cannot find the objects of %s: %s", exe ? exe : "the process",
+			strerror(-err));
+		free_paths(paths, nr);
+		return err;
+	}
+	choose_allocator(paths, nr, &allocator, &libc);
+	if (allocator < 0) {
+		pr_warn("%s defines no malloc, nor does any library it loads: nothing to probe; is it "
+			"static and stripped?",
+			exe ? exe : "the process");
+		free_paths(paths, nr);
+		return -ENOENT;
+	}
+	p = hashtab__find_or_add(&a->procs, hash_mix(0, pid), proc_eq, &pid, sizeof(*p), &added);
+	if (!p) {
+		free_paths(paths, nr);
+		return -ENOMEM;
+	}
+	p->pid = pid;
+	/* A process that exec'd: its old probes would catch the new program's calls too. */
+	detach_proc(p);
+	p->before_exec = before_exec;
+	pr_info("pid %d: allocator %s", pid, paths[allocator]);
+	err = attach_file(a, p, paths[allocator], false);
+	if (!err && libc >= 0)
+		err = attach_file(a, p, paths[libc], true);
+	free_paths(paths, nr);
+	return err;
+}
+
+int alloc__exec(struct alloc *a, pid_t pid)
+{
+	struct alloc_proc *p = hashtab__find(&a->procs, hash_mix(0, pid), proc_eq, &pid);
+	char exe[64];
+
+	if (p && p->before_exec) {
+		p->before_exec = false; /* the exec it was probed for */
+		return 0;
+	}
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	return attach(a, pid, exe, false);
+}
+
+int alloc__attach(struct alloc *a, pid_t pid, const char *exe)
+{
+	return attach(a, pid, exe, exe != NULL);
+}
+
+uint64_t alloc__func_address(struct alloc *a, const struct proc_maps *maps,
+			     const struct sample_event *e)
+{
+	pid_t pid = e->pid;
+	const struct alloc_proc *p = hashtab__find(&a->procs, hash_mix(0, pid), proc_eq, &pid);
+	uint64_t ino, offset;
+
+	if (!p || !maps || e->alloc_func >= NR_ALLOC_FUNCS || !p->ino[e->alloc_func])
+		return 0;
+	ino = p->ino[e->alloc_func];
+	offset = p->offset[e->alloc_func];
+	for (size_t i = 0; i < maps->nr; i++) {
+		const struct proc_map *m = &maps->maps[i];
+
+		if (m->file && m->file->ino == ino && offset >= m->pgoff &&
+		    offset - m->pgoff < m->end - m->start)
+			return m->start + (offset - m->pgoff);
+	}
+	return 0;
+}
+
+static uint64_t live_hash(uint32_t pid, uint64_t addr)
+{
+	return hash_mix(pid, addr);
+}
+
+static int live_grow(struct alloc *a)
+{
+	size_t cap = a->live_cap ? 2 * a->live_cap : 1024;
+	struct live_block *old = a->live, *slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->live_cap; i++) {
+		size_t j;
+
+		if (!old[i].addr)
+			continue;
+		for (j = live_hash(old[i].pid, old[i].addr) & (cap - 1); slots[j].addr;
+		     j = (j + 1) & (cap - 1))
+			;
+		slots[j] = old[i];
+	}
+	free(old);
+	a->live = slots;
+	a->live_cap = cap;
+	return 0;
+}
+
+static int live_add(struct alloc *a, const struct live_block *b)
+{
+	size_t i;
+
+	if ((a->live_nr + 1) * 4 > a->live_cap * 3 && live_grow(a))
+		return -ENOMEM;
+	for (i = live_hash(b->pid, b->addr) & (a->live_cap - 1); a->live[i].addr;
+	     i = (i + 1) & (a->live_cap - 1))
+		if (a->live[i].pid == b->pid && a->live[i].addr == b->addr)
+			break; /* a block whose free never came: this one replaces it */
+	if (!a->live[i].addr)
+		a->live_nr++;
+	a->live[i] = *b;
+	return 0;
+}
+
+/* Take the block of @pid at @addr out of the table into @b: false when it is not there. */
+static bool live_take(struct alloc *a, uint32_t pid, uint64_t addr, struct live_block *b)
+{
+	size_t mask = a->live_cap - 1, i, j;
+
+	if (!a->live_cap)
+		return false;
+	for (i = live_hash(pid, addr) & mask; a->live[i].addr; i = (i + 1) & mask)
+		if (a->live[i].pid == pid && a->live[i].addr == addr)
+			break;
+	if (!a->live[i].addr)
+		return false;
+	*b = a->live[i];
+	/* Shift back the entries after it whose probe sequence passes through the hole. */
+	for (j = (i + 1) & mask; a->live[j].addr; j = (j + 1) & mask) {
+		size_t home = live_hash(a->live[j].pid, a->live[j].addr) & mask;
+
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			a->live[i] = a->live[j];
+			i = j;
+		}
+	}
+	a->live[i].addr = 0;
+	a->live_nr--;
+	return true;
+}
+
+static int note_changed(struct alloc *a, struct stack_entry *s)
+{
+	if (s->alloc.changed)
+		return 0;
+	if (array__reserve(&a->changed, &a->alloc_changed, a->nr_changed + 1, sizeof(*a->changed)))
+		return -ENOMEM;
+	a->changed[a->nr_changed++] = s;
+	s->alloc.changed = true;
+	return 0;
+}
+
+/* The heap is leaving a peak: each entry changed since the last one holds its share of it. */
+static void copy_peak(struct alloc *a)
+{
+	for (size_t i = 0; i < a->nr_changed; i++) {
+		struct stack_alloc *s = &a->changed[i]->alloc;
+
+		s->gmax_bytes = s->cur_bytes;
+		s->gmax_blocks = s->cur_blocks;
+		s->changed = false;
+	}
+	a->nr_changed = 0;
+	a->peak_pending = false;
+}
+
+int alloc__add(struct alloc *a, struct stack_entry *s, const struct sample_event *e)
+{
+	struct stack_alloc *sa = &s->alloc;
+	double size = (double)e->weight_ns, blocks = 1;
+	struct live_block b;
+	int err;
+
+	/* Sampled with probability 1 - e^(-size/rate), a block stands for 1 / that many. */
+	if (a->rate > 1 && e->weight_ns)
+		blocks = 1 / -expm1(-size / (double)a->rate);
+	sa->mmap = e->alloc_func == ALLOC_FUNC_MMAP;
+	sa->bytes += size * blocks;
+	sa->blocks += blocks;
+	sa->cur_bytes += size * blocks;
+	sa->cur_blocks += blocks;
+	if (sa->cur_bytes > sa->max_bytes || !sa->max_blocks) {
+		sa->max_bytes = sa->cur_bytes;
+		sa->max_blocks = sa->cur_blocks;
+	}
+	if (!sa->first_ns || e->time_ns < sa->first_ns)
+		sa->first_ns = e->time_ns;
+	if (e->time_ns > sa->last_ns)
+		sa->last_ns = e->time_ns;
+	if (!sa->mmap) {
+		err = note_changed(a, s);
+		if (err)
+			return err;
+		a->total_bytes += size * blocks;
+		a->total_blocks += blocks;
+		a->cur_bytes += size * blocks;
+		a->cur_blocks += blocks;
+		if (a->cur_bytes > a->gmax_bytes) {
+			a->gmax_bytes = a->cur_bytes;
+			a->gmax_blocks = a->cur_blocks;
+			a->gmax_time = e->time_ns;
+			a->peak_pending = true;
+		}
+	}
+	/* Never freed as far as we can tell: live to the end, counted as untracked. */
+	if (e->stack.flags & SAMPLE_ALLOC_UNTRACKED)
+		return 0;
+	b = (struct live_block){
+		.addr = e->alloc_addr,
+		.pid = e->pid,
+		.entry = s,
+		.bytes = size * blocks,
+		.blocks = blocks,
+		.time_ns = e->time_ns,
+	};
+	return live_add(a, &b);
+}
+
+void alloc__release(struct alloc *a, const struct free_event *e)
+{
+	struct stack_alloc *sa;
+	struct live_block b;
+
+	if (!live_take(a, e->pid, e->addr, &b)) {
+		a->unknown_frees++;
+		return;
+	}
+	sa = &b.entry->alloc;
+	if (!sa->mmap) {
+		if (a->peak_pending)
+			copy_peak(a);
+		a->cur_bytes -= b.bytes;
+		a->cur_blocks -= b.blocks;
+		if (note_changed(a, b.entry))
+			a->peak_pending = true; /* copied at the end, whole, instead */
+	}
+	sa->cur_bytes -= b.bytes;
+	sa->cur_blocks -= b.blocks;
+	if (e->time_ns > b.time_ns)
+		sa->lifetime_ns += (double)(e->time_ns - b.time_ns) * b.blocks;
+}
+
+void alloc__finish(struct alloc *a, uint64_t end_ns)
+{
+	if (a->peak_pending)
+		copy_peak(a);
+	for (size_t i = 0; i < a->live_cap; i++) {
+		const struct live_block *b = &a->live[i];
+
+		if (b->addr && end_ns > b->time_ns)
+			b->entry->alloc.lifetime_ns += (double)(end_ns - b->time_ns) * b->blocks;
+	}
+}
+
+void alloc__stats(const struct alloc *a, struct profile_stats *stats, uint64_t *gmax_time)
+{
+	__u64 *values, sums[STAT__MAX] = { 0 };
+	int nr_cpus = libbpf_num_possible_cpus(), fd = bpf_map__fd(a->skel->maps.stats);
+
+	stats->alloc_bytes = (uint64_t)(a->total_bytes + 0.5);
+	stats->alloc_blocks = (uint64_t)(a->total_blocks + 0.5);
+	stats->alloc_gmax_bytes = (uint64_t)(a->gmax_bytes + 0.5);
+	stats->alloc_gmax_blocks = (uint64_t)(a->gmax_blocks + 0.5);
+	stats->alloc_end_bytes = (uint64_t)(a->cur_bytes + 0.5);
+	stats->alloc_end_blocks = (uint64_t)(a->cur_blocks + 0.5);
+	*gmax_time = a->gmax_time;
+	values = nr_cpus > 0 ? calloc(nr_cpus, sizeof(*values)) : NULL;
+	for (__u32 k = STAT_LOST_ALLOCS; values && k <= STAT_FOREIGN_FREES; k++)
+		if (!bpf_map_lookup_elem(fd, &k, values))
+			for (int cpu = 0; cpu < nr_cpus; cpu++)
+				sums[k] += values[cpu];
+	free(values);
+	stats->alloc_lost = sums[STAT_LOST_ALLOCS];
+	/* A lost free leaves its block live to the end: as wrong as one not watched. */
+	stats->alloc_untracked = sums[STAT_ALLOC_UNTRACKED] + sums[STAT_LOST_FREES];
+	stats->alloc_foreign_frees = sums[STAT_FOREIGN_FREES];
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * alloc.h - allocation profiling (--alloc): the uprobes on each target's
+ * allocator, and what its sampled blocks add up to, per stack, as DHAT
+ * counts them per allocation point.
+ *
+ * The allocator of a process is the first of its objects, in the order the
+ * dynamic linker binds symbols, that defines `malloc`: the executable (a
+ * static binary, or one linking jemalloc or tcmalloc statically), a
+ * preloaded or linked allocator library, else the C library. Its malloc
+ * family and free are probed there, anonymous mmap and munmap in the C
+ * library. Uprobes are attached per process, so no other process on the
+ * machine pays for them.
+ *
+ * The BPF program (profile.bpf.c, alloc_*) samples calls by bytes and sends
+ * each sampled block with its stack and, when it is freed, its free. Here
+ * each block is scaled to what it stands for (profile.h, struct
+ * profile_alloc) and counted in its stack_table entry: allocated, live now,
+ * the stack's own peak, live at the global peak of the heap (found as DHAT
+ * does: when the first free after a new peak comes, the entries changed
+ * since the last peak copy what they hold), and at the end.
+ *
+ * Not thread-safe: the collector's thread only.
+ */
+#ifndef PROFILER_ALLOC_H
+#define PROFILER_ALLOC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct profile_bpf;
+struct proc_maps;
+struct stack_entry;
+struct sample_event;
+struct free_event;
+struct profile_stats;
+
+struct alloc;
+
+/*
+ * Set up @skel, opened and not loaded, for sampling one allocation per
+ * @rate bytes (1: every one), watching at most @max_live blocks (0: the
+ * default); or, with @rate 0, leave the allocation programs out. 0 or -errno.
+ */
+int alloc__configure(struct profile_bpf *skel, uint64_t rate, uint64_t max_live);
+
+/* After @skel is loaded. NULL and errno on failure. */
+struct alloc *alloc__new(struct profile_bpf *skel, uint64_t rate);
+void alloc__free(struct alloc *a);
+
+/*
+ * Probe the allocator of process @pid. @exe: the program it is about to
+ * exec (a command not started yet), whose objects are found as the dynamic
+ * linker would load them; NULL: a running process, whose are in its maps.
+ * 0, or -errno with the reason logged (-ENOENT: no allocator found).
+ */
+int alloc__attach(struct alloc *a, pid_t pid, const char *exe);
+
+/*
+ * Process @pid exec'd: probe its new program's allocator, unless it is the
+ * one alloc__attach() was given. 0 or -errno.
+ */
+int alloc__exec(struct alloc *a, pid_t pid);
+
+/* Remove every probe: the recording is over. */
+void alloc__detach(struct alloc *a);
+
+/*
+ * The address in @maps of the allocation function an EVENT_ALLOC record
+ * names, to show as the stack's leaf; 0 when @maps does not map it.
+ */
+uint64_t alloc__func_address(struct alloc *a, const struct proc_maps *maps,
+			     const struct sample_event *e);
+
+/* Count the sampled block of @e, whose stack is @s. 0 or -ENOMEM. */
+int alloc__add(struct alloc *a, struct stack_entry *s, const struct sample_event *e);
+
+/* A sampled block was freed. */
+void alloc__release(struct alloc *a, const struct free_event *e);
+
+/* The recording ended at @end_ns (CLOCK_MONOTONIC): what is live now is live at the end. */
+void alloc__finish(struct alloc *a, uint64_t end_ns);
+
+/* The totals and losses, into @stats; the time of the heap's peak (CLOCK_MONOTONIC) or 0. */
+void alloc__stats(const struct alloc *a, struct profile_stats *stats, uint64_t *gmax_time);
+
+#endif
