@@ -19,6 +19,7 @@
 
 #include "bpf/profile.h"
 #include "child.h"
+#include "collector/alloc.h"
 #include "collector/collector.h"
 #include "collector/stack_table.h"
 #include "common/clock.h"
@@ -361,7 +362,8 @@ int record(const struct options *o)
 	if (o->command) {
 		err = collector__add_target(c, child.pid, true);
 		if (err) {
-			pr_warn("cannot profile '%s': %s", o->command[0], strerror(-err));
+			pr_warn("cannot profile '%s': %s", o->command[0],
+				err == ALLOC_NO_ALLOCATOR ? ALLOC_NO_ALLOCATOR_MSG : strerror(-err));
 			goto out;
 		}
 	}

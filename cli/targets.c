@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 
+#include "collector/alloc.h"
 #include "common/log.h"
 #include "common/procfs.h"
 #include "targets.h"
@@ -172,6 +173,8 @@ int targets__add(struct collector *c, const struct options *o, pid_t tid_process
 		if (err) {
 			if (err == -ESRCH)
 				pr_warn("no such process %d", o->pids[i]);
+			else if (err == ALLOC_NO_ALLOCATOR)
+				pr_warn("cannot profile pid %d: %s", o->pids[i], ALLOC_NO_ALLOCATOR_MSG);
 			else
 				pr_warn("cannot profile pid %d: %s", o->pids[i], strerror(-err));
 			return 1;

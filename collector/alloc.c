@@ -489,11 +489,9 @@ static int attach(struct alloc *a, pid_t pid, const char *exe, bool before_exec)
 	}
 	choose_allocator(paths, nr, &allocator, &libc);
 	if (allocator < 0) {
-		pr_warn("%s defines no malloc, nor does any library it loads: nothing to probe; is it "
-			"static and stripped?",
-			exe ? exe : "the process");
+		pr_debug("pid %d: none of %zu objects defines malloc", pid, nr);
 		free_paths(paths, nr);
-		return -ENOENT;
+		return ALLOC_NO_ALLOCATOR;
 	}
 	p = hashtab__find_or_add(&a->procs, hash_mix(0, pid), proc_eq, &pid, sizeof(*p), &added);
 	if (!p) {

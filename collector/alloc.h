@@ -25,6 +25,7 @@
 #ifndef PROFILER_ALLOC_H
 #define PROFILER_ALLOC_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -49,11 +50,18 @@ int alloc__configure(struct profile_bpf *skel, uint64_t rate, uint64_t max_live)
 struct alloc *alloc__new(struct profile_bpf *skel, uint64_t rate);
 void alloc__free(struct alloc *a);
 
+/* What alloc__attach() returns for a program with no malloc to probe. */
+#define ALLOC_NO_ALLOCATOR (-ENOMSG)
+/* The one line that says so, for "cannot profile X: %s". */
+#define ALLOC_NO_ALLOCATOR_MSG                                                                     \
+	"it defines no malloc, nor does any library it loads (a static, stripped "               \
+	"program?): nothing for --alloc to probe"
+
 /*
  * Probe the allocator of process @pid. @exe: the program it is about to
  * exec (a command not started yet), whose objects are found as the dynamic
  * linker would load them; NULL: a running process, whose are in its maps.
- * 0, or -errno with the reason logged (-ENOENT: no allocator found).
+ * 0, ALLOC_NO_ALLOCATOR, or -errno with the reason logged.
  */
 int alloc__attach(struct alloc *a, pid_t pid, const char *exe);
 

@@ -1,0 +1,169 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Heap profiles (--alloc): the allocations of tests/workloads/heap_work, which
+# prints what each of its call sites allocated and left live, held against
+# the profile: exactly with --alloc=1, within 5% when sampled by bytes. Then
+# -p on a running process (blocks it allocated before are freed while we
+# watch), a child of the command, the live-block map full, and a program
+# with no malloc to probe.
+. "$(dirname "$0")/lib.sh"
+
+require_bpf "heap profiles"
+
+HEAP=$WORKLOADS/heap_work
+
+# pprof_site FILE FUNC: each sample type's sum (space-separated, in the
+# profile's order) over the samples with a frame of FUNC (inlined or not),
+# from `go tool pprof -raw`; nothing when pprof cannot read FILE.
+pprof_site() {
+	pprof -raw "$1" 2>/dev/null | awk -v f="$2" '
+		/^Samples:/ { s = 1; next }
+		/^Locations/ { s = 0; l = 1; next }
+		/^Mappings/ { l = 0 }
+		s && /: / && $1 ~ /^[0-9]+$/ {
+			n++; split($0, parts, ":"); nv = split(parts[1], v, " ")
+			for (i = 1; i <= nv; i++) val[n, i] = v[i]
+			nl[n] = split(parts[2], ids, " ")
+			for (i = 1; i <= nl[n]; i++) loc[n, i] = ids[i]
+			next }
+		l && /^ *[0-9]+: / { id = $1; sub(/:/, "", id); if ($4 == f) has[id] = 1; next }
+		l && $1 == f { has[id] = 1 }
+		END { if (!nv) exit
+			for (k = 1; k <= n; k++) {
+				hit = 0
+				for (i = 1; i <= nl[k]; i++) if (loc[k, i] in has) hit = 1
+				if (hit) for (i = 1; i <= nv; i++) sum[i] += val[k, i] }
+			for (i = 1; i <= nv; i++) printf "%s%.0f", (i > 1 ? " " : ""), sum[i]
+			print "" }'
+}
+
+# printed FILE SITE: "bytes blocks live_bytes live_blocks" as heap_work printed them.
+printed() {
+	sed -nE "s/^$2 bytes=([0-9]+) blocks=([0-9]+) live_bytes=([0-9]+) live_blocks=([0-9]+)$/\1 \2 \4 \3/p" "$1"
+}
+
+# The four types, in Go's order: alloc_objects alloc_space inuse_objects inuse_space.
+# printed() gives bytes blocks live_blocks live_bytes: reorder to that.
+as_pprof() {
+	awk '{ print $2, $1, $3, $4 }'
+}
+
+# 1. Exact: every allocation, against the program's own count.
+if "$PROFILER" --alloc=1 -o "$TMP/exact.pb.gz" -o "$TMP/exact.folded" -- \
+	"$HEAP" sites 20000 >"$TMP/exact.out" 2>"$TMP/exact.err"; then
+	types=$(pprof -raw "$TMP/exact.pb.gz" 2>/dev/null | sed -n '/^Samples:/{n;p;q}')
+	if [[ $types == "alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes[dflt]" ]]; then
+		ok "heap profiles: go tool pprof reads Go's four heap sample types ($types)"
+	else
+		fail "heap profiles: sample types are '$types'"
+	fi
+	for site in site70 site30; do
+		want=$(printed "$TMP/exact.out" "$site" | as_pprof)
+		got=$(pprof_site "$TMP/exact.pb.gz" "$site")
+		if [[ -n $want && $got == "$want" ]]; then
+			ok "heap profiles: --alloc=1: $site's blocks, bytes, live blocks and live bytes are the program's own count ($got)"
+		else
+			fail "heap profiles: --alloc=1: $site has '$got', the program counted '$want'"
+			sed 's/^/#   /' "$TMP/exact.err"
+		fi
+	done
+	# Folded counts bytes: site70's stacks add up to its bytes.
+	want=$(printed "$TMP/exact.out" site70 | awk '{ print $1 }')
+	got=$(awk '/;site70;/ { n += $NF } END { print n + 0 }' "$TMP/exact.folded")
+	if [[ -n $want && $got == "$want" ]]; then
+		ok "heap profiles: folded stacks of site70 add up to its $got bytes"
+	else
+		fail "heap profiles: folded stacks of site70 add up to $got bytes, not $want"
+	fi
+else
+	fail "heap profiles: --alloc=1 failed"
+	sed 's/^/#   /' "$TMP/exact.err"
+fi
+
+# 2. Sampled by bytes (the default, 512 KiB), over 8 GiB: within 5% a site.
+if "$PROFILER" --alloc -o "$TMP/sampled.pb.gz" -- "$HEAP" big 8 \
+	>"$TMP/sampled.out" 2>"$TMP/sampled.err"; then
+	for site in site70 site30; do
+		want=$(printed "$TMP/sampled.out" "$site" | awk '{ print $1 }')
+		got=$(pprof_site "$TMP/sampled.pb.gz" "$site" | awk '{ print $2 }')
+		pc=$(awk -v g="$got" -v w="$want" 'BEGIN { if (w > 0) printf "%.2f", 100 * (g - w) / w }')
+		if [[ -n $want ]] && within "$pc" 0 5; then
+			ok "heap profiles: sampled: $site's bytes $got, $pc% from the $want it allocated (within 5%)"
+		else
+			fail "heap profiles: sampled: $site's bytes '$got', the program allocated '$want' ($pc%)"
+			sed 's/^/#   /' "$TMP/sampled.err"
+		fi
+	done
+else
+	fail "heap profiles: --alloc failed"
+	sed 's/^/#   /' "$TMP/sampled.err"
+fi
+
+# 3. -p: a process allocating already, some of whose blocks from before we see freed.
+rm -f "$TMP/attach.ready"
+start_bg sh -c "exec '$HEAP' attach 3 >'$TMP/attach.out'"
+for _ in $(seq 100); do
+	grep -q ready "$TMP/attach.out" 2>/dev/null && break
+	sleep 0.05
+done
+if "$PROFILER" --alloc=1 -p "$BG_PID" -d 1 -o "$TMP/attach.pb.gz" 2>"$TMP/attach.err"; then
+	got=$(pprof_site "$TMP/attach.pb.gz" site70 | awk '{ print $1 }')
+	before=$(pprof_site "$TMP/attach.pb.gz" site_before | awk '{ print $1 }')
+	if [[ ${got:-0} -gt 0 && $before == 0 ]]; then
+		ok "heap profiles: -p: $got of site70's blocks, none of those allocated before the recording"
+	else
+		fail "heap profiles: -p: site70 has '$got' blocks, site_before '$before'"
+		sed 's/^/#   /' "$TMP/attach.err"
+	fi
+else
+	fail "heap profiles: -p failed"
+	sed 's/^/#   /' "$TMP/attach.err"
+fi
+wait "$BG_PID" 2>/dev/null
+
+# 4. A child of the command: probed from its fork and again at its exec.
+if "$PROFILER" --alloc=1 -o "$TMP/child.pb.gz" -- sh -c "'$HEAP' sites 100000; true" \
+	>"$TMP/child.out" 2>"$TMP/child.err"; then
+	got=$(pprof_site "$TMP/child.pb.gz" site70 | awk '{ print $1 }')
+	want=$(printed "$TMP/child.out" site70 | awk '{ print $2 }')
+	# Probed once the reader sees the fork and the exec: the first rounds may be missed.
+	if [[ ${got:-0} -gt 0 && ${got:-0} -le ${want:-0} ]]; then
+		ok "heap profiles: a child of the command: $got of the $want blocks site70 allocated"
+	else
+		fail "heap profiles: a child of the command: site70 has '$got' blocks of '$want'"
+		sed 's/^/#   /' "$TMP/child.err"
+	fi
+else
+	fail "heap profiles: a child of the command failed"
+	sed 's/^/#   /' "$TMP/child.err"
+fi
+
+# 5. Too many live blocks to watch: the ones past the limit are counted, and
+# live to the end as far as the profile can tell.
+if "$PROFILER" -v --alloc=1 --alloc-max-live 16 -o "$TMP/full.pb.gz" -- "$HEAP" sites 20000 \
+	>"$TMP/full.out" 2>"$TMP/full.err"; then
+	want=$(printed "$TMP/full.out" site70 | as_pprof | awk '{ print $1, $2 }')
+	got=$(pprof_site "$TMP/full.pb.gz" site70 | awk '{ print $1, $2 }')
+	untracked=$(summary_count "$TMP/full.err" "blocks not watched")
+	if [[ -n $want && $got == "$want" && ${untracked:-0} -gt 0 ]]; then
+		ok "heap profiles: a full live-block map: allocations still exact ($got), $untracked blocks counted as not watched"
+	else
+		fail "heap profiles: a full live-block map: site70 '$got' of '$want', '$untracked' not watched"
+		sed 's/^/#   /' "$TMP/full.err"
+	fi
+else
+	fail "heap profiles: --alloc-max-live 16 failed"
+	sed 's/^/#   /' "$TMP/full.err"
+fi
+
+# 6. Nothing to probe: a static, stripped program.
+if gcc -static -s -o "$TMP/static" -x c - <<<'#include <stdlib.h>
+int main(void) { void *volatile p = malloc(10); free(p); return 0; }' 2>/dev/null; then
+	expect "--alloc on a static, stripped program" 1 \
+		"cannot profile .*defines no malloc.*nothing for --alloc to probe" \
+		--alloc -o x.pb.gz -- "$TMP/static"
+else
+	missing "no static C library (libc6-dev)" "bad input: --alloc on a static, stripped program"
+fi
+expect "--alloc with -a" 2 "alloc probes the allocator of given processes" --alloc -a -d 1
+expect "--alloc with --off-cpu" 2 "cannot be combined with --off-cpu" --alloc --off-cpu -- true
+expect "--alloc=0" 2 "invalid --alloc '0'" --alloc=0 -- true

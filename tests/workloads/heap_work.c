@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * heap_work MODE ...: allocations of known sizes from known call sites, for
+ * --alloc's tests. Each mode prints what it allocated, per site, so a test
+ * can hold the profile against it (and against valgrind's DHAT):
+ *
+ *   sites N    N rounds of: site70 mallocs 700 bytes, site30 callocs 300
+ *              (3 x 100) and reallocs it to 300 (a realloc of the same
+ *              size), then frees them, but for one round in 10 (site70)
+ *              and in 20 (site30), whose blocks are kept in small rings:
+ *              a kept block is freed when its slot is reused, and the last
+ *              ones are live at the exit.
+ *   big GB     GB gibibytes from the two sites, 70/30, in blocks of 8 to 64
+ *              KiB freed at once: for the sampled mode.
+ *   attach S   allocates 4 MiB at start (site_before), prints "ready", then
+ *              for S seconds runs rounds of `sites` and frees the blocks
+ *              allocated before, one per round: for -p.
+ *
+ * Printed: "site70 bytes=B blocks=N live_bytes=B live_blocks=N", the same
+ * for site30 (and site_before), on stdout at the end.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "work.h"
+
+#define RING70 64
+#define RING30 32
+#define BEFORE_BLOCKS 4096
+
+struct site {
+	const char *name;
+	long long bytes, blocks, live_bytes, live_blocks;
+};
+
+static struct site s70 = { "site70" }, s30 = { "site30" }, sbefore = { "site_before" };
+static void *ring70[RING70], *ring30[RING30];
+static void *before[BEFORE_BLOCKS];
+
+static void count(struct site *s, size_t n)
+{
+	s->bytes += n;
+	s->blocks++;
+	s->live_bytes += n;
+	s->live_blocks++;
+}
+
+static void uncount(struct site *s, size_t n)
+{
+	s->live_bytes -= n;
+	s->live_blocks--;
+}
+
+__attribute__((noinline)) static void *site70(size_t n)
+{
+	char *p = malloc(n);
+
+	if (!p)
+		abort();
+	p[0] = 1;
+	count(&s70, n);
+	return p;
+}
+
+/* A calloc, then a realloc to the same size: DHAT counts both as blocks. */
+__attribute__((noinline)) static void *site30(size_t n)
+{
+	char *p = calloc(3, n / 3), *q;
+
+	if (!p)
+		abort();
+	count(&s30, n);
+	q = realloc(p, n);
+	if (!q)
+		abort();
+	uncount(&s30, n);
+	count(&s30, n);
+	return q;
+}
+
+__attribute__((noinline)) static void *site_before(size_t n)
+{
+	void *p = malloc(n);
+
+	if (!p)
+		abort();
+	count(&sbefore, n);
+	return p;
+}
+
+static void round_of_sites(long i)
+{
+	void *a = site70(700), *b = site30(300);
+
+	if (i % 10 == 0) {
+		void **slot = &ring70[(i / 10) % RING70];
+
+		if (*slot) {
+			free(*slot);
+			uncount(&s70, 700);
+		}
+		*slot = a;
+	} else {
+		free(a);
+		uncount(&s70, 700);
+	}
+	if (i % 20 == 0) {
+		void **slot = &ring30[(i / 20) % RING30];
+
+		if (*slot) {
+			free(*slot);
+			uncount(&s30, 300);
+		}
+		*slot = b;
+	} else {
+		free(b);
+		uncount(&s30, 300);
+	}
+}
+
+static void report(const struct site *s)
+{
+	printf("%s bytes=%lld blocks=%lld live_bytes=%lld live_blocks=%lld\n", s->name, s->bytes,
+	       s->blocks, s->live_bytes, s->live_blocks);
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "sites";
+	long n = argc > 2 ? atol(argv[2]) : 10000;
+
+	if (!strcmp(mode, "sites")) {
+		for (long i = 0; i < n; i++)
+			round_of_sites(i);
+	} else if (!strcmp(mode, "big")) {
+		long long goal = (long long)n << 30, done = 0;
+		uint64_t rng = 88172645463325252ULL;
+
+		while (done < goal) {
+			/* 8 to 64 KiB, the same sizes at both sites: only the counts make 70/30. */
+			size_t size = (size_t)(8 + xorshift64(&rng) % 57) << 10;
+			int which = xorshift64(&rng) % 10;
+			void *p = which < 7 ? site70(size) : site30(size - size % 3);
+
+			free(p);
+			if (which < 7)
+				uncount(&s70, size);
+			else
+				uncount(&s30, size - size % 3);
+			done += which < 7 ? size : size - size % 3;
+		}
+	} else if (!strcmp(mode, "attach")) {
+		double end;
+		long i = 0, freed = 0;
+
+		for (int k = 0; k < BEFORE_BLOCKS; k++)
+			before[k] = site_before(1024);
+		printf("ready\n");
+		fflush(stdout);
+		end = now_seconds() + n;
+		while (now_seconds() < end) {
+			round_of_sites(i++);
+			if (freed < BEFORE_BLOCKS) {
+				free(before[freed++]);
+				uncount(&sbefore, 1024);
+			}
+			usleep(100);
+		}
+		report(&sbefore);
+	} else {
+		fprintf(stderr, "heap_work: unknown mode '%s'\n", mode);
+		return 2;
+	}
+	report(&s70);
+	report(&s30);
+	return 0;
+}
