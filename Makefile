@@ -53,7 +53,7 @@ endif
 .DELETE_ON_ERROR:
 .SUFFIXES:
 .PHONY: FORCE all clean demo test unit-tests bench bench-check bench-baseline bench-ci deps install \
-	uninstall format-check format asan workloads fixtures oracle profiler-cli
+	uninstall format-check format asan workloads fixtures oracle profiler-cli playwright-core
 
 all: $(OUTPUT)/profiler
 
@@ -434,6 +434,21 @@ $(PROFILER_CLI):
 
 profiler-cli: $(PROFILER_CLI)
 
+# tests/e2e/dh_view.js loads DHAT files into valgrind's own viewer
+# (dh_view.html) in Debian's headless Chromium, driven by the npm package
+# pinned here (no dependencies). It must not fetch a browser of its own.
+PLAYWRIGHT_CORE_VERSION := 1.56.1
+PLAYWRIGHT_CORE := $(OUTPUT)/npm/node_modules/playwright-core/package.json
+
+$(PLAYWRIGHT_CORE):
+	$(call msg,NPM,playwright-core@$(PLAYWRIGHT_CORE_VERSION))
+	$(Q)mkdir -p $(OUTPUT)/npm
+	$(Q)PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --prefix $(OUTPUT)/npm --no-audit \
+		--no-fund --loglevel=error playwright-core@$(PLAYWRIGHT_CORE_VERSION)
+	$(Q)test -f $@
+
+playwright-core: $(PLAYWRIGHT_CORE)
+
 unit-tests: $(OUTPUT)/tests/unit-tests fixtures
 	$(Q)FIXTURES=$(OUTPUT)/fixtures $(OUTPUT)/tests/unit-tests
 
@@ -442,7 +457,7 @@ unit-tests: $(OUTPUT)/tests/unit-tests fixtures
 # an "N passed, N failed, N skipped" line.
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/tests/unit-tests fixtures workloads oracle \
-		profiler-cli
+		profiler-cli playwright-core
 	$(Q)OUTPUT=$(OUTPUT) tests/run
 
 demo: deps
@@ -457,7 +472,7 @@ ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-s
 asan: deps
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)-asan CFLAGS="$(ASAN_FLAGS)" \
 		LDFLAGS="$(ASAN_FLAGS)" all $(OUTPUT)-asan/tests/unit-tests fixtures workloads oracle \
-		profiler-cli
+		profiler-cli playwright-core
 	$(Q)OUTPUT=$(OUTPUT)-asan ASAN_OPTIONS=detect_leaks=1 tests/run
 
 deps:

@@ -220,6 +220,8 @@ static int window_export(struct agent *a, struct window *win, struct scrape *s)
 		[EXPORT_FOLDED] = "profile.folded",
 		[EXPORT_FIREFOX] = "profile.json",
 		[EXPORT_SVG] = "profile.svg",
+		/* Refused by export__write(): an agent's profiles are not of allocations. */
+		[EXPORT_DHAT] = "profile.dhat.json",
 	};
 	struct symbolizer_opts symopts = { .elf_cache = collector__elf_cache(a->c) };
 	struct stacks_opts stack_opts = { .start_mono = win->w.begin_ns };

@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "dhat.h"
 #include "export.h"
 #include "firefox.h"
 #include "folded.h"
@@ -16,6 +17,8 @@ static const struct {
 } formats[] = {
 	{ EXPORT_PPROF, "pprof", { ".pb.gz", ".pb" } },
 	{ EXPORT_FOLDED, "folded", { ".folded", ".txt" } },
+	/* Before firefox: the first format whose extension matches wins, and x.dhat.json is dhat. */
+	{ EXPORT_DHAT, "dhat", { ".dhat.json" } },
 	{ EXPORT_FIREFOX, "firefox", { ".json.gz", ".json" } },
 	{ EXPORT_SVG, "svg", { ".svg" } },
 };
@@ -56,7 +59,7 @@ const char *export_format__name(enum export_format format)
 
 const char *export_format__names(void)
 {
-	return "pprof, folded, firefox, svg";
+	return "pprof, folded, firefox, svg, dhat";
 }
 
 int export__write(enum export_format format, const struct profile *p, FILE *out, const char *path,
@@ -73,6 +76,8 @@ int export__write(enum export_format format, const struct profile *p, FILE *out,
 		return firefox__write(p, out, ends_with(path, ".gz"));
 	case EXPORT_SVG:
 		return svg__write_root(p, out, root);
+	case EXPORT_DHAT:
+		return dhat__write(p, out);
 	case EXPORT_NONE:
 		break;
 	}

@@ -16,17 +16,19 @@ enum export_format {
 	EXPORT_FOLDED,
 	EXPORT_FIREFOX,
 	EXPORT_SVG,
+	EXPORT_DHAT,
 };
 
-/* "pprof", "folded", "firefox" or "svg"; EXPORT_NONE for anything else. */
+/* "pprof", "folded", "firefox", "svg" or "dhat"; EXPORT_NONE for anything else. */
 enum export_format export_format__from_name(const char *name);
 /*
  * From the extension: .pb.gz/.pb → pprof, .folded/.txt → folded,
- * .json/.json.gz → firefox, .svg → svg; else EXPORT_NONE.
+ * .dhat.json → dhat (before .json), .json/.json.gz → firefox, .svg → svg;
+ * else EXPORT_NONE.
  */
 enum export_format export_format__from_path(const char *path);
 const char *export_format__name(enum export_format format);
-/* The formats' names, for messages: "pprof, folded, firefox, svg". */
+/* The formats' names, for messages: "pprof, folded, firefox, svg, dhat". */
 const char *export_format__names(void);
 
 /* How the profile is shown, where a format leaves a choice; zeroed: the defaults. */
@@ -37,7 +39,8 @@ struct export_opts {
 /*
  * Write @p to @out in @format, to be saved as @path ("-": stdout): a
  * Firefox profile is gzipped when @path ends in ".gz" (pprof always is,
- * as its readers expect). @opts may be NULL, for the defaults. 0 or -errno.
+ * as its readers expect). @opts may be NULL, for the defaults. 0 or -errno:
+ * -EINVAL for dhat when @p is not an allocation profile (PROFILE_ALLOC).
  */
 int export__write(enum export_format format, const struct profile *p, FILE *out, const char *path,
 		  const struct export_opts *opts);

@@ -8,9 +8,9 @@
 #include "common/array.h"
 #include "common/hashtab.h"
 #include "common/profile.h"
-#include "common/utf8.h"
 #include "export/firefox.h"
 #include "export/gzip_writer.h"
+#include "export/json_string.h"
 #include "export/stack_walk.h"
 
 /*
@@ -161,44 +161,15 @@ static void json__ms(struct json *j, uint64_t ns)
 	json__put(j, tmp, digits + 1);
 }
 
+static void json__put_cb(void *ctx, const void *data, size_t len)
+{
+	json__put(ctx, data, len);
+}
+
 /* @s escaped for a JSON string: quotes, backslashes and control characters, bad UTF-8 U+FFFD. */
 static void json__str_body(struct json *j, const char *s)
 {
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)s, *run = p;
-
-	for (;;) {
-		unsigned char c = *p;
-		size_t n;
-
-		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-			p++;
-			continue;
-		}
-		json__put(j, run, p - run);
-		if (!c)
-			break;
-		if (c >= 0x80) {
-			/* SIZE_MAX: @s ends at its NUL, which no sequence spans. */
-			n = utf8__char_len(p, SIZE_MAX);
-			if (n)
-				json__put(j, p, n);
-			else
-				json__lit(j, "\\ufffd");
-			p += n ? n : 1;
-		} else if (c == '"' || c == '\\') {
-			char esc[2] = { '\\', (char)c };
-
-			json__put(j, esc, 2);
-			p++;
-		} else {
-			char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
-
-			json__put(j, esc, 6);
-			p++;
-		}
-		run = p;
-	}
+	json_string__escape(s, json__put_cb, j);
 }
 
 /* @s as a JSON string. */
