@@ -1565,9 +1565,11 @@ static __always_inline void emit_process_event(__u32 type, __u32 pid, __u32 ppid
 	/*
 	 * No wakeup: the process's first sample will wake the reader, which
 	 * then finds this record before it. A process never sampled needs no
-	 * maps, and a fork-heavy target must not wake us per fork.
+	 * maps, and a fork-heavy target must not wake us per fork. But with
+	 * --alloc the new process's allocator is probed by user space, which
+	 * must hear of it at once, or miss what it allocates meanwhile.
 	 */
-	bpf_ringbuf_submit(e, wakeup_flags_full());
+	bpf_ringbuf_submit(e, alloc_rate ? BPF_RB_FORCE_WAKEUP : wakeup_flags_full());
 }
 
 /* A target's new process (not thread) becomes a target too. */
