@@ -238,9 +238,10 @@ static const char *alloc_estimated(const struct profile *p)
 }
 
 /*
- * An allocation profile's own lines, DHAT's figures: what was allocated,
- * how it was sampled and what was lost; then what was live, at the peak
- * and at the end, and what makes those figures less sure.
+ * An allocation profile's own lines, DHAT's figures: what was allocated;
+ * what was live, at the peak and at the end; how it was sampled, and what
+ * was lost or could not be watched. Three groups, so that each fits a line
+ * of the SVG's 1180 px.
  */
 static void summary__alloc(const struct profile *p, struct profile_summary *sum)
 {
@@ -266,13 +267,6 @@ static void summary__alloc(const struct profile *p, struct profile_summary *sum)
 		summary__add(sum, SUMMARY_SAMPLES,
 			     "anonymous mmap: %" PRIu64 " bytes in %" PRIu64 " mappings%s",
 			     mmap_bytes, mmap_blocks, est);
-	if (p->alloc_rate > 1)
-		summary__add(sum, SUMMARY_SAMPLES,
-			     "sampling: one sample per %" PRIu64 " bytes on average",
-			     p->alloc_rate);
-	else
-		summary__add(sum, SUMMARY_SAMPLES, "sampling: every allocation");
-	summary__add(sum, SUMMARY_SAMPLES, "sampled allocations lost: %" PRIu64, st->alloc_lost);
 
 	if (st->alloc_gmax_bytes)
 		summary__add(sum, SUMMARY_LIVE,
@@ -284,13 +278,21 @@ static void summary__alloc(const struct profile *p, struct profile_summary *sum)
 	summary__add(sum, SUMMARY_LIVE,
 		     "live at the end: %" PRIu64 " bytes in %" PRIu64 " blocks%s",
 		     st->alloc_end_bytes, st->alloc_end_blocks, est);
+
+	if (p->alloc_rate > 1)
+		summary__add(sum, SUMMARY_SAMPLING,
+			     "sampling: one sample per %" PRIu64 " bytes on average",
+			     p->alloc_rate);
+	else
+		summary__add(sum, SUMMARY_SAMPLING, "sampling: every allocation");
+	summary__add(sum, SUMMARY_SAMPLING, "sampled allocations lost: %" PRIu64, st->alloc_lost);
 	if (st->alloc_untracked)
-		summary__add(sum, SUMMARY_LIVE,
+		summary__add(sum, SUMMARY_SAMPLING,
 			     "blocks not tracked (live map full): %" PRIu64
 			     ", counted as live to the end",
 			     st->alloc_untracked);
 	if (st->alloc_foreign_frees)
-		summary__add(sum, SUMMARY_LIVE, "frees of blocks never allocated: %" PRIu64,
+		summary__add(sum, SUMMARY_SAMPLING, "frees of blocks never allocated: %" PRIu64,
 			     st->alloc_foreign_frees);
 }
 
