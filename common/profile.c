@@ -231,12 +231,77 @@ static void summary__add(struct profile_summary *sum, enum profile_summary_group
 	va_end(ap);
 }
 
-void profile__summary(const struct profile *p, struct profile_summary *sum)
+/* " (estimated)" after the figures of a sampled allocation profile, which are scaled samples. */
+static const char *alloc_estimated(const struct profile *p)
+{
+	return p->alloc_rate > 1 ? " (estimated)" : "";
+}
+
+/*
+ * An allocation profile's own lines, DHAT's figures: what was allocated;
+ * what was live, at the peak and at the end; how it was sampled, and what
+ * was lost or could not be watched. Three groups, so that each fits a line
+ * of the SVG's 1180 px.
+ */
+static void summary__alloc(const struct profile *p, struct profile_summary *sum)
+{
+	const struct profile_stats *st = &p->stats;
+	const char *est = alloc_estimated(p);
+	uint64_t mmap_bytes = 0, mmap_blocks = 0;
+	char s1[32], s2[32];
+	bool mmap = false;
+
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+
+		if (s->alloc.kind != ALLOC_MMAP)
+			continue;
+		mmap = true;
+		mmap_bytes += s->alloc.bytes;
+		mmap_blocks += s->alloc.blocks;
+	}
+	summary__add(sum, SUMMARY_SAMPLES,
+		     "allocated: %" PRIu64 " bytes in %" PRIu64 " blocks over %s s%s",
+		     st->alloc_bytes, st->alloc_blocks, seconds(s1, p->duration, 1), est);
+	if (mmap)
+		summary__add(sum, SUMMARY_SAMPLES,
+			     "anonymous mmap: %" PRIu64 " bytes in %" PRIu64 " mappings%s",
+			     mmap_bytes, mmap_blocks, est);
+
+	if (st->alloc_gmax_bytes)
+		summary__add(sum, SUMMARY_LIVE,
+			     "peak live: %" PRIu64 " bytes in %" PRIu64 " blocks at %s s%s",
+			     st->alloc_gmax_bytes, st->alloc_gmax_blocks,
+			     seconds(s2, p->alloc_gmax_ns, 3), est);
+	else
+		summary__add(sum, SUMMARY_LIVE, "peak live: 0 bytes in 0 blocks");
+	summary__add(sum, SUMMARY_LIVE,
+		     "live at the end: %" PRIu64 " bytes in %" PRIu64 " blocks%s",
+		     st->alloc_end_bytes, st->alloc_end_blocks, est);
+
+	if (p->alloc_rate > 1)
+		summary__add(sum, SUMMARY_SAMPLING,
+			     "sampling: one sample per %" PRIu64 " bytes on average",
+			     p->alloc_rate);
+	else
+		summary__add(sum, SUMMARY_SAMPLING, "sampling: every allocation");
+	summary__add(sum, SUMMARY_SAMPLING, "sampled allocations lost: %" PRIu64, st->alloc_lost);
+	if (st->alloc_untracked)
+		summary__add(sum, SUMMARY_SAMPLING,
+			     "blocks not tracked (live map full): %" PRIu64
+			     ", counted as live to the end",
+			     st->alloc_untracked);
+	if (st->alloc_foreign_frees)
+		summary__add(sum, SUMMARY_SAMPLING, "frees of blocks never allocated: %" PRIu64,
+			     st->alloc_foreign_frees);
+}
+
+/* A time profile's own lines: the samples on CPU, the intervals off CPU, what was lost. */
+static void summary__time(const struct profile *p, struct profile_summary *sum)
 {
 	const struct profile_stats *st = &p->stats;
 	char s1[32], s2[32], hz[32] = "";
 
-	sum->nr = 0;
 	if (p->freq_hz)
 		snprintf(hz, sizeof(hz), " at %" PRIu32 " Hz", p->freq_hz);
 	summary__add(sum, SUMMARY_SAMPLES, "on-CPU samples: %" PRIu64 " in %s s%s", st->samples,
@@ -251,6 +316,17 @@ void profile__summary(const struct profile *p, struct profile_summary *sum)
 		summary__add(sum, SUMMARY_SAMPLES, "intervals off CPU lost: %" PRIu64,
 			     st->lost_offcpu);
 	}
+}
+
+void profile__summary(const struct profile *p, struct profile_summary *sum)
+{
+	const struct profile_stats *st = &p->stats;
+
+	sum->nr = 0;
+	if (p->mode == PROFILE_ALLOC)
+		summary__alloc(p, sum);
+	else
+		summary__time(p, sum);
 	summary__add(sum, SUMMARY_STACKS, "truncated stacks: %" PRIu64, st->truncated);
 	summary__add(sum, SUMMARY_STACKS, "stack read errors: %" PRIu64, st->stack_errors);
 	summary__add(sum, SUMMARY_STACKS, "processes with unreadable maps: %" PRIu64,

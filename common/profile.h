@@ -298,15 +298,39 @@ uint64_t profile_sample__folded_count(const struct profile *p, const struct prof
  *     N Python
  *   DWARF units unreadable: N
  *
+ * An allocation profile (PROFILE_ALLOC) has DHAT's figures, of the heap
+ * kind, in place of the lines of samples and intervals, in three groups:
+ * what was allocated (SUMMARY_SAMPLES), what was live (SUMMARY_LIVE), how
+ * it was sampled and what was lost (SUMMARY_SAMPLING); the stack and frame
+ * lines follow them:
+ *
+ *   allocated: N bytes in N blocks over S s         (stats.alloc_bytes, _blocks)
+ *   anonymous mmap: N bytes in N mappings           (ALLOC_MMAP samples; only if any)
+ *   peak live: N bytes in N blocks at S s           (stats.alloc_gmax_*, alloc_gmax_ns;
+ *                                                    no "at" when nothing was live)
+ *   live at the end: N bytes in N blocks            (stats.alloc_end_*)
+ *   sampling: one sample per N bytes on average     (alloc_rate; with 1:
+ *                                                    "sampling: every allocation")
+ *   sampled allocations lost: N                     (stats.alloc_lost)
+ *   blocks not tracked (live map full): N, counted as live to the end
+ *                                                   (stats.alloc_untracked; only if any)
+ *   frees of blocks never allocated: N              (stats.alloc_foreign_frees; only if
+ *                                                    any, which --alloc=1 alone sees)
+ *
+ * Sampled (alloc_rate > 1), the lines of figures in bytes and blocks end
+ * in " (estimated)": they are scaled samples, not counts.
+ *
  * Counts are plain decimal numbers (no separators), times in seconds with
  * a point, whatever the locale, so scripts can read any of the outputs.
  * Each line belongs to a group; stderr and the SVG put a group on one line
  * of text. A new count is one more line in profile__summary().
  */
 enum profile_summary_group {
-	SUMMARY_SAMPLES, /* what was recorded, and what was lost */
-	SUMMARY_STACKS,	 /* how much of the stacks could be read */
-	SUMMARY_FRAMES,	 /* how well their frames were named */
+	SUMMARY_SAMPLES,  /* what was recorded, and what was lost */
+	SUMMARY_LIVE,	  /* allocations: what was live, at the peak and at the end */
+	SUMMARY_SAMPLING, /* allocations: how they were sampled, what was lost or not watched */
+	SUMMARY_STACKS,	  /* how much of the stacks could be read */
+	SUMMARY_FRAMES,	  /* how well their frames were named */
 	NR_SUMMARY_GROUPS,
 };
 

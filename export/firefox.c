@@ -212,8 +212,12 @@ struct ff_stack {
 
 /* A row of the samples table. */
 struct ff_row {
-	uint64_t time;	    /* ns since the profile's start */
-	uint64_t weight_ns; /* the time it stands for: a period on CPU, its share off CPU */
+	uint64_t time; /* ns since the profile's start */
+	/*
+	 * What it stands for: ns, a period on CPU or its share off CPU; or
+	 * (PROFILE_ALLOC) its share of the bytes its sample allocated.
+	 */
+	uint64_t weight;
 	uint32_t stack;
 	bool offcpu;
 };
@@ -574,6 +578,17 @@ static int64_t tables__stack(struct thread_tables *t, uint32_t prefix, uint32_t 
 	return t->nr_stacks++;
 }
 
+/* Append a row. 0 or -ENOMEM. */
+static int tables__add_row(struct thread_tables *t, uint64_t time, uint64_t weight, uint32_t stack,
+			   bool offcpu)
+{
+	if (array__reserve(&t->rows, &t->alloc_rows, t->nr_rows + 1, sizeof(*t->rows)))
+		return -ENOMEM;
+	t->rows[t->nr_rows++] =
+		(struct ff_row){ .time = time, .weight = weight, .stack = stack, .offcpu = offcpu };
+	return 0;
+}
+
 /*
  * Add @s's stack, root first, and one row per timestamp. 0 or -errno.
  * Sorted samples share their outer frames with the one before: the stacks
@@ -582,13 +597,17 @@ static int64_t tables__stack(struct thread_tables *t, uint32_t prefix, uint32_t 
  * is the "[truncated]" frame's stack for a truncated sample, else none.
  * An on-CPU row stands for one sampling period; the rows of intervals off
  * CPU share their total length, the remainder going to the later rows so
- * that they add up to it exactly.
+ * that they add up to it exactly; so do the rows of an allocation
+ * profile's sampled calls share the bytes of their stack. Allocations
+ * without times are one row at the first one's time, all their bytes.
  */
 static int tables__add_sample(struct thread_tables *t, const struct profile *p,
 			      const struct profile_sample *s)
 {
+	bool alloc = p->mode == PROFILE_ALLOC;
 	uint32_t n = s->nr_frames, level;
 	int64_t stack, frame;
+	uint64_t total;
 	int err;
 
 	err = stack_walk__begin(&t->walk, s, s->truncated, &level);
@@ -626,20 +645,22 @@ static int tables__add_sample(struct thread_tables *t, const struct profile *p,
 	}
 	stack_walk__end(&t->walk, s);
 
+	if (alloc && !(s->times && s->count))
+		return tables__add_row(t, s->alloc.first_ns, s->alloc.bytes, stack, false);
 	if (s->count > SIZE_MAX - t->nr_rows ||
 	    array__reserve(&t->rows, &t->alloc_rows, t->nr_rows + s->count, sizeof(*t->rows)))
 		return -ENOMEM;
+	total = alloc ? s->alloc.bytes : s->offcpu ? s->offcpu_ns : 0;
 	for (uint64_t k = 0; k < s->count; k++) {
 		struct ff_row *r = &t->rows[t->nr_rows++];
 
 		r->time = s->times ? s->times[k] : 0;
 		r->offcpu = s->offcpu;
 		r->stack = stack;
-		r->weight_ns =
-			s->offcpu ?
-				(uint64_t)((unsigned __int128)s->offcpu_ns * (k + 1) / s->count -
-					   (unsigned __int128)s->offcpu_ns * k / s->count) :
-				p->period_ns;
+		r->weight = alloc || s->offcpu ?
+				    (uint64_t)((unsigned __int128)total * (k + 1) / s->count -
+					       (unsigned __int128)total * k / s->count) :
+				    p->period_ns;
 	}
 	return 0;
 }
@@ -750,19 +771,28 @@ static void json__index(struct json *j, uint32_t v)
 /*
  * The samples table. Weighted by time (weightType "tracing-ms": each row
  * weighs the milliseconds it stands for) in off-CPU and wall-clock
- * profiles, so that the call tree's shares are shares of time; in CPU
- * profiles every row weighs one sample (weight null).
+ * profiles, so that the call tree's shares are shares of time; by bytes
+ * (weightType "bytes") in allocation profiles, whose rows have no CPU time
+ * (no threadCPUDelta); in CPU profiles every row weighs one sample (weight
+ * null).
  */
 static void json__samples(struct json *j, const struct thread_tables *t, const struct profile *p)
 {
-	bool weighted = p->mode != PROFILE_CPU;
+	bool alloc = p->mode == PROFILE_ALLOC;
 
 	json__lit(j, "\"samples\":{\"weightType\":");
-	if (weighted) {
+	if (alloc) {
+		json__lit(j, "\"bytes\",\n\"weight\":[");
+		for (size_t i = 0; i < t->nr_rows; i++) {
+			json__sep(j, i);
+			json__u64(j, t->rows[i].weight);
+		}
+		json__lit(j, "],\n");
+	} else if (p->mode != PROFILE_CPU) {
 		json__lit(j, "\"tracing-ms\",\n\"weight\":[");
 		for (size_t i = 0; i < t->nr_rows; i++) {
 			json__sep(j, i);
-			json__ms(j, t->rows[i].weight_ns);
+			json__ms(j, t->rows[i].weight);
 		}
 		json__lit(j, "],\n");
 	} else {
@@ -778,12 +808,16 @@ static void json__samples(struct json *j, const struct thread_tables *t, const s
 		json__sep(j, i);
 		json__ms(j, t->rows[i].time);
 	}
-	json__lit(j, "],\n\"threadCPUDelta\":[");
-	for (size_t i = 0; i < t->nr_rows; i++) {
-		json__sep(j, i);
-		json__u64(j, t->rows[i].offcpu ? 0 : p->period_ns);
+	json__lit(j, "]");
+	if (!alloc) {
+		json__lit(j, ",\n\"threadCPUDelta\":[");
+		for (size_t i = 0; i < t->nr_rows; i++) {
+			json__sep(j, i);
+			json__u64(j, t->rows[i].offcpu ? 0 : p->period_ns);
+		}
+		json__lit(j, "]");
 	}
-	json__lit(j, "],\"length\":");
+	json__lit(j, ",\"length\":");
 	json__u64(j, t->nr_rows);
 	json__lit(j, "},\n");
 }

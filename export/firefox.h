@@ -22,7 +22,8 @@
  * (a hand-built profile) has its rows at time 0. The "threadCPUDelta" column
  * (meta.sampleUnits: ns) gives each on-CPU row one sampling period of CPU
  * time and each row off CPU none, from which the profiler draws the CPU
- * graph and ranks threads by CPU use.
+ * graph and ranks threads by CPU use; an allocation profile's rows stand
+ * for no CPU time and have no such column.
  *
  * Weights. In a CPU profile every row counts one sample (weightType
  * "samples", weight null). In off-CPU and wall-clock profiles every row
@@ -32,6 +33,14 @@
  * length: the sample's rows split it evenly, to the nanosecond), so that
  * the call tree, flame graph and function list give shares of time, as
  * pprof's wall and offcpu values do, and a thread's total is its time.
+ * In an allocation profile (PROFILE_ALLOC) a row is a sampled call and
+ * weighs bytes (weightType "bytes", weight an integer): a sample's rows
+ * split its bytes allocated evenly (the profile keeps each stack's total,
+ * not each call's size), so the call tree's totals are bytes allocated, as
+ * folded output and pprof's alloc_space give them, heap and anonymous mmap
+ * alike, while the timeline shows when the calls were sampled; a sample
+ * without times is one row, at its first allocation (alloc.first_ns).
+ * profiler-cli reports those trees with weightType "bytes".
  *
  * Frames. Each line of a frame (its inline chain) is a frame of its own,
  * outermost first in the stack, the outermost at inlineDepth 0 and what was

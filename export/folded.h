@@ -25,7 +25,10 @@
  * - COUNT is the sum of the merged samples' counts; in a PROFILE_OFFCPU
  *   profile, microseconds off CPU (on-CPU samples are left out, as bcc's
  *   offcputime does); in a PROFILE_WALL one, microseconds of wall-clock time,
- *   on-CPU samples weighing one sampling period each.
+ *   on-CPU samples weighing one sampling period each; in a PROFILE_ALLOC
+ *   one, bytes allocated (estimated when sampled), heap blocks and anonymous
+ *   mmaps alike: a stack ends in the call that allocated (malloc, mmap ...).
+ *   Draw those with `flamegraph.pl --countname=bytes`.
  * - Lines are sorted bytewise (as `LC_ALL=C sort` sorts them), so the same
  *   samples give the same bytes in any order. Nothing else is written: no
  *   comments or statistics, which flamegraph.pl would count as bad lines.

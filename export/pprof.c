@@ -121,6 +121,7 @@ enum {
 	KEY_COMM,
 	KEY_CMDLINE,
 	KEY_CGROUP,
+	KEY_KIND, /* PROFILE_ALLOC only: "heap" or "mmap" */
 	NR_KEYS
 };
 
@@ -365,6 +366,14 @@ static int builder__sample(struct builder *b, const struct profile *p,
 		[KEY_COMM] = s->process_name,
 		[KEY_CMDLINE] = s->cmdline,
 		[KEY_CGROUP] = s->cgroup,
+		/*
+		 * On every sample of an allocation profile, so that
+		 * -tagfocus=kind=heap keeps the heap's figures, those of the
+		 * summary, and -tagroot=kind puts each kind under a root.
+		 */
+		[KEY_KIND] = p->mode != PROFILE_ALLOC	 ? NULL :
+			     s->alloc.kind == ALLOC_MMAP ? "mmap" :
+							   "heap",
 	};
 	Perftools__Profiles__Label *labels;
 	uint32_t n = s->nr_frames;
@@ -521,8 +530,8 @@ static int builder__time_types(struct builder *b, const struct profile *p)
 
 static int builder__header(struct builder *b, const struct profile *p)
 {
-	static const char *const label_keys[NR_KEYS] = { "pid",	 "tid",	    "thread",
-							 "comm", "cmdline", "cgroup" };
+	static const char *const label_keys[NR_KEYS] = { "pid",	    "tid",    "thread", "comm",
+							 "cmdline", "cgroup", "kind" };
 	Perftools__Profiles__Profile *prof = &b->prof;
 	struct profile_summary sum;
 
@@ -547,7 +556,8 @@ static int builder__header(struct builder *b, const struct profile *p)
 	prof->n_comment = sum.nr;
 	prof->comment = b->comments;
 
-	for (int i = 0; i < NR_KEYS; i++) {
+	/* "kind" only where it labels samples: a time profile's table stays as it was. */
+	for (int i = 0; i < (p->mode == PROFILE_ALLOC ? NR_KEYS : KEY_KIND); i++) {
 		b->label_keys[i] = builder__str(b, label_keys[i]);
 		if (b->label_keys[i] < 0)
 			return -ENOMEM;

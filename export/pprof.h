@@ -17,6 +17,15 @@
  * "process" and "cmdline" (the latter three only when the name or command line
  * is known).
  *
+ * An allocation profile (PROFILE_ALLOC) is a heap profile as the Go runtime
+ * writes one, which `go tool pprof` reads as such (-sample_index=alloc_space
+ * ...): sample_type [["alloc_objects","count"], ["alloc_space","bytes"],
+ * ["inuse_objects","count"], ["inuse_space","bytes"]], inuse_space the
+ * default, period_type ["space","bytes"] and period p->alloc_rate; a
+ * sample's values are its alloc figures (blocks, bytes, end_blocks,
+ * end_bytes: live at the end is "inuse"), and a str label "kind", "heap" or
+ * "mmap", on every sample (-tagfocus=kind=heap gives the heap's figures).
+ *
  * There is one Mapping per distinct `struct profile_mapping *`, one Location per
  * distinct `struct profile_frame *` (with a single Line, line 0, until the
  * symbolizer reports lines and inlined frames) and one Function per distinct

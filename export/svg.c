@@ -261,7 +261,9 @@ struct svg_writer {
 	const struct profile *p;
 	uint64_t total;
 	unsigned int height;
-	const char *unit, *unit_one; /* "samples" and "sample", or "µs" for both */
+	/* "samples" and "sample"; "µs" for both; "bytes" and "byte" (PROFILE_ALLOC) */
+	const char *unit, *unit_one;
+	bool mmap; /* PROFILE_ALLOC: the graph counts bytes of anonymous mmap too */
 	struct profile_summary sum;
 	unsigned int nr_summary; /* lines of text the summary takes: one per group */
 	char *name;		 /* a name made valid XML */
@@ -386,6 +388,30 @@ static const char *thousands(char buf[32], uint64_t v)
 		buf[j++] = digits[i];
 	}
 	buf[j] = '\0';
+	return buf;
+}
+
+/*
+ * @v bytes, at least 1 KiB, in the largest binary unit it reaches once
+ * rounded to one decimal: "70.0 MiB", and 1048575 "1.0 MiB". Integer
+ * arithmetic: no locale, no float.
+ */
+static const char *binary_size(char buf[32], uint64_t v)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	unsigned __int128 tenths;
+	int k = 0;
+
+	for (;;) {
+		unsigned int shift = 10 * (k + 1);
+
+		tenths = ((unsigned __int128)v * 10 + ((uint64_t)1 << shift) / 2) >> shift;
+		if (tenths < 10240 || k == 5)
+			break;
+		k++;
+	}
+	snprintf(buf, 32, "%" PRIu64 ".%u %s", (uint64_t)(tenths / 10), (unsigned int)(tenths % 10),
+		 units[k]);
 	return buf;
 }
 
@@ -529,8 +555,15 @@ static void svg__header(struct svg_writer *w, const struct flame *fl)
 		[PROFILE_CPU] = "CPU flame graph",
 		[PROFILE_OFFCPU] = "Off-CPU flame graph",
 		[PROFILE_WALL] = "Wall-clock flame graph",
+		[PROFILE_ALLOC] = "Allocation flame graph",
 	};
-	char total[32], elided[32];
+	static const char *const shares[] = {
+		[PROFILE_CPU] = "samples",
+		[PROFILE_OFFCPU] = "the time",
+		[PROFILE_WALL] = "the time",
+		[PROFILE_ALLOC] = "the bytes",
+	};
+	char total[32], elided[32], size[32];
 	unsigned int x = MARGIN_X, y = SUMMARY_Y;
 	unsigned int legend_y = SUMMARY_Y - 8 + w->nr_summary * SUMMARY_H;
 
@@ -553,9 +586,16 @@ static void svg__header(struct svg_writer *w, const struct flame *fl)
 		svg__printf(w, "%s samples at %u Hz", thousands(total, w->total), p->freq_hz);
 	else if (p->mode == PROFILE_CPU)
 		svg__printf(w, "%s samples", thousands(total, w->total));
+	else if (p->mode == PROFILE_ALLOC && w->total < 1024)
+		svg__printf(w, "%s bytes allocated", thousands(total, w->total));
+	else if (p->mode == PROFILE_ALLOC)
+		svg__printf(w, "%s bytes allocated (%s)", thousands(total, w->total),
+			    binary_size(size, w->total));
 	else
 		svg__printf(w, "%s %s %s", thousands(total, w->total), w->unit,
 			    p->mode == PROFILE_OFFCPU ? "off CPU" : "of wall-clock time");
+	if (w->mmap)
+		svg__puts(w, ", anonymous mmap included");
 	if (fl->elided_frames) {
 		unsigned int pct = svg__pct100(w, fl->elided_count);
 
@@ -563,7 +603,7 @@ static void svg__header(struct svg_writer *w, const struct flame *fl)
 			w,
 			"; %s frames narrower than 0.1 px not drawn, on the stacks of %u.%02u%% of %s",
 			thousands(elided, fl->elided_frames), pct / 100, pct % 100,
-			p->mode == PROFILE_CPU ? "samples" : "the time");
+			shares[p->mode]);
 	}
 	svg__puts(w, "</text>\n");
 	for (size_t i = 0; i < w->sum.nr; y += SUMMARY_H) {
@@ -648,13 +688,17 @@ int svg__write_root(const struct profile *p, FILE *out, enum profile_root root)
 		err = flame__add(&fl, &p->samples[i], count);
 		if (err)
 			goto out_free;
+		w.mmap = w.mmap ||
+			 (p->mode == PROFILE_ALLOC && p->samples[i].alloc.kind == ALLOC_MMAP);
 	}
 	err = flame__finish(&fl);
 	if (err)
 		goto out_free;
 	w.total = fl.nodes[0].count;
-	w.unit = p->mode == PROFILE_CPU ? "samples" : "\xc2\xb5s";
-	w.unit_one = p->mode == PROFILE_CPU ? "sample" : w.unit;
+	w.unit = p->mode == PROFILE_CPU	  ? "samples" :
+		 p->mode == PROFILE_ALLOC ? "bytes" :
+					    "\xc2\xb5s";
+	w.unit_one = p->mode == PROFILE_CPU ? "sample" : p->mode == PROFILE_ALLOC ? "byte" : w.unit;
 	if (w.total) {
 		err = flame__walk(&fl, NULL, w.total);
 		if (err)

@@ -8,8 +8,9 @@
  * command line there instead, or nothing, as folded__write_root() does),
  * then frames run root to leaf
  * upwards, each function inlined into a frame a frame of its own. A frame's
- * width is its share of the total in folded's unit: samples on CPU, or
- * microseconds in a PROFILE_OFFCPU (off-CPU only) or PROFILE_WALL profile.
+ * width is its share of the total in folded's unit: samples on CPU,
+ * microseconds in a PROFILE_OFFCPU (off-CPU only) or PROFILE_WALL profile,
+ * or bytes allocated in a PROFILE_ALLOC one ("Allocation flame graph").
  * Siblings are sorted by name, so the same samples in any order give the
  * same bytes.
  *

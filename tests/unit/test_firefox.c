@@ -977,6 +977,67 @@ TEST(firefox_offcpu_weights)
 	free(got);
 }
 
+static const struct profile_frame f_malloc = {
+	.address = 0x7f0000001000, FRAME_LINE(.name = "malloc", .system_name = "malloc")
+};
+static const struct profile_frame f_mmap = { .address = 0x7f0000002000,
+					     FRAME_LINE(.name = "mmap", .system_name = "mmap") };
+
+/*
+ * An allocation profile weighs rows by bytes: three sampled calls of a
+ * heap stack at 1, 2 and 3 ms share its 1000 bytes (333, 333 and 334), the
+ * one mmap call at 2.5 ms has its 8 MiB, so that the call tree gives shares
+ * of bytes, not of calls. Its rows stand for no CPU time: no
+ * threadCPUDelta, which a time profile has (firefox_offcpu_weights).
+ */
+TEST(firefox_alloc_weights)
+{
+	static const struct profile_frame *const heap[] = { &f_malloc, &f_main };
+	static const struct profile_frame *const anon[] = { &f_mmap, &f_main };
+	static const uint64_t times[] = { 1000000, 2000000, 3000000 }, mmap_time[] = { 2500000 };
+	struct profile *p = profile__new(0);
+	struct profile_sample s = { .pid = 1, .tid = 1, .nr_frames = 2, .count = 3 };
+	char *got;
+
+	CHECK(p);
+	p->mode = PROFILE_ALLOC;
+	p->alloc_rate = 524288;
+	s.frames = (const struct profile_frame **)heap;
+	s.times = (uint64_t *)times;
+	s.alloc = (struct profile_alloc){ .bytes = 1000, .blocks = 3, .first_ns = 1000000 };
+	CHECK(profile__add_sample(p, &s));
+	s.frames = (const struct profile_frame **)anon;
+	s.times = (uint64_t *)mmap_time;
+	s.count = 1;
+	s.alloc = (struct profile_alloc){
+		.kind = ALLOC_MMAP, .bytes = 8388608, .blocks = 1, .first_ns = 2500000
+	};
+	CHECK(profile__add_sample(p, &s));
+	got = firefox_string(p);
+	CHECK(got);
+	CHECK(json_valid(got));
+	CHECK(strstr(got, "\"samples\":{\"weightType\":\"bytes\",\n"
+			  "\"weight\":[333,333,8388608,334],\n"
+			  "\"stack\":[1,1,2,1],\n"
+			  "\"time\":[1,2,2.5,3],\"length\":4},\n"));
+	CHECK(!strstr(got, "threadCPUDelta\":["));
+	free(got);
+
+	/* Without times: a row for each sample, at its first allocation, with all its bytes. */
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		free(p->samples[i].times);
+		p->samples[i].times = NULL;
+	}
+	got = firefox_string(p);
+	profile__free(p);
+	CHECK(got);
+	CHECK(strstr(got, "\"samples\":{\"weightType\":\"bytes\",\n"
+			  "\"weight\":[1000,8388608],\n"
+			  "\"stack\":[1,2],\n"
+			  "\"time\":[1,2.5],\"length\":2},\n"));
+	free(got);
+}
+
 /* Bytes of the shared test profile added in @order, then sorted; NULL on failure. */
 static char *sorted_bytes(const unsigned int *order)
 {

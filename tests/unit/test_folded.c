@@ -296,6 +296,43 @@ TEST(folded_empty)
 	free(got);
 }
 
+/*
+ * An allocation profile: each line counts bytes allocated, whatever the
+ * number of sampled calls (count). The bytes, count << 32 plus the tid,
+ * pass 32 bits and tell the merged samples apart; a stack of anonymous
+ * mmap counts its bytes as well (in a recording, under the mmap call).
+ */
+TEST(folded_alloc_bytes)
+{
+	struct profile *p = export_test_profile(NULL);
+	char *got;
+
+	CHECK(p);
+	p->mode = PROFILE_ALLOC;
+	p->alloc_rate = 524288;
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		struct profile_sample *s = &p->samples[i];
+
+		s->alloc.bytes = (s->count << 32) + s->tid;
+		s->alloc.blocks = s->count;
+		s->alloc.end_bytes = s->tid;
+	}
+	CHECK_U64(p->samples[7].tid, 202);
+	p->samples[7].alloc.kind = ALLOC_MMAP;
+	got = folded_string(p);
+	profile__free(p);
+	CHECK(got);
+	CHECK_STR(got, "app;[unknown] 4294967396\n"
+		       "app;main;[unknown] 8589934693\n"
+		       "app;main;compute 51539607953\n"
+		       "app;main;compute;libfoo.so+0x1234;entry_SYSCALL_64_[k];do_syscall_64_[k] "
+		       "12884901989\n"
+		       "app;main;ns::work(int) 4294967396\n"
+		       "my_app;main;compute 17179869384\n"
+		       "my_app;main;entry_SYSCALL_64_[k];do_syscall_64_[k] 25769803978\n");
+	free(got);
+}
+
 /* A failing stream is reported, not ignored. */
 TEST(folded_write_error)
 {

@@ -778,3 +778,99 @@ TEST(pprof_offcpu_and_wall_values)
 	CHECK_U64(pp->sample[1]->value[1], 70000000);
 	perftools__profiles__profile__free_unpacked(pp, NULL);
 }
+
+/* Whether any string of @pp's table is @s. */
+static bool has_string(const Perftools__Profiles__Profile *pp, const char *s)
+{
+	for (size_t i = 0; i < pp->n_string_table; i++)
+		if (!strcmp(pp->string_table[i], s))
+			return true;
+	return false;
+}
+
+/*
+ * An allocation profile is read as Go's heap profiles are: objects and
+ * bytes allocated, then live at the end (inuse, the default), the period
+ * the sampling rate in bytes of "space"; each sample labelled with its
+ * kind, "heap" or "mmap". A time profile has no "kind" at all.
+ */
+TEST(pprof_alloc_values)
+{
+	static const char *const types[4][2] = {
+		{ "alloc_objects", "count" },
+		{ "alloc_space", "bytes" },
+		{ "inuse_objects", "count" },
+		{ "inuse_space", "bytes" },
+	};
+	struct profile *p = export_test_profile(NULL);
+	Perftools__Profiles__Profile *pp;
+	size_t mmaps = 0, heaps = 0;
+	bool values = true, kinds = true;
+
+	CHECK(p);
+	p->mode = PROFILE_ALLOC;
+	p->alloc_rate = 524288;
+	/* Every figure its own, past 32 bits; the last sample is mmap's. */
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		struct profile_sample *s = &p->samples[i];
+
+		s->alloc = (struct profile_alloc){
+			.kind = i == p->nr_samples - 1 ? ALLOC_MMAP : ALLOC_HEAP,
+			.blocks = 1000 + i,
+			.bytes = (5000000000ULL << 1) + i,
+			.end_blocks = 10 + i,
+			.end_bytes = 5000000000ULL + i,
+		};
+		if (s->alloc.kind == ALLOC_HEAP) {
+			p->stats.alloc_bytes += s->alloc.bytes;
+			p->stats.alloc_blocks += s->alloc.blocks;
+		}
+	}
+	pp = encode_and_unpack(p);
+	CHECK(pp && pp->n_sample_type == 4 && pp->period_type);
+	for (int i = 0; i < 4; i++) {
+		CHECK_STR(str_at(pp, pp->sample_type[i]->type), types[i][0]);
+		CHECK_STR(str_at(pp, pp->sample_type[i]->unit), types[i][1]);
+	}
+	CHECK_STR(str_at(pp, pp->default_sample_type), "inuse_space");
+	CHECK_STR(str_at(pp, pp->period_type->type), "space");
+	CHECK_STR(str_at(pp, pp->period_type->unit), "bytes");
+	CHECK_U64(pp->period, 524288);
+	/* The summary, in comments: an allocation profile's. */
+	CHECK(pp->n_comment > 0);
+	CHECK_STR(str_at(pp, pp->comment[0]),
+		  "allocated: 70000000021 bytes in 7021 blocks over 5.0 s (estimated)");
+	CHECK_U64(pp->n_sample, p->nr_samples);
+	for (size_t i = 0; i < pp->n_sample; i++) {
+		const Perftools__Profiles__Sample *ps = pp->sample[i];
+		const struct profile_alloc *a = &p->samples[i].alloc;
+		const Perftools__Profiles__Label *l = label_by_key(pp, ps, "kind");
+
+		values = values && ps->n_value == 4 && (uint64_t)ps->value[0] == a->blocks &&
+			 (uint64_t)ps->value[1] == a->bytes &&
+			 (uint64_t)ps->value[2] == a->end_blocks &&
+			 (uint64_t)ps->value[3] == a->end_bytes;
+		kinds = kinds && l && !l->num &&
+			!strcmp(str_at(pp, l->str), a->kind == ALLOC_MMAP ? "mmap" : "heap");
+		if (l && !strcmp(str_at(pp, l->str), "mmap"))
+			mmaps++;
+		else if (l)
+			heaps++;
+	}
+	perftools__profiles__profile__free_unpacked(pp, NULL);
+	CHECK(values);
+	CHECK(kinds);
+	CHECK_U64(mmaps, 1);
+	CHECK_U64(heaps, EXPORT_TEST_SAMPLES - 1);
+
+	p->mode = PROFILE_CPU;
+	pp = encode_and_unpack(p);
+	profile__free(p);
+	CHECK(pp && pp->n_sample == EXPORT_TEST_SAMPLES && pp->sample[0]->n_label >= 4);
+	CHECK(has_string(pp, "comm"));
+	CHECK(!has_string(pp, "kind"));
+	for (size_t i = 0; i < pp->n_sample; i++)
+		kinds = kinds && !label_by_key(pp, pp->sample[i], "kind");
+	perftools__profiles__profile__free_unpacked(pp, NULL);
+	CHECK(kinds);
+}

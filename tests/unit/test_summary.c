@@ -241,3 +241,179 @@ TEST(summary_in_svg)
 	CHECK_U64(n, 3);
 	CHECK(same);
 }
+
+/*
+ * An allocation profile sampled one per 524288 bytes: two stacks of heap
+ * blocks and one of anonymous mmap, whose figures all differ, and the
+ * losses of each kind.
+ */
+static const struct profile_frame f_malloc = { .address = 0x3000, FRAME_LINE(.name = "malloc") };
+static const struct profile_frame f_mmap = { .address = 0x4000, FRAME_LINE(.name = "mmap") };
+
+static struct profile *alloc_profile(void)
+{
+	static const struct profile_frame *const heap[] = { &f_malloc, &f_main };
+	static const struct profile_frame *const anon[] = { &f_mmap, &f_main };
+	struct profile *p = profile__new(0);
+	struct profile_sample s = { .pid = 7, .tid = 7, .nr_frames = 2 };
+
+	if (!p)
+		return NULL;
+	p->mode = PROFILE_ALLOC;
+	p->alloc_rate = 524288;
+	p->duration = 2950000000ULL;
+	p->alloc_gmax_ns = 1234567890ULL;
+	p->stats = (struct profile_stats){
+		.truncated = 11,
+		.stack_errors = 13,
+		.maps_unreadable = 1,
+		.frames = { [FRAME_LINES] = 21, [FRAME_SYMBOL] = 22 },
+		.alloc_bytes = 73400320,
+		.alloc_blocks = 1001,
+		.alloc_gmax_bytes = 41943040,
+		.alloc_gmax_blocks = 503,
+		.alloc_end_bytes = 10485760,
+		.alloc_end_blocks = 97,
+		.alloc_lost = 3,
+		.alloc_untracked = 5,
+	};
+	s.process_name = s.thread_name = strset__add(p->strings, "app");
+	s.frames = (const struct profile_frame **)heap;
+	s.count = 140;
+	s.alloc = (struct profile_alloc){ .kind = ALLOC_HEAP, .bytes = 73400320, .blocks = 1001 };
+	if (!s.process_name || !profile__add_sample(p, &s))
+		goto out_free;
+	s.frames = (const struct profile_frame **)anon;
+	s.count = 16;
+	s.alloc = (struct profile_alloc){ .kind = ALLOC_MMAP, .bytes = 8388608, .blocks = 2 };
+	if (!profile__add_sample(p, &s))
+		goto out_free;
+	return p;
+
+out_free:
+	profile__free(p);
+	return NULL;
+}
+
+static const char *const alloc_lines[] = {
+	"allocated: 73400320 bytes in 1001 blocks over 3.0 s (estimated)",
+	"anonymous mmap: 8388608 bytes in 2 mappings (estimated)",
+	"peak live: 41943040 bytes in 503 blocks at 1.235 s (estimated)",
+	"live at the end: 10485760 bytes in 97 blocks (estimated)",
+	"sampling: one sample per 524288 bytes on average",
+	"sampled allocations lost: 3",
+	"blocks not tracked (live map full): 5, counted as live to the end",
+	"truncated stacks: 11",
+	"stack read errors: 13",
+	"processes with unreadable maps: 1",
+	"frames: 21 with source lines, 22 function only, 0 unnamed, 0 unmapped, 0 JIT, 0 Python",
+	"DWARF units unreadable: 0",
+};
+
+#define NR_ALLOC_LINES (sizeof(alloc_lines) / sizeof(alloc_lines[0]))
+
+/*
+ * An allocation profile: DHAT's figures in place of samples, the heap's
+ * apart from anonymous mmap's; what was allocated, what was live, and how
+ * it was sampled, in three groups; then the stacks and frames as any
+ * profile has them.
+ */
+TEST(summary_alloc_lines)
+{
+	static const enum profile_summary_group groups[NR_ALLOC_LINES] = {
+		SUMMARY_SAMPLES,  SUMMARY_SAMPLES,  SUMMARY_LIVE,     SUMMARY_LIVE,
+		SUMMARY_SAMPLING, SUMMARY_SAMPLING, SUMMARY_SAMPLING, SUMMARY_STACKS,
+		SUMMARY_STACKS,	  SUMMARY_STACKS,   SUMMARY_FRAMES,   SUMMARY_FRAMES,
+	};
+
+	struct profile *p = alloc_profile();
+	struct profile_summary sum;
+
+	CHECK(p);
+	profile__summary(p, &sum);
+	CHECK_U64(sum.nr, NR_ALLOC_LINES);
+	for (size_t i = 0; i < NR_ALLOC_LINES; i++) {
+		CHECK_STR(sum.lines[i].text, alloc_lines[i]);
+		CHECK_U64(sum.lines[i].group, groups[i]);
+	}
+	profile__free(p);
+}
+
+/*
+ * Every allocation recorded (--alloc=1): exact figures, no "(estimated)";
+ * no mmap line without mmap samples, no line of blocks not tracked when
+ * there were none (summary_alloc_lines sees both when there are), and the
+ * frees of blocks never seen allocated when there are some.
+ */
+TEST(summary_alloc_exact)
+{
+	static const char *const lines[] = {
+		"allocated: 73400320 bytes in 1001 blocks over 3.0 s",
+		"peak live: 41943040 bytes in 503 blocks at 1.235 s",
+		"live at the end: 10485760 bytes in 97 blocks",
+		"sampling: every allocation",
+		"sampled allocations lost: 0",
+		"frees of blocks never allocated: 9",
+		"truncated stacks: 11",
+	};
+	struct profile *p = alloc_profile();
+	struct profile_summary sum;
+
+	CHECK(p);
+	CHECK_U64(p->nr_samples, 2);
+	CHECK_U64(p->samples[1].alloc.kind, ALLOC_MMAP);
+	p->samples[1].alloc.kind = ALLOC_HEAP; /* no mmap now */
+	p->alloc_rate = 1;
+	p->stats.alloc_lost = 0;
+	p->stats.alloc_untracked = 0;
+	p->stats.alloc_foreign_frees = 9;
+	profile__summary(p, &sum);
+	CHECK_U64(sum.nr, NR_ALLOC_LINES - 1);
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+		CHECK_STR(sum.lines[i].text, lines[i]);
+	CHECK_U64(sum.lines[5].group, SUMMARY_SAMPLING);
+
+	/* Nothing ever live: no time of a peak. */
+	p->stats.alloc_gmax_bytes = p->stats.alloc_gmax_blocks = 0;
+	profile__summary(p, &sum);
+	profile__free(p);
+	CHECK_STR(sum.lines[1].text, "peak live: 0 bytes in 0 blocks");
+}
+
+/*
+ * Under the SVG's title, what was allocated on one line, what was live on
+ * the next, then how it was sampled: none longer than the 163 characters
+ * of 12 px monospace (7.2 px each) that the graph's 1180 px hold.
+ */
+TEST(summary_alloc_in_svg)
+{
+	static const char *const texts[] = {
+		"allocated: 73400320 bytes in 1001 blocks over 3.0 s (estimated); anonymous mmap: "
+		"8388608 bytes in 2 mappings (estimated)",
+		"peak live: 41943040 bytes in 503 blocks at 1.235 s (estimated); live at the end: "
+		"10485760 bytes in 97 blocks (estimated)",
+		"sampling: one sample per 524288 bytes on average; sampled allocations lost: 3; blocks "
+		"not tracked (live map full): 5, counted as live to the end",
+		"truncated stacks: 11; stack read errors: 13; processes with unreadable maps: 1",
+	};
+	struct profile *p = alloc_profile();
+	char *svg = p ? export_test_string(svg__write, p, NULL) : NULL;
+	const char *at;
+	size_t n = 0;
+	bool same = true;
+
+	profile__free(p);
+	CHECK(svg);
+	for (at = strstr(svg, "<text class=\"stats\""); at;
+	     at = strstr(at + 1, "<text class=\"stats\"")) {
+		const char *start = strchr(at, '>') + 1, *end = strstr(start, "</text>");
+
+		same = same && end && end - start <= 163 &&
+		       (n >= 4 || ((size_t)(end - start) == strlen(texts[n]) &&
+				   !strncmp(start, texts[n], end - start)));
+		n++;
+	}
+	free(svg);
+	CHECK_U64(n, 5);
+	CHECK(same);
+}

@@ -639,6 +639,103 @@ TEST(svg_offcpu_and_wall)
 	free(frames);
 }
 
+static const struct profile_frame f_malloc = { .address = 0x4000, FRAME_LINE(.name = "malloc") };
+static const struct profile_frame f_mmap = { .address = 0x5000, FRAME_LINE(.name = "mmap") };
+
+/*
+ * An allocation profile: its title, frames as wide as their bytes (folded's
+ * count) with the bytes in their tooltips, the total in bytes and binary
+ * units, and that anonymous mmap counts in it when there is some.
+ */
+TEST(svg_alloc)
+{
+	const struct profile_frame *heap[] = { &f_malloc, &f_main }, *anon[] = { &f_mmap, &f_main };
+	struct profile *p = profile__new(0);
+	struct frame *frames = NULL;
+	const struct frame *f;
+	char *svg;
+	size_t nr = 0;
+
+	CHECK(p);
+	p->mode = PROFILE_ALLOC;
+	p->alloc_rate = 524288;
+	/* 70 MiB in 140 samples, 8 MiB in 2: widths follow the bytes, not the samples. */
+	CHECK(!add(p, "p", 140, heap, 2));
+	CHECK(!add(p, "p", 2, anon, 2));
+	p->samples[0].alloc = (struct profile_alloc){ .bytes = 73400320, .blocks = 1001 };
+	p->samples[1].alloc =
+		(struct profile_alloc){ .kind = ALLOC_MMAP, .bytes = 8388608, .blocks = 2 };
+	check_against_folded(p);
+	svg = export_test_string(svg__write, p, NULL);
+	CHECK(svg);
+	CHECK(strstr(svg, ">Allocation flame graph</text>"));
+	CHECK(strstr(svg,
+		     ">81,788,928 bytes allocated (78.0 MiB), anonymous mmap included</text>"));
+	CHECK(strstr(svg, "(81788928, \"bytes\", 10, 1180);"));
+	frames = parse_frames(svg, &nr);
+	free(svg);
+	CHECK(frames);
+	f = find_frame(frames, nr, "malloc");
+	CHECK(f && f->n == 73400320);
+	CHECK_STR(f->title, "malloc (user, 73,400,320 bytes, 89.74%)");
+	f = find_frame(frames, nr, "mmap");
+	CHECK(f && f->n == 8388608);
+	free(frames);
+
+	/* Heap blocks only: no word of mmap; under 1 KiB, no binary unit; one byte, "byte". */
+	p->samples[1].alloc.kind = ALLOC_HEAP;
+	p->samples[0].alloc.bytes = 1000;
+	p->samples[1].alloc.bytes = 1;
+	svg = export_test_string(svg__write, p, NULL);
+	profile__free(p);
+	CHECK(svg);
+	CHECK(strstr(svg, ">1,001 bytes allocated</text>"));
+	frames = parse_frames(svg, &nr);
+	free(svg);
+	CHECK(frames);
+	f = find_frame(frames, nr, "mmap");
+	CHECK(f && !strcmp(f->title, "mmap (user, 1 byte, 0.10%)"));
+	free(frames);
+}
+
+/* Binary units: rounded to a tenth, the largest unit the rounded size reaches, up to EiB. */
+TEST(svg_alloc_binary_units)
+{
+	static const struct {
+		uint64_t bytes;
+		const char *text;
+	} cases[] = {
+		{ 1024, ">1,024 bytes allocated (1.0 KiB)</text>" },
+		{ 1075, ">1,075 bytes allocated (1.0 KiB)</text>" },
+		{ 1076, ">1,076 bytes allocated (1.1 KiB)</text>" },
+		{ 1048524, ">1,048,524 bytes allocated (1023.9 KiB)</text>" },
+		{ 1048525, ">1,048,525 bytes allocated (1.0 MiB)</text>" },
+		{ 1048576, ">1,048,576 bytes allocated (1.0 MiB)</text>" },
+		{ 5368709120ULL, ">5,368,709,120 bytes allocated (5.0 GiB)</text>" },
+		{ UINT64_MAX, ">18,446,744,073,709,551,615 bytes allocated (16.0 EiB)</text>" },
+	};
+	const struct profile_frame *heap[] = { &f_malloc, &f_main };
+	struct profile *p = profile__new(0);
+	bool all = true;
+
+	CHECK(p);
+	p->mode = PROFILE_ALLOC;
+	CHECK(!add(p, "p", 1, heap, 2));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *svg;
+
+		p->samples[0].alloc.bytes = cases[i].bytes;
+		svg = export_test_string(svg__write, p, NULL);
+		if (!svg || !strstr(svg, cases[i].text)) {
+			test__fail(__FILE__, __LINE__, "no '%s'", cases[i].text);
+			all = false;
+		}
+		free(svg);
+	}
+	profile__free(p);
+	CHECK(all);
+}
+
 TEST(svg_empty)
 {
 	struct profile *p = profile__new(99);
