@@ -288,11 +288,11 @@ static void summary__alloc(const struct profile *p, struct profile_summary *sum)
 	summary__add(sum, SUMMARY_SAMPLING, "sampled allocations lost: %" PRIu64, st->alloc_lost);
 	if (st->alloc_untracked)
 		summary__add(sum, SUMMARY_SAMPLING,
-			     "blocks not tracked (live map full): %" PRIu64
-			     ", counted as live to the end",
+			     "frees not watched: %" PRIu64
+			     " blocks, live to the end (live map full, or a free lost)",
 			     st->alloc_untracked);
 	if (st->alloc_foreign_frees)
-		summary__add(sum, SUMMARY_SAMPLING, "frees of blocks never allocated: %" PRIu64,
+		summary__add(sum, SUMMARY_SAMPLING, "frees of blocks not seen allocated: %" PRIu64,
 			     st->alloc_foreign_frees);
 }
 

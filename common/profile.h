@@ -312,9 +312,9 @@ uint64_t profile_sample__folded_count(const struct profile *p, const struct prof
  *   sampling: one sample per N bytes on average     (alloc_rate; with 1:
  *                                                    "sampling: every allocation")
  *   sampled allocations lost: N                     (stats.alloc_lost)
- *   blocks not tracked (live map full): N, counted as live to the end
+ *   frees not watched: N blocks, live to the end (live map full, or a free lost)
  *                                                   (stats.alloc_untracked; only if any)
- *   frees of blocks never allocated: N              (stats.alloc_foreign_frees; only if
+ *   frees of blocks not seen allocated: N           (stats.alloc_foreign_frees; only if
  *                                                    any, which --alloc=1 alone sees)
  *
  * Sampled (alloc_rate > 1), the lines of figures in bytes and blocks end

@@ -143,7 +143,7 @@ if "$PROFILER" -v --alloc=1 --alloc-max-live 16 -o "$TMP/full.pb.gz" -- "$HEAP" 
 	>"$TMP/full.out" 2>"$TMP/full.err"; then
 	want=$(printed "$TMP/full.out" site70 | as_pprof | awk '{ print $1, $2 }')
 	got=$(pprof_site "$TMP/full.pb.gz" site70 | awk '{ print $1, $2 }')
-	untracked=$(summary_count "$TMP/full.err" "blocks not watched")
+	untracked=$(summary_count "$TMP/full.err" "frees not watched")
 	if [[ -n $want && $got == "$want" && ${untracked:-0} -gt 0 ]]; then
 		ok "heap profiles: a full live-block map: allocations still exact ($got), $untracked blocks counted as not watched"
 	else

@@ -302,7 +302,7 @@ static const char *const alloc_lines[] = {
 	"live at the end: 10485760 bytes in 97 blocks (estimated)",
 	"sampling: one sample per 524288 bytes on average",
 	"sampled allocations lost: 3",
-	"blocks not tracked (live map full): 5, counted as live to the end",
+	"frees not watched: 5 blocks, live to the end (live map full, or a free lost)",
 	"truncated stacks: 11",
 	"stack read errors: 13",
 	"processes with unreadable maps: 1",
@@ -353,7 +353,7 @@ TEST(summary_alloc_exact)
 		"live at the end: 10485760 bytes in 97 blocks",
 		"sampling: every allocation",
 		"sampled allocations lost: 0",
-		"frees of blocks never allocated: 9",
+		"frees of blocks not seen allocated: 9",
 		"truncated stacks: 11",
 	};
 	struct profile *p = alloc_profile();
@@ -392,8 +392,8 @@ TEST(summary_alloc_in_svg)
 		"8388608 bytes in 2 mappings (estimated)",
 		"peak live: 41943040 bytes in 503 blocks at 1.235 s (estimated); live at the end: "
 		"10485760 bytes in 97 blocks (estimated)",
-		"sampling: one sample per 524288 bytes on average; sampled allocations lost: 3; blocks "
-		"not tracked (live map full): 5, counted as live to the end",
+		"sampling: one sample per 524288 bytes on average; sampled allocations lost: 3; frees "
+		"not watched: 5 blocks, live to the end (live map full, or a free lost)",
 		"truncated stacks: 11; stack read errors: 13; processes with unreadable maps: 1",
 	};
 	struct profile *p = alloc_profile();
