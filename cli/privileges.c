@@ -121,8 +121,10 @@ static uint64_t bit(int cap)
  *  - CAP_SYSLOG: kernel addresses in /proc/kallsyms (kptr_restrict);
  *  - CAP_DAC_OVERRIDE: writing the output where root was asked to, as in a
  *    directory of the user who ran sudo;
- *  - CAP_CHOWN, CAP_KILL and CAP_PERFMON (CAP_SYS_ADMIN before Linux 5.8)
- *    only when needed (struct privilege_needs).
+ *  - CAP_CHOWN, CAP_KILL and CAP_SYS_ADMIN only when needed (struct
+ *    privilege_needs): the kernel asks CAP_SYS_ADMIN of every uprobe
+ *    (CAP_PERFMON is not enough since it was found that a uprobe can
+ *    write into a file's code).
  */
 static uint64_t needed_caps(const struct privilege_needs *needs, long last)
 {
@@ -136,7 +138,7 @@ static uint64_t needed_caps(const struct privilege_needs *needs, long last)
 	if (needs->kill)
 		keep |= bit(CAP_KILL);
 	if (needs->attach)
-		keep |= last >= CAP_PERFMON ? bit(CAP_PERFMON) : bit(CAP_SYS_ADMIN);
+		keep |= bit(CAP_SYS_ADMIN);
 	return keep;
 }
 

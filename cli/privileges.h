@@ -52,7 +52,7 @@ int invoker__become(const struct invoker *u);
 struct privilege_needs {
 	bool chown;  /* give output files to another user (CAP_CHOWN) */
 	bool kill;   /* signal a command that runs as another user (CAP_KILL) */
-	bool attach; /* attach uprobes to processes found later (CAP_PERFMON) */
+	bool attach; /* attach uprobes to processes found later (CAP_SYS_ADMIN) */
 };
 
 /*

@@ -363,7 +363,8 @@ int record(const struct options *o)
 		err = collector__add_target(c, child.pid, true);
 		if (err) {
 			pr_warn("cannot profile '%s': %s", o->command[0],
-				err == ALLOC_NO_ALLOCATOR ? ALLOC_NO_ALLOCATOR_MSG : strerror(-err));
+				err == ALLOC_NO_ALLOCATOR ? ALLOC_NO_ALLOCATOR_MSG :
+							    strerror(-err));
 			goto out;
 		}
 	}

@@ -174,7 +174,8 @@ int targets__add(struct collector *c, const struct options *o, pid_t tid_process
 			if (err == -ESRCH)
 				pr_warn("no such process %d", o->pids[i]);
 			else if (err == ALLOC_NO_ALLOCATOR)
-				pr_warn("cannot profile pid %d: %s", o->pids[i], ALLOC_NO_ALLOCATOR_MSG);
+				pr_warn("cannot profile pid %d: %s", o->pids[i],
+					ALLOC_NO_ALLOCATOR_MSG);
 			else
 				pr_warn("cannot profile pid %d: %s", o->pids[i], strerror(-err));
 			return 1;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <limits.h>
 #include <math.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -456,6 +457,8 @@ static int attach_file(struct alloc *a, struct alloc_proc *p, const char *path, 
 		err = attach_func(a, p, i, path, f, st.st_ino);
 		if (err == -ENOENT && !funcs[i].required)
 			err = 0;
+		else if (err == -ESRCH) /* it exited meanwhile: nothing to miss */
+			pr_debug("pid %d exited before its %s was probed", p->pid, funcs[i].name);
 		else if (err)
 			pr_warn("cannot probe %s in %s: %s", funcs[i].name, path, strerror(-err));
 	}
@@ -513,13 +516,22 @@ static int attach(struct alloc *a, pid_t pid, const char *exe, bool before_exec)
 int alloc__exec(struct alloc *a, pid_t pid)
 {
 	struct alloc_proc *p = hashtab__find(&a->procs, hash_mix(0, pid), proc_eq, &pid);
-	char exe[64];
+	char link[64], exe[PATH_MAX];
+	ssize_t n;
 
 	if (p && p->before_exec) {
 		p->before_exec = false; /* the exec it was probed for */
 		return 0;
 	}
-	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	/*
+	 * Its program by name, for the loader we run: it has none of our
+	 * capabilities, which /proc/PID/exe of another user's process needs.
+	 */
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -errno;
+	exe[n] = '\0';
 	return attach(a, pid, exe, false);
 }
 

@@ -1080,6 +1080,22 @@ static int complete_stacks(struct collector *c, struct event *ev)
 }
 
 /*
+ * Before an allocation's stack is unwound and named: maps of its process
+ * that hold the allocator. A program's first allocations come right after
+ * its exec, whose snapshot the dynamic linker had not yet added the C
+ * library to, and a short program exits before any later look; a snapshot
+ * taken after the record was is the newest there can be.
+ */
+static void alloc_fresh_maps(struct collector *c, const struct sample_event *e)
+{
+	struct proc_state *p = proc_state__get(c, e->pid);
+
+	if (p && (!p->snapshot_time ||
+		  (p->snapshot_time < e->time_ns && !alloc__func_address(c->alloc, p->maps, e))))
+		proc_state__snapshot(c, p);
+}
+
+/*
  * A sampled allocation, with its stacks whole: the allocation function
  * becomes its leaf, under which its caller shows, and its block is counted.
  */
@@ -1150,6 +1166,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 		if (!err)
 			err = handle_sample(c, &ev->sample);
 	} else if (ev->type == EVENT_ALLOC) {
+		if (c->alloc)
+			alloc_fresh_maps(c, &ev->sample);
 		err = c->alloc ? complete_stacks(c, ev) : 0;
 		if (!err && c->alloc)
 			err = handle_alloc(c, &ev->sample);

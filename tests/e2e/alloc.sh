@@ -47,6 +47,64 @@ as_pprof() {
 	awk '{ print $2, $1, $3, $4 }'
 }
 
+# dhat_sites FILE: "SITE tb tbk gb gbk eb ebk" for site70 and site30, each
+# the sum over the program points of DHAT file FILE with a frame of SITE.
+dhat_sites() {
+	python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for site in ("site70", "site30"):
+    sums = [0] * 6
+    for pp in d["pps"]:
+        if any(": %s (" % site in d["ftbl"][i] for i in pp["fs"]):
+            for k, key in enumerate(("tb", "tbk", "gb", "gbk", "eb", "ebk")):
+                sums[k] += pp[key]
+    print(site, *sums)
+PY
+}
+
+# 0. Against valgrind's DHAT on the same deterministic program (alloc_sites):
+# per call site, the bytes and blocks allocated, at the heap's peak and at
+# the end; and valgrind's own viewer shows our file's totals as DHAT's.
+if ! command -v valgrind >/dev/null; then
+	missing "no valgrind (tools/install-deps installs it)" "heap profiles: --alloc=1 against DHAT"
+elif ! valgrind --tool=dhat --dhat-out-file="$TMP/vg.dhat.json" "$WORKLOADS/alloc_sites" 5 \
+	2>"$TMP/vg.err"; then
+	fail "heap profiles: --alloc=1 against DHAT: valgrind failed"
+	sed 's/^/#   /' "$TMP/vg.err"
+elif ! "$PROFILER" --alloc=1 -o "$TMP/ours.dhat.json" -- "$WORKLOADS/alloc_sites" 5 \
+	2>"$TMP/ours.err"; then
+	fail "heap profiles: --alloc=1 against DHAT: the profiler failed"
+	sed 's/^/#   /' "$TMP/ours.err"
+else
+	theirs=$(dhat_sites "$TMP/vg.dhat.json") ours=$(dhat_sites "$TMP/ours.dhat.json")
+	# A precondition: DHAT saw the sites (a broken parse would make both empty).
+	if [[ $theirs == *"site70 350000 350 "* && $ours == "$theirs" ]]; then
+		ok "heap profiles: --alloc=1 against DHAT: per site, bytes and blocks in all, at t-gmax and at t-end are DHAT's ($(tr '\n' ';' <<<"$ours"))"
+	else
+		fail "heap profiles: --alloc=1 against DHAT: ours '$ours', DHAT's '$theirs'"
+	fi
+	vg=$(sed -nE 's/^==[0-9]+== (Total|At t-gmax|At t-end): +([0-9,]+) bytes in ([0-9,]+) blocks$/\2 \3/p' \
+		"$TMP/vg.err" | tr -d , | paste -sd ' ')
+	if [[ ! -f $OUTPUT/npm/node_modules/playwright-core/package.json || ! -x /usr/bin/chromium ]]; then
+		missing "no playwright-core or chromium: run 'make playwright-core' and tools/install-deps" \
+			"heap profiles: dh_view.html shows our DHAT file"
+	elif OUTPUT=$OUTPUT node "$(dirname "$0")/dh_view.js" "$TMP/ours.dhat.json" \
+		--screenshot "$TMP/ours.png" >"$TMP/view" 2>"$TMP/view.err"; then
+		view=$(awk '$1 ~ /^(total|t-gmax-total|t-end-total)$/ { printf "%s%s %s", (n++ ? " " : ""), $2, $4 }' \
+			"$TMP/view")
+		if [[ -n $vg && $view == "$vg" ]]; then
+			ok "heap profiles: dh_view.html shows our DHAT file's total, t-gmax and t-end as valgrind's DHAT counted them ($view)"
+		else
+			fail "heap profiles: dh_view.html shows '$view' for our file; valgrind counted '$vg'"
+			sed 's/^/#   /' "$TMP/view"
+		fi
+	else
+		fail "heap profiles: dh_view.html does not load our DHAT file"
+		sed 's/^/#   /' "$TMP/view.err"
+	fi
+fi
+
 # 1. Exact: every allocation, against the program's own count.
 if "$PROFILER" --alloc=1 -o "$TMP/exact.pb.gz" -o "$TMP/exact.folded" -- \
 	"$HEAP" sites 20000 >"$TMP/exact.out" 2>"$TMP/exact.err"; then
