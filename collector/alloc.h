@@ -54,7 +54,7 @@ void alloc__free(struct alloc *a);
 #define ALLOC_NO_ALLOCATOR (-ENOMSG)
 /* The one line that says so, for "cannot profile X: %s". */
 #define ALLOC_NO_ALLOCATOR_MSG                                                                     \
-	"it defines no malloc, nor does any library it loads (a static, stripped "               \
+	"it defines no malloc, nor does any library it loads (a static, stripped "                 \
 	"program?): nothing for --alloc to probe"
 
 /*
