@@ -1336,8 +1336,11 @@ static __always_inline bool alloc_sampled(__u64 size)
 	return true;
 }
 
-/* An allocation function was called: keep the call until it returns if it is sampled. */
-static __always_inline void alloc_enter(__u32 func, __u64 size, __u64 memptr)
+/*
+ * An allocation function was called: keep the call until it returns if it
+ * is sampled. Is it?
+ */
+static __always_inline bool alloc_enter(__u32 func, __u64 size, __u64 memptr)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
@@ -1345,8 +1348,8 @@ static __always_inline void alloc_enter(__u32 func, __u64 size, __u64 memptr)
 	__u8 *state;
 
 	if (!is_sample_target(id >> 32, tid, &state) || !alloc_sampled(size))
-		return;
-	bpf_map_update_elem(&alloc_calls, &tid, &call, BPF_ANY);
+		return false;
+	return !bpf_map_update_elem(&alloc_calls, &tid, &call, BPF_ANY);
 }
 
 /*
@@ -1547,6 +1550,101 @@ int BPF_KRETPROBE(alloc_ret, __u64 ret)
 {
 	alloc_return(ctx, ret);
 	return 0;
+}
+
+/*
+ * The same as uprobe sessions (Linux 6.13 on), which user space loads
+ * instead where the kernel has them: one program runs at the entry and, if
+ * the entry returned 0, at the return of the same call. A uretprobe costs
+ * as much as the probe again on every call; a session only on the calls
+ * sampled. user space sets their expected attach type (libbpf 1.1 does not
+ * know the section "uprobe.session").
+ */
+extern bool bpf_session_is_return(void) __ksym __weak;
+
+/* Entry: 0 to be called at the return too, for a sampled call. */
+static __always_inline int alloc_session(void *ctx, __u32 func, __u64 size, __u64 memptr)
+{
+	if (bpf_session_is_return()) {
+		alloc_return(ctx, PT_REGS_RC((struct pt_regs *)ctx));
+		return 0;
+	}
+	return alloc_enter(func, size, memptr) ? 0 : 1;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(alloc_s_malloc, __u64 size)
+{
+	return alloc_session(ctx, ALLOC_FUNC_MALLOC, size, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(alloc_s_calloc, __u64 nmemb, __u64 size)
+{
+	__u64 bytes = 0;
+
+	if (bpf_session_is_return() || alloc_array_size(nmemb, size, &bytes))
+		return alloc_session(ctx, ALLOC_FUNC_CALLOC, bytes, 0);
+	return 1;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(alloc_s_realloc, __u64 ptr, __u64 size)
+{
+	if (!bpf_session_is_return())
+		alloc_release(ptr);
+	return alloc_session(ctx, ALLOC_FUNC_REALLOC, size, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(alloc_s_reallocarray, __u64 ptr, __u64 nmemb, __u64 size)
+{
+	__u64 bytes = 0;
+
+	if (!bpf_session_is_return()) {
+		if (!alloc_array_size(nmemb, size, &bytes))
+			return 1;
+		alloc_release(ptr);
+	}
+	return alloc_session(ctx, ALLOC_FUNC_REALLOCARRAY, bytes, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(alloc_s_posix_memalign, __u64 memptr, __u64 align, __u64 size)
+{
+	return alloc_session(ctx, ALLOC_FUNC_POSIX_MEMALIGN, size, memptr);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(alloc_s_aligned_alloc, __u64 align, __u64 size)
+{
+	return alloc_session(ctx, ALLOC_FUNC_ALIGNED_ALLOC, size, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(alloc_s_memalign, __u64 align, __u64 size)
+{
+	return alloc_session(ctx, ALLOC_FUNC_MEMALIGN, size, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(alloc_s_valloc, __u64 size)
+{
+	return alloc_session(ctx, ALLOC_FUNC_VALLOC, size, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(alloc_s_pvalloc, __u64 size)
+{
+	return alloc_session(ctx, ALLOC_FUNC_PVALLOC, size, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(alloc_s_mmap, __u64 addr, __u64 len, __u64 prot, __u64 flags)
+{
+	if (bpf_session_is_return() || (flags & ALLOC_MAP_ANONYMOUS))
+		return alloc_session(ctx, ALLOC_FUNC_MMAP, len, 0);
+	return 1;
 }
 
 static __always_inline void emit_process_event(__u32 type, __u32 pid, __u32 ppid)

@@ -100,28 +100,6 @@ static bool proc_eq(const void *entry, const void *key)
 	return ((const struct py_proc *)entry)->pid == *(const pid_t *)key;
 }
 
-/* The bytes of @elf's code at ELF address @vaddr, @size of them, or NULL. */
-static const unsigned char *code_bytes(Elf *elf, uint64_t vaddr, uint64_t size)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_PROGBITS ||
-		    !(shdr.sh_flags & SHF_EXECINSTR) || vaddr < shdr.sh_addr ||
-		    vaddr - shdr.sh_addr > shdr.sh_size ||
-		    size > shdr.sh_size - (vaddr - shdr.sh_addr))
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data || !data->d_buf || data->d_size < shdr.sh_size)
-			return NULL;
-		return (const unsigned char *)data->d_buf + (vaddr - shdr.sh_addr);
-	}
-	return NULL;
-}
-
 /*
  * The cold parts of the function at [@start, @start + @size) of @elf: GCC
  * moves its unlikely paths (errors, deallocations) out of line, into code
@@ -134,7 +112,7 @@ static const unsigned char *code_bytes(Elf *elf, uint64_t vaddr, uint64_t size)
 static unsigned int cold_parts(struct elf_file *elf, uint64_t start, uint64_t size,
 			       uint64_t *starts, uint64_t *ends, unsigned int max)
 {
-	const unsigned char *b = code_bytes(elf_file__elf(elf), start, size);
+	const unsigned char *b = elf__code_bytes(elf_file__elf(elf), start, size);
 	const struct fde_table *fdes = elf_file__fdes(elf);
 	struct {
 		uint64_t fde;

@@ -411,3 +411,24 @@ int elf__find_symbol(Elf *elf, const char *name, uint64_t *value, uint64_t *size
 	}
 	return -ENOENT;
 }
+
+const unsigned char *elf__code_bytes(Elf *elf, uint64_t vaddr, uint64_t size)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_PROGBITS ||
+		    !(shdr.sh_flags & SHF_EXECINSTR) || vaddr < shdr.sh_addr ||
+		    vaddr - shdr.sh_addr > shdr.sh_size ||
+		    size > shdr.sh_size - (vaddr - shdr.sh_addr))
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf || data->d_size < shdr.sh_size)
+			return NULL;
+		return (const unsigned char *)data->d_buf + (vaddr - shdr.sh_addr);
+	}
+	return NULL;
+}

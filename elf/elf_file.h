@@ -108,4 +108,10 @@ int elf_file__read_build_id(int fd, char *buf, size_t size);
  */
 int elf__find_symbol(Elf *elf, const char *name, uint64_t *value, uint64_t *size);
 
+/*
+ * The @size bytes of @elf's code (an executable section's, in the file) at
+ * ELF address @vaddr, or NULL when no such section holds them all.
+ */
+const unsigned char *elf__code_bytes(Elf *elf, uint64_t vaddr, uint64_t size);
+
 #endif
