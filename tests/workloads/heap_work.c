@@ -15,6 +15,10 @@
  *   attach S   allocates 4 MiB at start (site_before), prints "ready", then
  *              for S seconds runs rounds of `sites` and frees the blocks
  *              allocated before, one per round: for -p.
+ *   churn N    N small allocations (16 to 272 bytes) and as many frees, a
+ *              thousand blocks live at a time, as allocation-heavy code
+ *              makes them: for bench/alloc-overhead, which reads the time
+ *              it prints ("seconds=S", the loop's alone).
  *
  * Printed: "site70 bytes=B blocks=N live_bytes=B live_blocks=N", the same
  * for site30 (and site_before), on stdout at the end.
@@ -152,6 +156,19 @@ int main(int argc, char **argv)
 				uncount(&s30, size - size % 3);
 			done += which < 7 ? size : size - size % 3;
 		}
+	} else if (!strcmp(mode, "churn")) {
+		static void *live[1024];
+		uint64_t rng = 88172645463325252ULL;
+		double start = now_seconds();
+
+		for (long i = 0; i < n; i++) {
+			void **slot = &live[xorshift64(&rng) % 1024];
+
+			free(*slot);
+			*slot = site70(16 + xorshift64(&rng) % 257);
+		}
+		printf("seconds=%.6f\n", now_seconds() - start);
+		return 0; /* its sizes are not counted: no figures to print */
 	} else if (!strcmp(mode, "attach")) {
 		double end;
 		long i = 0, freed = 0;
