@@ -63,7 +63,8 @@ static const struct alloc_func_desc funcs[] = {
 /* Where a process's allocation functions are: a file's inode and offsets. */
 struct alloc_proc {
 	pid_t pid;
-	bool before_exec; /* attached for the program it was about to exec */
+	bool before_exec;		  /* attached for the program it was about to exec */
+	uint64_t allocator_ino, libc_ino; /* the files probed */
 	struct bpf_link **links;
 	size_t nr_links, alloc_links;
 	int *session_fds; /* the links of its uprobe sessions */
@@ -590,6 +591,19 @@ static int attach_file(struct alloc *a, struct alloc_proc *p, const char *path, 
 	return err;
 }
 
+/* The inode of the file at @path, or 0. */
+static uint64_t file_ino(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? 0 : st.st_ino;
+}
+
+static bool same_file(const char *path, uint64_t ino)
+{
+	return ino && file_ino(path) == ino;
+}
+
 /* alloc__attach(); @before_exec: @exe is what @pid is about to exec, not what it runs. */
 static int attach(struct alloc *a, pid_t pid, const char *exe, bool before_exec)
 {
@@ -626,9 +640,21 @@ static int attach(struct alloc *a, pid_t pid, const char *exe, bool before_exec)
 		return -ENOMEM;
 	}
 	p->pid = pid;
-	/* A process that exec'd: its old probes would catch the new program's calls too. */
-	detach_proc(p);
 	p->before_exec = before_exec;
+	/*
+	 * A process that exec'd a program with the same allocator: its probes
+	 * (on the files, for its pid) hold in the new program as they did in
+	 * the old, and stay, with no gap. Else they go: they would catch the
+	 * new program's calls too.
+	 */
+	if (p->nr_links + p->nr_session_fds && same_file(paths[allocator], p->allocator_ino) &&
+	    (libc < 0 || same_file(paths[libc], p->libc_ino))) {
+		free_paths(paths, nr);
+		return 0;
+	}
+	detach_proc(p);
+	p->allocator_ino = file_ino(paths[allocator]);
+	p->libc_ino = libc >= 0 ? file_ino(paths[libc]) : 0;
 	pr_info("pid %d: allocator %s", pid, paths[allocator]);
 	err = attach_file(a, p, paths[allocator], false);
 	if (!err && libc >= 0)
