@@ -1337,26 +1337,37 @@ static __always_inline bool alloc_sampled(__u64 size)
 }
 
 /*
- * An allocation function was called: keep the call until it returns if it
- * is sampled. Is it?
+ * An allocation function was called, with @ctx: keep the call until it
+ * returns if it is sampled. Is it? Not an mmap inside a sampled call of
+ * the allocator (glibc maps large blocks itself): the block is the call's,
+ * counted as heap. The thread's sampled call is the allocator's, not one
+ * whose return never came, when its stack pointer is above this one.
  */
-static __always_inline bool alloc_enter(__u32 func, __u64 size, __u64 memptr)
+static __always_inline bool alloc_enter(void *ctx, __u32 func, __u64 size, __u64 memptr)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid(), sp = PT_REGS_SP((struct pt_regs *)ctx);
 	__u32 tid = (__u32)id;
-	struct alloc_call call = { .size = size, .memptr = memptr, .func = func };
+	struct alloc_call call = { .size = size, .memptr = memptr, .sp = sp, .func = func };
+	struct alloc_call *outer;
 	__u8 *state;
 
-	if (!is_sample_target(id >> 32, tid, &state) || !alloc_sampled(size))
+	if (!is_sample_target(id >> 32, tid, &state))
+		return false;
+	if (func == ALLOC_FUNC_MMAP && (outer = bpf_map_lookup_elem(&alloc_calls, &tid)) &&
+	    outer->sp > sp)
+		return false;
+	if (!alloc_sampled(size))
 		return false;
 	return !bpf_map_update_elem(&alloc_calls, &tid, &call, BPF_ANY);
 }
 
 /*
  * A block is freed: if it was sampled, stop watching it and say so. Any
- * other costs this one failed delete.
+ * other costs this one failed delete, and with --alloc=1 is counted if
+ * @heap: a free() of a block never seen allocated (an munmap of a file's
+ * mapping is no news).
  */
-static __always_inline void alloc_release(__u64 addr)
+static __always_inline void alloc_release(__u64 addr, bool heap)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct alloc_key key = { .pid = id >> 32, .addr = addr };
@@ -1366,7 +1377,7 @@ static __always_inline void alloc_release(__u64 addr)
 	if (!addr)
 		return;
 	if (bpf_map_delete_elem(&alloc_live, &key)) {
-		if (alloc_rate == 1 && is_sample_target(key.pid, (__u32)id, &state))
+		if (heap && alloc_rate == 1 && is_sample_target(key.pid, (__u32)id, &state))
 			stat_inc(STAT_FOREIGN_FREES);
 		return;
 	}
@@ -1397,7 +1408,8 @@ static __always_inline void alloc_return(void *ctx, __u64 ret)
 	struct sample_record *r;
 	__u8 *state;
 
-	if (!call)
+	/* Not the sampled call's return (a call inside it that was not sampled returns). */
+	if (!call || call->sp + 8 != PT_REGS_SP((struct pt_regs *)ctx))
 		return;
 	a.size = call->size;
 	a.func = call->func;
@@ -1450,7 +1462,7 @@ static __always_inline bool alloc_array_size(__u64 nmemb, __u64 size, __u64 *byt
 SEC("uprobe")
 int BPF_KPROBE(alloc_malloc, __u64 size)
 {
-	alloc_enter(ALLOC_FUNC_MALLOC, size, 0);
+	alloc_enter(ctx, ALLOC_FUNC_MALLOC, size, 0);
 	return 0;
 }
 
@@ -1460,7 +1472,7 @@ int BPF_KPROBE(alloc_calloc, __u64 nmemb, __u64 size)
 	__u64 bytes;
 
 	if (alloc_array_size(nmemb, size, &bytes))
-		alloc_enter(ALLOC_FUNC_CALLOC, bytes, 0);
+		alloc_enter(ctx, ALLOC_FUNC_CALLOC, bytes, 0);
 	return 0;
 }
 
@@ -1468,8 +1480,8 @@ int BPF_KPROBE(alloc_calloc, __u64 nmemb, __u64 size)
 SEC("uprobe")
 int BPF_KPROBE(alloc_realloc, __u64 ptr, __u64 size)
 {
-	alloc_release(ptr);
-	alloc_enter(ALLOC_FUNC_REALLOC, size, 0);
+	alloc_release(ptr, true);
+	alloc_enter(ctx, ALLOC_FUNC_REALLOC, size, 0);
 	return 0;
 }
 
@@ -1480,43 +1492,43 @@ int BPF_KPROBE(alloc_reallocarray, __u64 ptr, __u64 nmemb, __u64 size)
 
 	if (!alloc_array_size(nmemb, size, &bytes))
 		return 0; /* fails, and frees nothing */
-	alloc_release(ptr);
-	alloc_enter(ALLOC_FUNC_REALLOCARRAY, bytes, 0);
+	alloc_release(ptr, true);
+	alloc_enter(ctx, ALLOC_FUNC_REALLOCARRAY, bytes, 0);
 	return 0;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(alloc_posix_memalign, __u64 memptr, __u64 align, __u64 size)
 {
-	alloc_enter(ALLOC_FUNC_POSIX_MEMALIGN, size, memptr);
+	alloc_enter(ctx, ALLOC_FUNC_POSIX_MEMALIGN, size, memptr);
 	return 0;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(alloc_aligned_alloc, __u64 align, __u64 size)
 {
-	alloc_enter(ALLOC_FUNC_ALIGNED_ALLOC, size, 0);
+	alloc_enter(ctx, ALLOC_FUNC_ALIGNED_ALLOC, size, 0);
 	return 0;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(alloc_memalign, __u64 align, __u64 size)
 {
-	alloc_enter(ALLOC_FUNC_MEMALIGN, size, 0);
+	alloc_enter(ctx, ALLOC_FUNC_MEMALIGN, size, 0);
 	return 0;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(alloc_valloc, __u64 size)
 {
-	alloc_enter(ALLOC_FUNC_VALLOC, size, 0);
+	alloc_enter(ctx, ALLOC_FUNC_VALLOC, size, 0);
 	return 0;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(alloc_pvalloc, __u64 size)
 {
-	alloc_enter(ALLOC_FUNC_PVALLOC, size, 0);
+	alloc_enter(ctx, ALLOC_FUNC_PVALLOC, size, 0);
 	return 0;
 }
 
@@ -1526,21 +1538,21 @@ SEC("uprobe")
 int BPF_KPROBE(alloc_mmap, __u64 addr, __u64 len, __u64 prot, __u64 flags)
 {
 	if (flags & ALLOC_MAP_ANONYMOUS)
-		alloc_enter(ALLOC_FUNC_MMAP, len, 0);
+		alloc_enter(ctx, ALLOC_FUNC_MMAP, len, 0);
 	return 0;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(alloc_free, __u64 ptr)
 {
-	alloc_release(ptr);
+	alloc_release(ptr, true);
 	return 0;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(alloc_munmap, __u64 addr)
 {
-	alloc_release(addr);
+	alloc_release(addr, false);
 	return 0;
 }
 
@@ -1569,7 +1581,7 @@ static __always_inline int alloc_session(void *ctx, __u32 func, __u64 size, __u6
 		alloc_return(ctx, PT_REGS_RC((struct pt_regs *)ctx));
 		return 0;
 	}
-	return alloc_enter(func, size, memptr) ? 0 : 1;
+	return alloc_enter(ctx, func, size, memptr) ? 0 : 1;
 }
 
 SEC("uprobe")
@@ -1592,7 +1604,7 @@ SEC("uprobe")
 int BPF_KPROBE(alloc_s_realloc, __u64 ptr, __u64 size)
 {
 	if (!bpf_session_is_return())
-		alloc_release(ptr);
+		alloc_release(ptr, true);
 	return alloc_session(ctx, ALLOC_FUNC_REALLOC, size, 0);
 }
 
@@ -1604,7 +1616,7 @@ int BPF_KPROBE(alloc_s_reallocarray, __u64 ptr, __u64 nmemb, __u64 size)
 	if (!bpf_session_is_return()) {
 		if (!alloc_array_size(nmemb, size, &bytes))
 			return 1;
-		alloc_release(ptr);
+		alloc_release(ptr, true);
 	}
 	return alloc_session(ctx, ALLOC_FUNC_REALLOCARRAY, bytes, 0);
 }

@@ -347,6 +347,7 @@ enum alloc_func {
 struct alloc_call {
 	__u64 size;
 	__u64 memptr; /* posix_memalign: where the block's address is written; else 0 */
+	__u64 sp;     /* the stack pointer at its entry: its return address's */
 	__u32 func;   /* enum alloc_func */
 	__u32 pad;
 };

@@ -71,6 +71,8 @@ struct alloc_proc {
 	size_t nr_session_fds, alloc_session_fds;
 	uint64_t ino[NR_ALLOC_FUNCS];	 /* 0: not probed */
 	uint64_t offset[NR_ALLOC_FUNCS]; /* in the file */
+	/* The heap functions' code, [start, end) in the allocator file (allocator_ino). */
+	uint64_t code_start[NR_ALLOC_FUNCS], code_end[NR_ALLOC_FUNCS];
 };
 
 /* A sampled block not freed yet, in the open-addressing table below. */
@@ -526,6 +528,8 @@ static int attach_func(struct alloc *a, struct alloc_proc *p, size_t i, const ch
 	if (elf__find_symbol(elf_file__elf(f), d->name, &value, &size) || !value ||
 	    vaddr_to_offset(f, probe_point(elf_file__elf(f), value), &offset))
 		return -ENOENT;
+	if (d->func < ALLOC_FUNC_MMAP && !vaddr_to_offset(f, value, &p->code_start[d->func]))
+		p->code_end[d->func] = p->code_start[d->func] + size;
 	/* Another name of a function probed already (aligned_alloc is memalign in glibc). */
 	for (size_t k = 0; k < NR_ALLOC_FUNCS; k++)
 		if (p->ino[k] == ino && p->offset[k] == offset) {
@@ -709,6 +713,29 @@ uint64_t alloc__func_address(struct alloc *a, const struct proc_maps *maps,
 			return m->start + (offset - m->pgoff);
 	}
 	return 0;
+}
+
+bool alloc__by_allocator(struct alloc *a, const struct proc_maps *maps,
+			 const struct sample_event *e)
+{
+	pid_t pid = e->pid;
+	const struct alloc_proc *p = hashtab__find(&a->procs, hash_mix(0, pid), proc_eq, &pid);
+
+	if (!p || !maps || e->alloc_func != ALLOC_FUNC_MMAP)
+		return false;
+	/* Its callers: return addresses, each in the call before it. */
+	for (uint16_t i = 0; i < e->stack.nr_user; i++) {
+		const struct proc_map *m = proc_maps__find(maps, e->stack.user[i] - (i > 0));
+		uint64_t off;
+
+		if (!m || !m->file || m->file->ino != p->allocator_ino)
+			continue;
+		off = e->stack.user[i] - (i > 0) - m->start + m->pgoff;
+		for (int f = 0; f < ALLOC_FUNC_MMAP; f++)
+			if (off >= p->code_start[f] && off < p->code_end[f])
+				return true;
+	}
+	return false;
 }
 
 static uint64_t live_hash(uint32_t pid, uint64_t addr)

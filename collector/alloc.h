@@ -81,6 +81,14 @@ void alloc__detach(struct alloc *a);
 uint64_t alloc__func_address(struct alloc *a, const struct proc_maps *maps,
 			     const struct sample_event *e);
 
+/*
+ * Is @e an anonymous mmap that the allocator made (glibc's malloc maps
+ * large blocks)? Its callers in @maps hold a heap function's frame: the
+ * block is counted as heap already, and must not be twice.
+ */
+bool alloc__by_allocator(struct alloc *a, const struct proc_maps *maps,
+			 const struct sample_event *e);
+
 /* Count the sampled block of @e, whose stack is @s. 0 or -ENOMEM. */
 int alloc__add(struct alloc *a, struct stack_entry *s, const struct sample_event *e);
 

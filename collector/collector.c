@@ -136,6 +136,7 @@ struct collector {
 	uint64_t start_mono, start_real, stop_mono;
 	uint64_t malformed;	      /* records too short or with impossible counts */
 	uint64_t unknown_allocs;      /* sampled blocks counted in no stack: the table was full */
+	uint64_t allocator_mmaps;     /* anonymous mmaps the allocator made: heap blocks already */
 	struct event event;	      /* the record being handled: too big for the stack */
 	struct unwinder *unwinder;    /* NULL with CALL_GRAPH_FP */
 	uint64_t nr_leaf_repaired;    /* samples given the caller that frame pointers skipped */
@@ -1118,6 +1119,10 @@ static int handle_alloc(struct collector *c, struct sample_event *e)
 		return -ENOMEM;
 	if (!p->snapshot_time)
 		proc_state__snapshot(c, p);
+	if (alloc__by_allocator(c->alloc, p->maps, e)) {
+		c->allocator_mmaps++;
+		return 0;
+	}
 	leaf = alloc__func_address(c->alloc, p->maps, e);
 	if (leaf && st->nr_kernel == 0) {
 		if (st->nr_user == PROFILE_MAX_STACK) {
@@ -1688,8 +1693,13 @@ int collector__run(struct collector *c)
 		err = offcpu_under_way(c, c->stop_mono, NULL);
 	if (!err && c->opts.thread_cpu)
 		err = read_thread_cpu(c);
-	if (c->alloc)
+	if (c->alloc) {
 		alloc__finish(c->alloc, c->stop_mono);
+		if (c->allocator_mmaps)
+			pr_info("alloc: %llu anonymous mmaps made by the allocator, for heap blocks "
+				"counted as such",
+				(unsigned long long)c->allocator_mmaps);
+	}
 	if (c->err)
 		err = c->err;
 	if (err)

@@ -11,11 +11,14 @@ require_bpf "heap profiles"
 
 HEAP=$WORKLOADS/heap_work
 
-# pprof_site FILE FUNC: each sample type's sum (space-separated, in the
-# profile's order) over the samples with a frame of FUNC (inlined or not),
-# from `go tool pprof -raw`; nothing when pprof cannot read FILE.
+# pprof_site FILE FUNC [PPROF_ARGS...]: each sample type's sum
+# (space-separated, in the profile's order) over the samples with a frame of
+# FUNC (inlined or not) that PPROF_ARGS keep, from `go tool pprof -raw`;
+# nothing when pprof cannot read FILE.
 pprof_site() {
-	pprof -raw "$1" 2>/dev/null | awk -v f="$2" '
+	local file=$1 func=$2
+	shift 2
+	pprof -raw "$@" "$file" 2>/dev/null | awk -v f="$func" '
 		/^Samples:/ { s = 1; next }
 		/^Locations/ { s = 0; l = 1; next }
 		/^Mappings/ { l = 0 }
@@ -196,7 +199,24 @@ else
 	sed 's/^/#   /' "$TMP/child.err"
 fi
 
-# 5. Too many live blocks to watch: the ones past the limit are counted, and
+# 5. Anonymous mmap, its own kind; glibc's malloc maps a 1 MiB block itself,
+# which is a heap block, not also an mmap.
+if "$PROFILER" --alloc=1 -o "$TMP/mmap.pb.gz" -- "$HEAP" mmap >"$TMP/mmap.out" 2>"$TMP/mmap.err"; then
+	m=$(pprof_site "$TMP/mmap.pb.gz" site_mmap -tagfocus=kind=mmap | awk '{ print $2 }')
+	h=$(pprof_site "$TMP/mmap.pb.gz" site70 -tagfocus=kind=heap | awk '{ print $2 }')
+	m70=$(pprof_site "$TMP/mmap.pb.gz" site70 -tagfocus=kind=mmap | awk '{ print $2 }')
+	if [[ $m == 1048576 && $h == 1048576 && ${m70:-0} == 0 ]]; then
+		ok "heap profiles: anonymous mmap is its own kind (site_mmap $m bytes), a large malloc is heap only (site70 $h bytes)"
+	else
+		fail "heap profiles: kind=mmap under site_mmap '$m', kind=heap under site70 '$h', kind=mmap under site70 '$m70'"
+		sed 's/^/#   /' "$TMP/mmap.err"
+	fi
+else
+	fail "heap profiles: the mmap workload failed"
+	sed 's/^/#   /' "$TMP/mmap.err"
+fi
+
+# 6. Too many live blocks to watch: the ones past the limit are counted, and
 # live to the end as far as the profile can tell.
 if "$PROFILER" -v --alloc=1 --alloc-max-live 16 -o "$TMP/full.pb.gz" -- "$HEAP" sites 20000 \
 	>"$TMP/full.out" 2>"$TMP/full.err"; then
@@ -214,7 +234,7 @@ else
 	sed 's/^/#   /' "$TMP/full.err"
 fi
 
-# 6. Nothing to probe: a static, stripped program.
+# 7. Nothing to probe: a static, stripped program.
 if gcc -static -s -o "$TMP/static" -x c - <<<'#include <stdlib.h>
 int main(void) { void *volatile p = malloc(10); free(p); return 0; }' 2>/dev/null; then
 	expect "--alloc on a static, stripped program" 1 \

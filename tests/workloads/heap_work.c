@@ -15,6 +15,9 @@
  *   attach S   allocates 4 MiB at start (site_before), prints "ready", then
  *              for S seconds runs rounds of `sites` and frees the blocks
  *              allocated before, one per round: for -p.
+ *   mmap       site_mmap maps 1 MiB of anonymous memory (kept) and site70
+ *              mallocs 1 MiB, which glibc maps itself (freed): one block of
+ *              each kind.
  *   churn N    N small allocations (16 to 272 bytes) and as many frees, a
  *              thousand blocks live at a time, as allocation-heavy code
  *              makes them: for bench/alloc-overhead, which reads the time
@@ -27,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "work.h"
@@ -40,7 +44,8 @@ struct site {
 	long long bytes, blocks, live_bytes, live_blocks;
 };
 
-static struct site s70 = { "site70" }, s30 = { "site30" }, sbefore = { "site_before" };
+static struct site s70 = { "site70" }, s30 = { "site30" }, sbefore = { "site_before" },
+		   smmap = { "site_mmap" };
 static void *ring70[RING70], *ring30[RING30];
 static void *before[BEFORE_BLOCKS];
 
@@ -92,6 +97,15 @@ __attribute__((noinline)) static void *site_before(size_t n)
 	if (!p)
 		abort();
 	count(&sbefore, n);
+	return p;
+}
+
+__attribute__((noinline)) static void *site_mmap(size_t n)
+{
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p != MAP_FAILED)
+		count(&smmap, n);
 	return p;
 }
 
@@ -156,6 +170,14 @@ int main(int argc, char **argv)
 				uncount(&s30, size - size % 3);
 			done += which < 7 ? size : size - size % 3;
 		}
+	} else if (!strcmp(mode, "mmap")) {
+		void *m = site_mmap(1 << 20), *p = site70(1 << 20);
+
+		free(p);
+		uncount(&s70, 1 << 20);
+		if (m == MAP_FAILED)
+			return 1;
+		report(&smmap);
 	} else if (!strcmp(mode, "churn")) {
 		static void *live[1024];
 		uint64_t rng = 88172645463325252ULL;
