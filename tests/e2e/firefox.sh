@@ -8,7 +8,7 @@
 TESTS=("firefox: loads in profiler-cli" "firefox: thread names" "firefox: call tree of each thread"
 	"firefox: CPU time" "firefox: platform" "firefox: truncated stacks" "firefox: statistics markers"
 	"firefox --wall: the call tree weighs time" "firefox --wall: time off CPU as on stderr"
-	"firefox: folded output loads" "firefox: Python frames")
+	"firefox: folded output loads" "firefox: Python frames" "firefox --alloc: the call tree weighs bytes")
 require_bpf "${TESTS[@]}"
 
 CLI=$OUTPUT/npm/node_modules/@firefox-devtools/profiler-cli/dist/profiler-cli.js
@@ -244,5 +244,32 @@ else
 	else
 		fail "firefox: Python frames (hot70 $hot70%, hot30 $hot30%: $ratio%, expected 70±5; categories $category)"
 		head -c 2000 "$TMP/py.functions" | sed 's/^/#   /'
+	fi
+fi
+
+# A heap profile: rows weigh bytes. heap_work sites allocates 14,000,000 bytes
+# in 20,000 blocks at site70 and 12,000,000 in 40,000 at site30 (its own
+# count, printed): 54% of the bytes, 33% of the calls.
+if ! "$PROFILER" --alloc=1 -o "$TMP/alloc.json.gz" -- "$WORKLOADS/heap_work" sites 20000 \
+	>"$TMP/alloc.out" 2>"$TMP/err"; then
+	fail "firefox --alloc: the call tree weighs bytes: profiler failed"
+	sed 's/^/#   /' "$TMP/err"
+elif ! load "$TMP/alloc.json.gz" alloc; then
+	fail "firefox --alloc: the call tree weighs bytes: profiler-cli cannot load it"
+	sed 's/^/#   /' "$TMP/load"
+else
+	h=$(pq thread list --session alloc --json | js 'd.threads[0].threadHandle')
+	pq thread functions --thread "$h" --session alloc --limit 0 --json >"$TMP/alloc.functions"
+	site70=$(js "(d.functions.find(f => f.name === 'site70') || { totalPercentage: 0 }).totalPercentage.toFixed(1)" \
+		<"$TMP/alloc.functions")
+	weight=$(js 'd.weightType' <"$TMP/alloc.functions")
+	# The workload's own bytes: site70's share of all it and the C library allocated.
+	want=$(awk -F'[ =]' '/^site70 / { a = $3 } /^site30 / { b = $3 } END { if (a + b) printf "%.1f", 100 * a / (a + b) }' \
+		"$TMP/alloc.out")
+	if [[ $weight == bytes ]] && within "$site70" "$want" 1; then
+		ok "firefox --alloc: the call tree weighs bytes (weightType $weight; site70 $site70% of the bytes, the program's own count $want%)"
+	else
+		fail "firefox --alloc: the call tree weighs bytes (weightType '$weight'; site70 $site70%, expected $want±1)"
+		head -c 1500 "$TMP/alloc.functions" | sed 's/^/#   /'
 	fi
 fi
