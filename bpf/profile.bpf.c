@@ -1132,8 +1132,15 @@ static __always_inline void sample_with_copy(void *ctx, __u32 tgid, __u32 tid, _
 	if (size > sizeof(struct copy_record))
 		return;
 	count_stack_flags(r->h.flags);
-	if (bpf_ringbuf_output(&events, r, size, wakeup_flags(tgid, state)))
-		stat_inc(a ? STAT_LOST_ALLOCS : STAT_LOST_SAMPLES);
+	if (!bpf_ringbuf_output(&events, r, size, wakeup_flags(tgid, state)))
+		return;
+	stat_inc(a ? STAT_LOST_ALLOCS : STAT_LOST_SAMPLES);
+	if (a) {
+		struct alloc_key key = { .pid = tgid, .addr = a->addr };
+
+		/* Its free would name a block user space never heard of. */
+		bpf_map_delete_elem(&alloc_live, &key);
+	}
 }
 
 /*
@@ -1337,16 +1344,19 @@ static __always_inline bool alloc_sampled(__u64 size)
 }
 
 /*
- * An allocation function was called, with @ctx: keep the call until it
- * returns if it is sampled. Is it? Not an mmap inside a sampled call of
- * the allocator (glibc maps large blocks itself): the block is the call's,
- * counted as heap. The thread's sampled call is the allocator's, not one
- * whose return never came, when its stack pointer is above this one.
+ * An allocation function was called, with @ctx, for @size bytes (and
+ * @old, a realloc's block): keep the call until it returns if its return
+ * must be seen, when it is sampled or it may free a watched block. Must it?
+ * Not an mmap inside a sampled call of the allocator (glibc maps large
+ * blocks itself): the block is the call's, counted as heap. The thread's
+ * sampled call is the allocator's, not one whose return never came, when
+ * its stack pointer is above this one.
  */
-static __always_inline bool alloc_enter(void *ctx, __u32 func, __u64 size, __u64 memptr)
+static __always_inline bool alloc_enter(void *ctx, __u32 func, __u64 size, __u64 memptr, __u64 old)
 {
 	__u64 id = bpf_get_current_pid_tgid(), sp = PT_REGS_SP((struct pt_regs *)ctx);
 	__u32 tid = (__u32)id;
+	struct alloc_key key = { .pid = id >> 32, .addr = old };
 	struct alloc_call call = { .size = size, .memptr = memptr, .sp = sp, .func = func };
 	struct alloc_call *outer;
 	__u8 *state;
@@ -1356,7 +1366,10 @@ static __always_inline bool alloc_enter(void *ctx, __u32 func, __u64 size, __u64
 	if (func == ALLOC_FUNC_MMAP && (outer = bpf_map_lookup_elem(&alloc_calls, &tid)) &&
 	    outer->sp > sp)
 		return false;
-	if (!alloc_sampled(size))
+	call.sampled = alloc_sampled(size);
+	if (old && bpf_map_lookup_elem(&alloc_live, &key))
+		call.old = old;
+	if (!call.sampled && !call.old)
 		return false;
 	return !bpf_map_update_elem(&alloc_calls, &tid, &call, BPF_ANY);
 }
@@ -1408,17 +1421,28 @@ static __always_inline void alloc_return(void *ctx, __u64 ret)
 	struct sample_record *r;
 	__u8 *state;
 
-	/* Not the sampled call's return (a call inside it that was not sampled returns). */
+	__u64 old;
+	bool sampled;
+
+	/* Not the kept call's return (a call inside it that was not kept returns). */
 	if (!call || call->sp + 8 != PT_REGS_SP((struct pt_regs *)ctx))
 		return;
 	a.size = call->size;
 	a.func = call->func;
+	old = call->old;
+	sampled = call->sampled;
 	if (!call->memptr)
 		a.addr = ret;
 	else if (ret || bpf_probe_read_user(&a.addr, sizeof(a.addr), (void *)call->memptr))
 		a.addr = 0; /* posix_memalign failed */
 	bpf_map_delete_elem(&alloc_calls, &tid);
-	if (!a.addr || (a.func == ALLOC_FUNC_MMAP && a.addr == (__u64)-1))
+	/*
+	 * A realloc frees its block when it succeeds, or when asked for 0 bytes
+	 * (glibc frees it through free(), whose probe has released it then).
+	 */
+	if (old && (ret || !a.size))
+		alloc_release(old, false);
+	if (!sampled || !a.addr || (a.func == ALLOC_FUNC_MMAP && a.addr == (__u64)-1))
 		return; /* failed: nothing was allocated */
 	key.addr = a.addr;
 	if (bpf_map_update_elem(&alloc_live, &key, &a.size, BPF_ANY)) {
@@ -1458,105 +1482,65 @@ static __always_inline bool alloc_array_size(__u64 nmemb, __u64 size, __u64 *byt
 	return !size || n / size == nmemb;
 }
 
-/* The allocator's functions, each attached by user space to a target's allocator (alloc.c). */
-SEC("uprobe")
-int BPF_KPROBE(alloc_malloc, __u64 size)
+/* Does a memalign-family call with @align go to malloc, which counts it? */
+static __always_inline bool alloc_small_align(__u64 cookie, __u64 align)
 {
-	alloc_enter(ctx, ALLOC_FUNC_MALLOC, size, 0);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_KPROBE(alloc_calloc, __u64 nmemb, __u64 size)
-{
-	__u64 bytes;
-
-	if (alloc_array_size(nmemb, size, &bytes))
-		alloc_enter(ctx, ALLOC_FUNC_CALLOC, bytes, 0);
-	return 0;
-}
-
-/* A realloc() frees its old block and allocates a new one, even in place. */
-SEC("uprobe")
-int BPF_KPROBE(alloc_realloc, __u64 ptr, __u64 size)
-{
-	alloc_release(ptr, true);
-	alloc_enter(ctx, ALLOC_FUNC_REALLOC, size, 0);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_KPROBE(alloc_reallocarray, __u64 ptr, __u64 nmemb, __u64 size)
-{
-	__u64 bytes;
-
-	if (!alloc_array_size(nmemb, size, &bytes))
-		return 0; /* fails, and frees nothing */
-	alloc_release(ptr, true);
-	alloc_enter(ctx, ALLOC_FUNC_REALLOCARRAY, bytes, 0);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_KPROBE(alloc_posix_memalign, __u64 memptr, __u64 align, __u64 size)
-{
-	alloc_enter(ctx, ALLOC_FUNC_POSIX_MEMALIGN, size, memptr);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_KPROBE(alloc_aligned_alloc, __u64 align, __u64 size)
-{
-	alloc_enter(ctx, ALLOC_FUNC_ALIGNED_ALLOC, size, 0);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_KPROBE(alloc_memalign, __u64 align, __u64 size)
-{
-	alloc_enter(ctx, ALLOC_FUNC_MEMALIGN, size, 0);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_KPROBE(alloc_valloc, __u64 size)
-{
-	alloc_enter(ctx, ALLOC_FUNC_VALLOC, size, 0);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_KPROBE(alloc_pvalloc, __u64 size)
-{
-	alloc_enter(ctx, ALLOC_FUNC_PVALLOC, size, 0);
-	return 0;
+	return (cookie & ALLOC_COOKIE_SMALL_ALIGN_IS_MALLOC) && align <= ALLOC_SMALL_ALIGN;
 }
 
 #define ALLOC_MAP_ANONYMOUS 0x20
 
-SEC("uprobe")
-int BPF_KPROBE(alloc_mmap, __u64 addr, __u64 len, __u64 prot, __u64 flags)
+/*
+ * A call of the allocator function that the probe's cookie names, with its
+ * arguments in @ctx: must its return be seen (alloc_enter())? A free is
+ * handled here whole.
+ */
+static __always_inline bool alloc_call(struct pt_regs *ctx, __u64 cookie)
 {
-	if (flags & ALLOC_MAP_ANONYMOUS)
-		alloc_enter(ctx, ALLOC_FUNC_MMAP, len, 0);
+	__u64 a1 = PT_REGS_PARM1(ctx), a2 = PT_REGS_PARM2(ctx), a3 = PT_REGS_PARM3(ctx);
+	__u32 func = cookie & ALLOC_COOKIE_FUNC;
+	__u64 bytes = 0;
+
+	switch (func) {
+	case ALLOC_FUNC_MALLOC:
+	case ALLOC_FUNC_VALLOC:
+	case ALLOC_FUNC_PVALLOC:
+		return alloc_enter(ctx, func, a1, 0, 0);
+	case ALLOC_FUNC_CALLOC:
+		return alloc_array_size(a1, a2, &bytes) && alloc_enter(ctx, func, bytes, 0, 0);
+	case ALLOC_FUNC_REALLOC:
+		return alloc_enter(ctx, func, a2, 0, a1);
+	case ALLOC_FUNC_REALLOCARRAY: /* one that overflows fails, and frees nothing */
+		return alloc_array_size(a2, a3, &bytes) && alloc_enter(ctx, func, bytes, 0, a1);
+	case ALLOC_FUNC_POSIX_MEMALIGN:
+		return !alloc_small_align(cookie, a2) && alloc_enter(ctx, func, a3, a1, 0);
+	case ALLOC_FUNC_ALIGNED_ALLOC:
+	case ALLOC_FUNC_MEMALIGN:
+		return !alloc_small_align(cookie, a1) && alloc_enter(ctx, func, a2, 0, 0);
+	case ALLOC_FUNC_MMAP:
+		return (PT_REGS_PARM4(ctx) & ALLOC_MAP_ANONYMOUS) &&
+		       alloc_enter(ctx, func, a2, 0, 0);
+	case ALLOC_COOKIE_FREE:
+		alloc_release(a1, true);
+		return false;
+	case ALLOC_COOKIE_MUNMAP:
+		alloc_release(a1, false);
+		return false;
+	}
+	return false;
+}
+
+/*
+ * Every function of a target's allocator (alloc.c), its cookie saying
+ * which: a uprobe on each, and a uretprobe on each that allocates.
+ */
+SEC("uprobe")
+int alloc_probe(struct pt_regs *ctx)
+{
+	alloc_call(ctx, bpf_get_attach_cookie(ctx));
 	return 0;
 }
 
-SEC("uprobe")
-int BPF_KPROBE(alloc_free, __u64 ptr)
-{
-	alloc_release(ptr, true);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_KPROBE(alloc_munmap, __u64 addr)
-{
-	alloc_release(addr, false);
-	return 0;
-}
-
-/* The return of every allocation function above. */
 SEC("uretprobe")
 int BPF_KRETPROBE(alloc_ret, __u64 ret)
 {
@@ -1565,98 +1549,23 @@ int BPF_KRETPROBE(alloc_ret, __u64 ret)
 }
 
 /*
- * The same as uprobe sessions (Linux 6.13 on), which user space loads
- * instead where the kernel has them: one program runs at the entry and, if
- * the entry returned 0, at the return of the same call. A uretprobe costs
- * as much as the probe again on every call; a session only on the calls
- * sampled. user space sets their expected attach type (libbpf 1.1 does not
- * know the section "uprobe.session").
+ * The same as one uprobe session (Linux 6.13 on), which user space loads
+ * instead where the kernel has them: the program runs at the entry and, if
+ * that returned 0, at the return of the same call. A uretprobe costs as
+ * much as the probe again on every call; a session only on the calls kept.
+ * User space sets its expected attach type (libbpf 1.1 does not know the
+ * section "uprobe.session").
  */
 extern bool bpf_session_is_return(void) __ksym __weak;
 
-/* Entry: 0 to be called at the return too, for a sampled call. */
-static __always_inline int alloc_session(void *ctx, __u32 func, __u64 size, __u64 memptr)
+SEC("uprobe")
+int alloc_session(struct pt_regs *ctx)
 {
 	if (bpf_session_is_return()) {
-		alloc_return(ctx, PT_REGS_RC((struct pt_regs *)ctx));
+		alloc_return(ctx, PT_REGS_RC(ctx));
 		return 0;
 	}
-	return alloc_enter(ctx, func, size, memptr) ? 0 : 1;
-}
-
-SEC("uprobe")
-int BPF_KPROBE(alloc_s_malloc, __u64 size)
-{
-	return alloc_session(ctx, ALLOC_FUNC_MALLOC, size, 0);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(alloc_s_calloc, __u64 nmemb, __u64 size)
-{
-	__u64 bytes = 0;
-
-	if (bpf_session_is_return() || alloc_array_size(nmemb, size, &bytes))
-		return alloc_session(ctx, ALLOC_FUNC_CALLOC, bytes, 0);
-	return 1;
-}
-
-SEC("uprobe")
-int BPF_KPROBE(alloc_s_realloc, __u64 ptr, __u64 size)
-{
-	if (!bpf_session_is_return())
-		alloc_release(ptr, true);
-	return alloc_session(ctx, ALLOC_FUNC_REALLOC, size, 0);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(alloc_s_reallocarray, __u64 ptr, __u64 nmemb, __u64 size)
-{
-	__u64 bytes = 0;
-
-	if (!bpf_session_is_return()) {
-		if (!alloc_array_size(nmemb, size, &bytes))
-			return 1;
-		alloc_release(ptr, true);
-	}
-	return alloc_session(ctx, ALLOC_FUNC_REALLOCARRAY, bytes, 0);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(alloc_s_posix_memalign, __u64 memptr, __u64 align, __u64 size)
-{
-	return alloc_session(ctx, ALLOC_FUNC_POSIX_MEMALIGN, size, memptr);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(alloc_s_aligned_alloc, __u64 align, __u64 size)
-{
-	return alloc_session(ctx, ALLOC_FUNC_ALIGNED_ALLOC, size, 0);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(alloc_s_memalign, __u64 align, __u64 size)
-{
-	return alloc_session(ctx, ALLOC_FUNC_MEMALIGN, size, 0);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(alloc_s_valloc, __u64 size)
-{
-	return alloc_session(ctx, ALLOC_FUNC_VALLOC, size, 0);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(alloc_s_pvalloc, __u64 size)
-{
-	return alloc_session(ctx, ALLOC_FUNC_PVALLOC, size, 0);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(alloc_s_mmap, __u64 addr, __u64 len, __u64 prot, __u64 flags)
-{
-	if (bpf_session_is_return() || (flags & ALLOC_MAP_ANONYMOUS))
-		return alloc_session(ctx, ALLOC_FUNC_MMAP, len, 0);
-	return 1;
+	return alloc_call(ctx, bpf_get_attach_cookie(ctx)) ? 0 : 1;
 }
 
 static __always_inline void emit_process_event(__u32 type, __u32 pid, __u32 ppid)

@@ -338,6 +338,17 @@ enum alloc_func {
 	NR_ALLOC_FUNCS,
 };
 
+/*
+ * A probe's BPF cookie: which function it is on (enum alloc_func, or one
+ * of the frees below), and flags.
+ */
+#define ALLOC_COOKIE_FUNC 0xffULL
+#define ALLOC_COOKIE_FREE (NR_ALLOC_FUNCS + 0ULL)
+#define ALLOC_COOKIE_MUNMAP (NR_ALLOC_FUNCS + 1ULL)
+/* glibc's memalign family hands an alignment of 16 or less to malloc, probed too. */
+#define ALLOC_COOKIE_SMALL_ALIGN_IS_MALLOC (1ULL << 8)
+#define ALLOC_SMALL_ALIGN 16
+
 /* Drawn at random: a power of two. */
 #define ALLOC_NR_INTERVALS 1024
 /* Sampled blocks watched for their free at once, by default. */
@@ -346,10 +357,11 @@ enum alloc_func {
 /* A sampled call, from its entry to its return. */
 struct alloc_call {
 	__u64 size;
-	__u64 memptr; /* posix_memalign: where the block's address is written; else 0 */
-	__u64 sp;     /* the stack pointer at its entry: its return address's */
-	__u32 func;   /* enum alloc_func */
-	__u32 pad;
+	__u64 memptr;  /* posix_memalign: where the block's address is written; else 0 */
+	__u64 sp;      /* the stack pointer at its entry: its return address's */
+	__u64 old;     /* realloc: the watched block it was given, released if it succeeds */
+	__u32 func;    /* enum alloc_func */
+	__u32 sampled; /* its block is sent; else it only releases @old */
 };
 
 struct alloc_key {

@@ -102,12 +102,27 @@ static void die_of_signal(int sig)
 	_exit(128 + sig);
 }
 
+/* How the start line says samples are taken: "at 99 Hz", "for allocations, every one". */
+static const char *how_sampled(const struct options *o, char *buf, size_t size)
+{
+	if (o->alloc_rate == 1)
+		snprintf(buf, size, "for allocations, every one");
+	else if (o->alloc_rate)
+		snprintf(buf, size, "for allocations, one sample per %llu bytes",
+			 (unsigned long long)o->alloc_rate);
+	else
+		snprintf(buf, size, "at %u Hz", o->freq_hz);
+	return buf;
+}
+
 /*
  * "profiler: profiling pid 1234 (nginx) and its 4 descendants at 99 Hz,
  * Ctrl-C to stop". @descendants < 0: they are not followed.
  */
 static void print_targets(const struct options *o, int descendants)
 {
+	char buf[96];
+
 	fputs("profiler: profiling", stderr);
 	if (o->system_wide)
 		fputs(" every process", stderr);
@@ -131,7 +146,8 @@ static void print_targets(const struct options *o, int descendants)
 	if (descendants >= 0)
 		fprintf(stderr, " and %s %d descendant%s", o->nr_pids > 1 ? "their" : "its",
 			descendants, descendants == 1 ? "" : "s");
-	fprintf(stderr, " at %u Hz%s\n", o->freq_hz, o->duration_ns ? "" : ", Ctrl-C to stop");
+	fprintf(stderr, " %s%s\n", how_sampled(o, buf, sizeof(buf)),
+		o->duration_ns ? "" : ", Ctrl-C to stop");
 }
 
 /* The profile's summary (profile__summary()), a line per group, then what was written. */
@@ -278,7 +294,7 @@ int record(const struct options *o)
 	struct profile *p = NULL;
 	struct invoker user, *invoker = NULL;
 	struct privilege_needs needs;
-	char command_path[PATH_MAX];
+	char command_path[PATH_MAX], how[96];
 	const struct stack_table *stacks;
 	struct pseudo_frame overflow, unsampled;
 	struct stacks_opts stack_opts = { 0 };
@@ -387,8 +403,8 @@ int record(const struct options *o)
 				pr_warn("cannot execute '%s': %s", o->command[0], strerror(-err));
 			goto out;
 		}
-		fprintf(stderr, "profiler: profiling '%s' (pid %d) at %u Hz\n", o->command[0],
-			child.pid, o->freq_hz);
+		fprintf(stderr, "profiler: profiling '%s' (pid %d) %s\n", o->command[0], child.pid,
+			how_sampled(o, how, sizeof(how)));
 	} else {
 		print_targets(o, targets__add_descendants(c, o));
 	}

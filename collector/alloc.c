@@ -39,14 +39,14 @@
 /* An allocator function: where it is probed, by which program. */
 struct alloc_func_desc {
 	const char *name;
-	enum alloc_func func; /* NR_ALLOC_FUNCS: a free */
-	bool required;	      /* no allocator without it */
-	bool libc;	      /* probed in the C library, whoever allocates */
+	unsigned int func; /* enum alloc_func, or ALLOC_COOKIE_FREE or _MUNMAP */
+	bool required;	   /* no allocator without it */
+	bool libc;	   /* probed in the C library, whoever allocates */
 };
 
 static const struct alloc_func_desc funcs[] = {
 	{ "malloc", ALLOC_FUNC_MALLOC, true, false },
-	{ "free", NR_ALLOC_FUNCS, true, false },
+	{ "free", ALLOC_COOKIE_FREE, true, false },
 	{ "calloc", ALLOC_FUNC_CALLOC, false, false },
 	{ "realloc", ALLOC_FUNC_REALLOC, false, false },
 	{ "reallocarray", ALLOC_FUNC_REALLOCARRAY, false, false },
@@ -56,7 +56,7 @@ static const struct alloc_func_desc funcs[] = {
 	{ "valloc", ALLOC_FUNC_VALLOC, false, false },
 	{ "pvalloc", ALLOC_FUNC_PVALLOC, false, false },
 	{ "mmap", ALLOC_FUNC_MMAP, false, true },
-	{ "munmap", NR_ALLOC_FUNCS, false, true },
+	{ "munmap", ALLOC_COOKIE_MUNMAP, false, true },
 };
 #define NR_FUNCS (sizeof(funcs) / sizeof(funcs[0]))
 
@@ -120,31 +120,6 @@ static double exp_draw(void)
 	return -log((random() + 0.5) / ((double)RAND_MAX + 1));
 }
 
-/* The programs of funcs[@i]: its uprobe, and its uprobe session (NULL for a free). */
-static void func_progs(struct profile_bpf *skel, size_t i, struct bpf_program **probe,
-		       struct bpf_program **session)
-{
-	struct bpf_program *probes[NR_FUNCS] = {
-		skel->progs.alloc_malloc,	 skel->progs.alloc_free,
-		skel->progs.alloc_calloc,	 skel->progs.alloc_realloc,
-		skel->progs.alloc_reallocarray,	 skel->progs.alloc_posix_memalign,
-		skel->progs.alloc_aligned_alloc, skel->progs.alloc_memalign,
-		skel->progs.alloc_valloc,	 skel->progs.alloc_pvalloc,
-		skel->progs.alloc_mmap,		 skel->progs.alloc_munmap,
-	};
-	struct bpf_program *sessions[NR_FUNCS] = {
-		skel->progs.alloc_s_malloc,	   NULL,
-		skel->progs.alloc_s_calloc,	   skel->progs.alloc_s_realloc,
-		skel->progs.alloc_s_reallocarray,  skel->progs.alloc_s_posix_memalign,
-		skel->progs.alloc_s_aligned_alloc, skel->progs.alloc_s_memalign,
-		skel->progs.alloc_s_valloc,	   skel->progs.alloc_s_pvalloc,
-		skel->progs.alloc_s_mmap,	   NULL,
-	};
-
-	*probe = probes[i];
-	*session = sessions[i];
-}
-
 /* Does the kernel run uprobe sessions (Linux 6.13 on)? Its session kfunc says so. */
 static bool kernel_has_sessions(void)
 {
@@ -159,23 +134,18 @@ int alloc__configure(struct profile_bpf *skel, uint64_t rate, uint64_t max_live)
 {
 	/* Every call of --alloc=1 returns to a probe, at a uretprobe's lower cost. */
 	bool sessions = rate > 1 && kernel_has_sessions();
-	struct bpf_program *probe, *session;
 	double sum = 0;
 
 	/*
-	 * What is loaded: nothing without --alloc; else the allocation
-	 * functions' uprobe sessions where the kernel has them, their uprobes
-	 * and uretprobe where not; the frees' uprobes always.
+	 * What is loaded: nothing without --alloc; else a uprobe session
+	 * where the kernel has them, a uprobe and a uretprobe where not.
 	 */
-	for (size_t i = 0; i < NR_FUNCS; i++) {
-		func_progs(skel, i, &probe, &session);
-		bpf_program__set_autoload(probe, rate && !(sessions && session));
-		if (session && sessions)
-			bpf_program__set_expected_attach_type(session, ALLOC_UPROBE_SESSION);
-		else if (session)
-			bpf_program__set_autoload(session, false);
-	}
+	bpf_program__set_autoload(skel->progs.alloc_probe, rate && !sessions);
 	bpf_program__set_autoload(skel->progs.alloc_ret, rate && !sessions);
+	bpf_program__set_autoload(skel->progs.alloc_session, sessions);
+	if (sessions)
+		bpf_program__set_expected_attach_type(skel->progs.alloc_session,
+						      ALLOC_UPROBE_SESSION);
 	if (!rate)
 		return 0;
 	pr_debug("alloc: %s", sessions ? "uprobe sessions" : "uprobes and uretprobes");
@@ -207,7 +177,7 @@ struct alloc *alloc__new(struct profile_bpf *skel, uint64_t rate)
 		return NULL;
 	a->skel = skel;
 	a->rate = rate;
-	a->sessions = bpf_program__autoload(skel->progs.alloc_s_malloc);
+	a->sessions = bpf_program__autoload(skel->progs.alloc_session);
 	if (rate == 1 || nr_cpus <= 0)
 		return a;
 	/* Each CPU's first sampling point, drawn too: not the first byte. */
@@ -467,19 +437,27 @@ struct uprobe_multi_attr {
 	__u32 pid;
 };
 
-/* Run @prog as a uprobe session at @offset of @path in process @pid: the link's fd, or -errno. */
-static int link_session(struct bpf_program *prog, pid_t pid, const char *path, uint64_t offset)
+/*
+ * Run @prog as a uprobe session at the @nr @offsets of @path in process
+ * @pid, each with its cookie: the link's fd, or -errno. One link for all,
+ * as each costs the kernel a grace period to remove.
+ */
+static int link_session(struct bpf_program *prog, pid_t pid, const char *path,
+			const uint64_t *offsets, const uint64_t *cookies, size_t nr)
 {
-	struct uprobe_multi_attr attr = {
-		.prog_fd = bpf_program__fd(prog),
-		.attach_type = ALLOC_UPROBE_SESSION,
-		.path = (uintptr_t)path,
-		.offsets = (uintptr_t)&offset,
-		.cnt = 1,
-		.pid = pid,
-	};
-	long fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	struct uprobe_multi_attr attr;
+	long fd;
 
+	/* The kernel refuses attributes with a byte set past the fields it knows: padding too. */
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_fd = bpf_program__fd(prog);
+	attr.attach_type = ALLOC_UPROBE_SESSION;
+	attr.path = (uintptr_t)path;
+	attr.offsets = (uintptr_t)offsets;
+	attr.cookies = (uintptr_t)cookies;
+	attr.cnt = nr;
+	attr.pid = pid;
+	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 	return fd < 0 ? -errno : (int)fd;
 }
 
@@ -514,35 +492,60 @@ void alloc__detach(struct alloc *a)
 		detach_proc(p);
 }
 
-/* Probe function @i of @funcs in @path for @pid, noting where it is in @p. */
-static int attach_func(struct alloc *a, struct alloc_proc *p, size_t i, const char *path,
-		       struct elf_file *f, uint64_t ino)
+/* The probes of one file: where each function is, and its cookie. */
+struct file_probes {
+	uint64_t offsets[NR_FUNCS], cookies[NR_FUNCS];
+	bool returns[NR_FUNCS]; /* it allocates: its return is probed too */
+	size_t nr;
+};
+
+/*
+ * Where function @i of @funcs is in @f (inode @ino), into @fp unless it is
+ * another name of one there already (glibc's aligned_alloc is its
+ * memalign); noted in @p. 0 or -ENOENT.
+ */
+static int find_func(struct alloc_proc *p, size_t i, struct elf_file *f, uint64_t ino, bool glibc,
+		     struct file_probes *fp)
 {
 	const struct alloc_func_desc *d = &funcs[i];
-	LIBBPF_OPTS(bpf_uprobe_opts, opts);
-	struct bpf_program *probe, *session;
 	uint64_t value, size, offset;
-	struct bpf_link *link;
-	int err;
+	bool allocates = d->func < NR_ALLOC_FUNCS;
 
 	if (elf__find_symbol(elf_file__elf(f), d->name, &value, &size) || !value ||
 	    vaddr_to_offset(f, probe_point(elf_file__elf(f), value), &offset))
 		return -ENOENT;
-	if (d->func < ALLOC_FUNC_MMAP && !vaddr_to_offset(f, value, &p->code_start[d->func]))
-		p->code_end[d->func] = p->code_start[d->func] + size;
-	/* Another name of a function probed already (aligned_alloc is memalign in glibc). */
-	for (size_t k = 0; k < NR_ALLOC_FUNCS; k++)
-		if (p->ino[k] == ino && p->offset[k] == offset) {
-			if (d->func != NR_ALLOC_FUNCS) {
-				p->ino[d->func] = ino;
-				p->offset[d->func] = offset;
-			}
+	if (allocates) {
+		if (d->func < ALLOC_FUNC_MMAP &&
+		    !vaddr_to_offset(f, value, &p->code_start[d->func]))
+			p->code_end[d->func] = p->code_start[d->func] + size;
+		p->ino[d->func] = ino;
+		p->offset[d->func] = offset;
+	}
+	for (size_t k = 0; k < fp->nr; k++)
+		if (fp->offsets[k] == offset)
 			return 0;
-		}
-	func_progs(a->skel, i, &probe, &session);
-	if (a->sessions && session) {
-		int fd = link_session(session, p->pid, path, offset);
+	fp->offsets[fp->nr] = offset;
+	fp->cookies[fp->nr] = d->func;
+	if (glibc && (d->func == ALLOC_FUNC_POSIX_MEMALIGN || d->func == ALLOC_FUNC_ALIGNED_ALLOC ||
+		      d->func == ALLOC_FUNC_MEMALIGN))
+		fp->cookies[fp->nr] |= ALLOC_COOKIE_SMALL_ALIGN_IS_MALLOC;
+	fp->returns[fp->nr++] = allocates;
+	return 0;
+}
 
+/* Attach @fp's probes in @path for @p's process. 0 or -errno. */
+static int attach_probes(struct alloc *a, struct alloc_proc *p, const char *path,
+			 const struct file_probes *fp)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts);
+	struct bpf_link *link;
+	int err, fd;
+
+	if (!fp->nr)
+		return 0;
+	if (a->sessions) {
+		fd = link_session(a->skel->progs.alloc_session, p->pid, path, fp->offsets,
+				  fp->cookies, fp->nr);
 		if (fd < 0)
 			return fd;
 		if (array__reserve(&p->session_fds, &p->alloc_session_fds, p->nr_session_fds + 1,
@@ -551,30 +554,32 @@ static int attach_func(struct alloc *a, struct alloc_proc *p, size_t i, const ch
 			return -ENOMEM;
 		}
 		p->session_fds[p->nr_session_fds++] = fd;
-		p->ino[d->func] = ino;
-		p->offset[d->func] = offset;
 		return 0;
 	}
-	link = bpf_program__attach_uprobe_opts(probe, p->pid, path, offset, &opts);
-	if (!link)
-		return -errno;
-	err = add_link(p, link);
-	if (err || d->func == NR_ALLOC_FUNCS)
-		return err;
-	opts.retprobe = true;
-	link = bpf_program__attach_uprobe_opts(a->skel->progs.alloc_ret, p->pid, path, offset,
-					       &opts);
-	if (!link)
-		return -errno;
-	p->ino[d->func] = ino;
-	p->offset[d->func] = offset;
-	return add_link(p, link);
+	for (size_t k = 0; k < fp->nr; k++) {
+		opts.bpf_cookie = fp->cookies[k];
+		opts.retprobe = false;
+		link = bpf_program__attach_uprobe_opts(a->skel->progs.alloc_probe, p->pid, path,
+						       fp->offsets[k], &opts);
+		err = link ? add_link(p, link) : -errno;
+		if (err || !fp->returns[k])
+			continue;
+		opts.retprobe = true;
+		link = bpf_program__attach_uprobe_opts(a->skel->progs.alloc_ret, p->pid, path,
+						       fp->offsets[k], &opts);
+		err = link ? add_link(p, link) : -errno;
+		if (err)
+			return err;
+	}
+	return err;
 }
 
 /* Probe the functions of @path that @libc selects (the C library's, or the allocator's). */
 static int attach_file(struct alloc *a, struct alloc_proc *p, const char *path, bool libc)
 {
 	struct elf_file *f = elf_file__open(path);
+	struct file_probes fp = { .nr = 0 };
+	bool glibc = is_libc(path);
 	struct stat st;
 	int err = 0;
 
@@ -583,15 +588,19 @@ static int attach_file(struct alloc *a, struct alloc_proc *p, const char *path, 
 	for (size_t i = 0; i < NR_FUNCS && !err; i++) {
 		if (funcs[i].libc != libc)
 			continue;
-		err = attach_func(a, p, i, path, f, st.st_ino);
+		err = find_func(p, i, f, st.st_ino, glibc, &fp);
 		if (err == -ENOENT && !funcs[i].required)
 			err = 0;
-		else if (err == -ESRCH) /* it exited meanwhile: nothing to miss */
-			pr_debug("pid %d exited before its %s was probed", p->pid, funcs[i].name);
 		else if (err)
-			pr_warn("cannot probe %s in %s: %s", funcs[i].name, path, strerror(-err));
+			pr_debug("pid %d: no %s in %s", p->pid, funcs[i].name, path);
 	}
 	elf_file__put(f);
+	if (!err)
+		err = attach_probes(a, p, path, &fp);
+	if (err == -ESRCH) /* it exited meanwhile: nothing to miss */
+		pr_debug("pid %d exited before its allocator was probed", p->pid);
+	else if (err)
+		pr_debug("pid %d: cannot probe %s: %s", p->pid, path, strerror(-err));
 	return err;
 }
 
@@ -627,8 +636,8 @@ static int attach(struct alloc *a, pid_t pid, const char *exe, bool before_exec)
 		nr = err ? 0 : 1;
 	}
 	if (err) {
-		pr_warn("cannot find the objects of %s: %s", exe ? exe : "the process",
-			strerror(-err));
+		pr_debug("pid %d: cannot find the objects of %s: %s", pid,
+			 exe ? exe : "its program", strerror(-err));
 		free_paths(paths, nr);
 		return err;
 	}

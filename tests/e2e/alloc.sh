@@ -140,6 +140,25 @@ else
 	sed 's/^/#   /' "$TMP/exact.err"
 fi
 
+# 1b. What allocators do besides malloc and free (heap_work quirks): glibc's
+# aligned_alloc of a small alignment calls malloc (counted once), a realloc
+# that fails keeps its block, realloc(p, 0) frees it.
+if "$PROFILER" --alloc=1 -o "$TMP/quirks.pb.gz" -- "$HEAP" quirks >"$TMP/quirks.out" 2>"$TMP/quirks.err"; then
+	for site in site_aligned site70 site30; do
+		want=$(printed "$TMP/quirks.out" "$site" | as_pprof)
+		got=$(pprof_site "$TMP/quirks.pb.gz" "$site")
+		if [[ -n $want && $got == "$want" ]] && ! grep -q "not seen allocated" "$TMP/quirks.err"; then
+			ok "heap profiles: aligned_alloc, a failed realloc and realloc(p, 0): $site is the program's own count ($got), no free unaccounted"
+		else
+			fail "heap profiles: aligned_alloc, realloc: $site has '$got', the program counted '$want'"
+			sed 's/^/#   /' "$TMP/quirks.err"
+		fi
+	done
+else
+	fail "heap profiles: heap_work quirks failed"
+	sed 's/^/#   /' "$TMP/quirks.err"
+fi
+
 # 2. Sampled by bytes (the default, 512 KiB), over 8 GiB: within 5% a site.
 if "$PROFILER" --alloc -o "$TMP/sampled.pb.gz" -- "$HEAP" big 8 \
 	>"$TMP/sampled.out" 2>"$TMP/sampled.err"; then

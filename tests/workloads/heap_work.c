@@ -18,6 +18,12 @@
  *   mmap       site_mmap maps 1 MiB of anonymous memory (kept) and site70
  *              mallocs 1 MiB, which glibc maps itself (freed): one block of
  *              each kind.
+ *   quirks     what allocators do besides malloc and free: site_aligned
+ *              makes 100 aligned_alloc(16, 1000) (which glibc hands to
+ *              malloc) and 100 aligned_alloc(4096, 1000), all kept; site70
+ *              a block that a realloc fails to grow (it stays, kept); and
+ *              site30, 100 times, a calloc and realloc of 300 bytes that
+ *              realloc(p, 0) frees.
  *   churn N    N small allocations (16 to 272 bytes) and as many frees, a
  *              thousand blocks live at a time, as allocation-heavy code
  *              makes them: for bench/alloc-overhead, which reads the time
@@ -45,7 +51,7 @@ struct site {
 };
 
 static struct site s70 = { "site70" }, s30 = { "site30" }, sbefore = { "site_before" },
-		   smmap = { "site_mmap" };
+		   smmap = { "site_mmap" }, saligned = { "site_aligned" };
 static void *ring70[RING70], *ring30[RING30];
 static void *before[BEFORE_BLOCKS];
 
@@ -106,6 +112,16 @@ __attribute__((noinline)) static void *site_mmap(size_t n)
 
 	if (p != MAP_FAILED)
 		count(&smmap, n);
+	return p;
+}
+
+__attribute__((noinline)) static void *site_aligned(size_t align, size_t n)
+{
+	void *p = aligned_alloc(align, n);
+
+	if (!p)
+		abort();
+	count(&saligned, n);
 	return p;
 }
 
@@ -178,6 +194,25 @@ int main(int argc, char **argv)
 		if (m == MAP_FAILED)
 			return 1;
 		report(&smmap);
+	} else if (!strcmp(mode, "quirks")) {
+		static void *kept[201];
+		void *p;
+
+		for (int k = 0; k < 100; k++) {
+			kept[k] = site_aligned(16, 1000);
+			kept[100 + k] = site_aligned(4096, 1000);
+		}
+		kept[200] = site70(1000);
+		p = realloc(kept[200], (size_t)1 << 62); /* fails: the block is still there */
+		if (p)
+			abort();
+		for (int k = 0; k < 100; k++) {
+			p = site30(300); /* a calloc and a realloc of 300 bytes: two blocks */
+			p = realloc(p, 0);
+			uncount(&s30, 300);
+			free(p);
+		}
+		report(&saligned);
 	} else if (!strcmp(mode, "churn")) {
 		static void *live[1024];
 		uint64_t rng = 88172645463325252ULL;
