@@ -99,6 +99,7 @@ struct alloc {
 	size_t live_cap, live_nr;
 
 	double total_bytes, total_blocks; /* the heap's allocations */
+	double gone_bytes, gone_blocks;	  /* live when their process exited or exec'd */
 	/* The heap now and at its peak; whether the peak is yet to be copied (alloc.h). */
 	double cur_bytes, cur_blocks, gmax_bytes, gmax_blocks;
 	uint64_t gmax_time;
@@ -919,6 +920,42 @@ void alloc__release(struct alloc *a, const struct free_event *e)
 		sa->lifetime_ns += (double)(e->time_ns - b.time_ns) * b.blocks;
 }
 
+void alloc__exit(struct alloc *a, pid_t pid, uint64_t time_ns)
+{
+	int fd = bpf_map__fd(a->skel->maps.alloc_live);
+	size_t i = 0;
+
+	if (a->peak_pending)
+		copy_peak(a); /* the heap is about to shrink */
+	while (i < a->live_cap) {
+		struct live_block b = a->live[i];
+		struct alloc_key key = { .pid = pid, .addr = b.addr };
+		struct stack_alloc *sa;
+
+		/* Taking a block shifts others back into its slot: look at it again. */
+		if (!b.addr || b.pid != (uint32_t)pid || !live_take(a, b.pid, b.addr, &b)) {
+			i++;
+			continue;
+		}
+		bpf_map_delete_elem(fd, &key);
+		sa = &b.entry->alloc;
+		sa->cur_bytes -= b.bytes;
+		sa->cur_blocks -= b.blocks;
+		sa->gone_bytes += b.bytes;
+		sa->gone_blocks += b.blocks;
+		if (time_ns > b.time_ns)
+			sa->lifetime_ns += (double)(time_ns - b.time_ns) * b.blocks;
+		if (!sa->mmap) {
+			a->cur_bytes -= b.bytes;
+			a->cur_blocks -= b.blocks;
+			a->gone_bytes += b.bytes;
+			a->gone_blocks += b.blocks;
+			if (note_changed(a, b.entry))
+				a->peak_pending = true;
+		}
+	}
+}
+
 void alloc__finish(struct alloc *a, uint64_t end_ns)
 {
 	if (a->peak_pending)
@@ -940,8 +977,8 @@ void alloc__stats(const struct alloc *a, struct profile_stats *stats, uint64_t *
 	stats->alloc_blocks = (uint64_t)(a->total_blocks + 0.5);
 	stats->alloc_gmax_bytes = (uint64_t)(a->gmax_bytes + 0.5);
 	stats->alloc_gmax_blocks = (uint64_t)(a->gmax_blocks + 0.5);
-	stats->alloc_end_bytes = (uint64_t)(a->cur_bytes + 0.5);
-	stats->alloc_end_blocks = (uint64_t)(a->cur_blocks + 0.5);
+	stats->alloc_end_bytes = (uint64_t)(a->cur_bytes + a->gone_bytes + 0.5);
+	stats->alloc_end_blocks = (uint64_t)(a->cur_blocks + a->gone_blocks + 0.5);
 	*gmax_time = a->gmax_time;
 	values = nr_cpus > 0 ? calloc(nr_cpus, sizeof(*values)) : NULL;
 	for (__u32 k = STAT_LOST_ALLOCS; values && k <= STAT_FOREIGN_FREES; k++)

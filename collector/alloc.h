@@ -95,6 +95,14 @@ int alloc__add(struct alloc *a, struct stack_entry *s, const struct sample_event
 /* A sampled block was freed. */
 void alloc__release(struct alloc *a, const struct free_event *e);
 
+/*
+ * Process @pid exited, or exec'd, at @time_ns (CLOCK_MONOTONIC): its blocks
+ * still live are not any more, but count as live at the end for their
+ * stacks (as leaked, in DHAT's words), and no longer in the heap's live
+ * total.
+ */
+void alloc__exit(struct alloc *a, pid_t pid, uint64_t time_ns);
+
 /* The recording ended at @end_ns (CLOCK_MONOTONIC): what is live now is live at the end. */
 void alloc__finish(struct alloc *a, uint64_t end_ns);
 

@@ -76,7 +76,8 @@ struct target {
 	pid_t pid;
 	int pidfd; /* readable once the process has exited; -1 if pidfd_open() is missing */
 	bool exited;
-	bool child; /* the command we started: reap it */
+	bool child;	    /* the command we started: reap it */
+	bool alloc_pending; /* exited: its blocks to be released (--alloc) */
 };
 
 /*
@@ -899,6 +900,9 @@ static int handle_process_event(struct collector *c, const struct process_event 
 	if (!p)
 		return 0;
 	pr_debug("pid %u exec'd", e->pid);
+	/* The old program's blocks went with it (its records came before this one). */
+	if (c->alloc)
+		alloc__exit(c->alloc, e->pid, e->time_ns);
 	if (c->alloc && alloc__exec(c->alloc, e->pid))
 		pr_debug("pid %u: its allocations after the exec are not sampled", e->pid);
 	if (c->python)
@@ -1433,6 +1437,15 @@ static bool targets_alive(struct collector *c)
 	for (size_t i = 0; i < c->nr_targets; i++) {
 		struct target *t = &c->targets[i];
 
+		/*
+		 * --alloc: the blocks of a process seen exited in the last look
+		 * are not live any more. Its records all came before its exit,
+		 * and a drain since has handled them.
+		 */
+		if (t->exited && t->alloc_pending && c->alloc) {
+			alloc__exit(c->alloc, t->pid, clock_ns(CLOCK_MONOTONIC));
+			t->alloc_pending = false;
+		}
 		if (t->exited)
 			continue;
 		if (target__running(t, &c->child_status)) {
@@ -1441,6 +1454,7 @@ static bool targets_alive(struct collector *c)
 		}
 		pr_debug("pid %d exited", t->pid);
 		t->exited = true;
+		t->alloc_pending = c->alloc != NULL;
 		p = proc_state__find(c, t->pid);
 		if (p)
 			p->followed = false;

@@ -40,10 +40,11 @@ struct stack_alloc {
 	double cur_bytes, cur_blocks;	/* live now (at the end, once finished) */
 	double max_bytes, max_blocks;	/* live at this stack's own peak */
 	double gmax_bytes, gmax_blocks; /* live at the heap's last peak copied */
-	double lifetime_ns;	    /* the lifetimes of its blocks freed, and at the end of all */
-	uint64_t first_ns, last_ns; /* CLOCK_MONOTONIC of its first and last sampled block */
-	bool mmap;		    /* anonymous mmap, not heap */
-	bool changed;		    /* since the heap's last peak was copied (alloc.c) */
+	double lifetime_ns; /* the lifetimes of its blocks freed, and at the end of all */
+	double gone_bytes, gone_blocks; /* live when their process exited or exec'd */
+	uint64_t first_ns, last_ns;	/* CLOCK_MONOTONIC of its first and last sampled block */
+	bool mmap;			/* anonymous mmap, not heap */
+	bool changed;			/* since the heap's last peak was copied (alloc.c) */
 };
 
 struct stack_entry {

@@ -218,6 +218,25 @@ else
 	sed 's/^/#   /' "$TMP/child.err"
 fi
 
+# 4b. Processes that exit with their blocks: three in turn, each leaking 1 MiB.
+# Live at the end, for their stacks (as DHAT counts what a program leaks),
+# but not live together: the heap's peak is one process's.
+if "$PROFILER" --alloc=1 -o "$TMP/leak.pb.gz" -- sh -c \
+	"'$HEAP' leak >/dev/null; '$HEAP' leak >/dev/null; '$HEAP' leak >/dev/null" 2>"$TMP/leak.err"; then
+	peak=$(sed -nE 's/.*peak live: ([0-9]+) bytes.*/\1/p' "$TMP/leak.err")
+	end=$(sed -nE 's/.*live at the end: ([0-9]+) bytes.*/\1/p' "$TMP/leak.err")
+	if [[ ${end:-0} -ge $((3 << 20)) && ${peak:-0} -ge $((1 << 20)) && ${peak:-0} -lt $((2 << 20)) ]]; then
+		ok "heap profiles: three processes leaking 1 MiB each in turn: live at the end $end bytes, peak $peak"
+	else
+		fail "heap profiles: three processes leaking 1 MiB in turn: live at the end '$end', peak '$peak'" \
+			"(expected >= 3 MiB, and 1 to 2 MiB)"
+		sed 's/^/#   /' "$TMP/leak.err"
+	fi
+else
+	fail "heap profiles: three leaking processes: the profiler failed"
+	sed 's/^/#   /' "$TMP/leak.err"
+fi
+
 # 5. Anonymous mmap, its own kind; glibc's malloc maps a 1 MiB block itself,
 # which is a heap block, not also an mmap.
 if "$PROFILER" --alloc=1 -o "$TMP/mmap.pb.gz" -- "$HEAP" mmap >"$TMP/mmap.out" 2>"$TMP/mmap.err"; then

@@ -24,6 +24,8 @@
  *              a block that a realloc fails to grow (it stays, kept); and
  *              site30, 100 times, a calloc and realloc of 300 bytes that
  *              realloc(p, 0) frees.
+ *   leak       after 0.2 s, site70 mallocs 1 MiB and the program exits
+ *              without freeing it.
  *   churn N    N small allocations (16 to 272 bytes) and as many frees, a
  *              thousand blocks live at a time, as allocation-heavy code
  *              makes them: for bench/alloc-overhead, which reads the time
@@ -213,6 +215,9 @@ int main(int argc, char **argv)
 			free(p);
 		}
 		report(&saligned);
+	} else if (!strcmp(mode, "leak")) {
+		usleep(200000);
+		memset(site70(1 << 20), 1, 1 << 20);
 	} else if (!strcmp(mode, "churn")) {
 		static void *live[1024];
 		uint64_t rng = 88172645463325252ULL;
