@@ -247,16 +247,87 @@ static bool is_libc(const char *path)
 	       !strncmp(base, "libc.musl", 9) || !strncmp(base, "ld-musl", 7);
 }
 
-/* The objects a command will load, in load order, from `ld.so --list`: a list of paths. */
-static int loader_list(const char *exe, char ***paths, size_t *nr)
+/*
+ * The variables of @pid's environment (0: ours) that decide which objects
+ * the dynamic linker loads, LD_PRELOAD and LD_LIBRARY_PATH, into @env
+ * (NULL-ended, room for 3), copied into @buf: all the loader we run is
+ * given. Not LD_AUDIT and the like, which would run code in it.
+ */
+static void loader_env(pid_t pid, char *buf, size_t size, char **env)
 {
-	char *argv[] = { (char *)SYSTEM_LOADER, (char *)"--list", (char *)exe, NULL };
+	static const char *const names[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=" };
 	extern char **environ;
+	char from[32768], path[64];
+	size_t nr = 0, used = 0, len = 0;
+	ssize_t got;
+	int fd;
+
+	env[0] = NULL;
+	if (pid) {
+		snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		got = fd < 0 ? -1 : read(fd, from, sizeof(from) - 1);
+		if (fd >= 0)
+			close(fd);
+		len = got > 0 ? (size_t)got : 0;
+		from[len] = '\0';
+	}
+	for (size_t i = 0; i < 2; i++) {
+		const char *v = NULL;
+
+		if (!pid) {
+			for (char **e = environ; *e && !v; e++)
+				if (!strncmp(*e, names[i], strlen(names[i])))
+					v = *e;
+		} else {
+			for (size_t at = 0; at < len && !v; at += strlen(from + at) + 1)
+				if (!strncmp(from + at, names[i], strlen(names[i])))
+					v = from + at;
+		}
+		if (!v || strlen(v) + 1 > size - used)
+			continue;
+		env[nr++] = strcpy(buf + used, v);
+		env[nr] = NULL;
+		used += strlen(v) + 1;
+	}
+}
+
+/*
+ * The program that runs when @exe is exec'd: itself, or the interpreter
+ * its "#!" line names (one level), into @buf.
+ */
+static const char *exec_target(const char *exe, char *buf, size_t size)
+{
+	char line[256];
+	ssize_t n;
+	int fd = open(exe, O_RDONLY | O_CLOEXEC);
+
+	n = fd < 0 ? -1 : read(fd, line, sizeof(line) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n < 3 || line[0] != '#' || line[1] != '!')
+		return exe;
+	line[n] = '\0';
+	n = strspn(line + 2, " \t");
+	snprintf(buf, size, "%.*s", (int)strcspn(line + 2 + n, " \t\n"), line + 2 + n);
+	return *buf == '/' ? buf : exe;
+}
+
+/*
+ * The objects a command will load, in load order, from `ld.so --list`, a
+ * list of paths: of @exe, or the interpreter of a script, with @pid's
+ * environment (0: ours).
+ */
+static int loader_list(const char *exe, pid_t pid, char ***paths, size_t *nr)
+{
+	char interp[PATH_MAX], env_buf[8192], *env[3];
+	char *argv[] = { (char *)SYSTEM_LOADER, (char *)"--list",
+			 (char *)exec_target(exe, interp, sizeof(interp)), NULL };
 	posix_spawn_file_actions_t fa;
 	size_t len = 0, alloc = 0, alloc_paths = 0;
 	char *out = NULL, *line, *save;
 	int pipefd[2], status, err;
-	pid_t pid;
+	pid_t child;
 	ssize_t n;
 
 	*paths = NULL;
@@ -267,7 +338,8 @@ static int loader_list(const char *exe, char ***paths, size_t *nr)
 	posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
 	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
 	/* The loader maps the objects and prints them; it runs none of their code. */
-	err = posix_spawn(&pid, SYSTEM_LOADER, &fa, NULL, argv, environ);
+	loader_env(pid, env_buf, sizeof(env_buf), env);
+	err = posix_spawn(&child, SYSTEM_LOADER, &fa, NULL, argv, env);
 	posix_spawn_file_actions_destroy(&fa);
 	close(pipefd[1]);
 	if (err) {
@@ -285,7 +357,7 @@ static int loader_list(const char *exe, char ***paths, size_t *nr)
 		len += n;
 	}
 	close(pipefd[0]);
-	waitpid(pid, &status, 0);
+	waitpid(child, &status, 0);
 	if (err || !out) {
 		free(out);
 		return err ? err : -ENOMEM;
@@ -681,7 +753,9 @@ static int attach(struct alloc *a, pid_t pid, const char *exe, bool before_exec)
 	bool added;
 	int err;
 
-	err = exe ? loader_list(exe, &paths, &nr) : mapped_objects(pid, &paths, &nr);
+	/* A command not started yet has our environment; another, its own. */
+	err = exe ? loader_list(exe, before_exec ? 0 : pid, &paths, &nr) :
+		    mapped_objects(pid, &paths, &nr);
 	if (!err && exe && !nr) {
 		/* A static program (or one the system loader does not know): itself only. */
 		paths = malloc(sizeof(*paths));

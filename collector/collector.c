@@ -135,13 +135,14 @@ struct collector {
 	size_t nr_snapshots, alloc_snapshots;
 
 	uint64_t start_mono, start_real, stop_mono;
-	uint64_t malformed;	      /* records too short or with impossible counts */
-	uint64_t unknown_allocs;      /* sampled blocks counted in no stack: the table was full */
-	uint64_t allocator_mmaps;     /* anonymous mmaps the allocator made: heap blocks already */
-	struct event event;	      /* the record being handled: too big for the stack */
-	struct unwinder *unwinder;    /* NULL with CALL_GRAPH_FP */
-	uint64_t nr_leaf_repaired;    /* samples given the caller that frame pointers skipped */
-	uint64_t nr_unwound;	      /* samples unwound from a copy of the stack, here */
+	uint64_t malformed;	   /* records too short or with impossible counts */
+	uint64_t unknown_allocs;   /* sampled blocks counted in no stack: the table was full */
+	uint64_t allocator_mmaps;  /* anonymous mmaps the allocator made: heap blocks already */
+	uint64_t alloc_unprobed;   /* processes forked or exec'd whose allocator was not probed */
+	struct event event;	   /* the record being handled: too big for the stack */
+	struct unwinder *unwinder; /* NULL with CALL_GRAPH_FP */
+	uint64_t nr_leaf_repaired; /* samples given the caller that frame pointers skipped */
+	uint64_t nr_unwound;	   /* samples unwound from a copy of the stack, here */
 	uint64_t nr_unwind_truncated; /* ... whose unwinding stopped short of the outermost frame */
 	uint64_t unwind_ns;	      /* CLOCK_MONOTONIC time spent unwinding them */
 	uint64_t nr_offcpu;	      /* intervals off CPU received */
@@ -889,8 +890,10 @@ static int handle_process_event(struct collector *c, const struct process_event 
 			return 0;
 		err = add_target(c, e->pid, false, false);
 		/* Probed late: what it allocates before this is missed. */
-		if (!err && c->alloc && alloc__attach(c->alloc, e->pid, NULL))
+		if (!err && c->alloc && alloc__attach(c->alloc, e->pid, NULL)) {
 			pr_debug("pid %u: its allocations are not sampled", e->pid);
+			c->alloc_unprobed++;
+		}
 		/* Gone already: it left nothing to follow. */
 		return err == -ESRCH ? 0 : err;
 	}
@@ -903,8 +906,10 @@ static int handle_process_event(struct collector *c, const struct process_event 
 	/* The old program's blocks went with it (its records came before this one). */
 	if (c->alloc)
 		alloc__exit(c->alloc, e->pid, e->time_ns);
-	if (c->alloc && alloc__exec(c->alloc, e->pid))
+	if (c->alloc && alloc__exec(c->alloc, e->pid)) {
 		pr_debug("pid %u: its allocations after the exec are not sampled", e->pid);
+		c->alloc_unprobed++;
+	}
 	if (c->python)
 		python__exec(c->python, e->pid);
 	proc_state__snapshot(c, p);
@@ -1713,6 +1718,11 @@ int collector__run(struct collector *c)
 			pr_info("alloc: %llu anonymous mmaps made by the allocator, for heap blocks "
 				"counted as such",
 				(unsigned long long)c->allocator_mmaps);
+		if (c->alloc_unprobed)
+			pr_warn("%llu processes the targets started or exec'd were gone, or had no "
+				"malloc, before their allocator could be probed: their allocations "
+				"are not in the profile",
+				(unsigned long long)c->alloc_unprobed);
 	}
 	if (c->err)
 		err = c->err;
