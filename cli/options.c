@@ -659,7 +659,15 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 		return fail(err, size,
 			    "nothing to profile: give -p PID, -- COMMAND, -a, -t or --cgroup");
 
-	return output_formats(o, format, err, size);
+	if (output_formats(o, format, err, size))
+		return -EINVAL;
+	for (size_t i = 0; i < o->nr_outputs; i++)
+		if (o->outputs[i].format == EXPORT_DHAT && !o->alloc_rate)
+			return fail(err, size,
+				    "DHAT's format (%s) holds allocations: add --alloc, or choose "
+				    "another format",
+				    o->outputs[i].path);
+	return 0;
 }
 
 void options__release(struct options *o)

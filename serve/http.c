@@ -78,9 +78,9 @@ enum http_route http_route(const char *method, const char *path, const char *sec
 		return HTTP_BAD_REQUEST;
 	}
 	s->format = format ? export_format__from_name(format) : EXPORT_PPROF;
-	if (s->format == EXPORT_NONE) {
-		snprintf(why, size, "format=%.32s: expected one of %s", format,
-			 export_format__names());
+	/* DHAT's format holds allocations, which the agent does not record. */
+	if (s->format == EXPORT_NONE || s->format == EXPORT_DHAT) {
+		snprintf(why, size, "format=%.32s: expected pprof, folded, svg or firefox", format);
 		return HTTP_BAD_REQUEST;
 	}
 	return HTTP_PROFILE;

@@ -284,3 +284,5 @@ fi
 expect "--alloc with -a" 2 "alloc probes the allocator of given processes" --alloc -a -d 1
 expect "--alloc with --off-cpu" 2 "cannot be combined with --off-cpu" --alloc --off-cpu -- true
 expect "--alloc=0" 2 "invalid --alloc '0'" --alloc=0 -- true
+expect "a DHAT output without --alloc" 2 "DHAT's format \(x.dhat.json\) holds allocations: add --alloc" \
+	-o x.dhat.json -- true

@@ -63,6 +63,12 @@ TEST(serve_route_rejects)
 	CHECK_U64(http_route("GET", "/debug/pprof/profile", "5", "xml", &s, why, sizeof(why)),
 		  HTTP_BAD_REQUEST);
 	CHECK(strstr(why, "format=xml"));
+	/* A format the agent's profiles cannot be written in: DHAT's, of allocations. */
+	CHECK_U64(http_route("GET", "/debug/pprof/profile", "5", "dhat", &s, why, sizeof(why)),
+		  HTTP_BAD_REQUEST);
+	CHECK(strstr(why, "format=dhat"));
+	CHECK_U64(http_route("GET", "/debug/pprof/profile", "5", "svg", &s, why, sizeof(why)),
+		  HTTP_PROFILE);
 	CHECK_U64(route("GET", "/debug/pprof/heap", NULL, NULL, &s), HTTP_NOT_FOUND);
 	CHECK_U64(route("GET", "/debug/pprof/profile/", NULL, NULL, &s), HTTP_NOT_FOUND);
 	CHECK_U64(route("POST", "/debug/pprof/profile", NULL, NULL, &s), HTTP_BAD_METHOD);
