@@ -37,6 +37,7 @@ static int fuzz_event(const uint8_t *data, size_t size)
 		switch (ev.type) {
 		case EVENT_SAMPLE:
 		case EVENT_OFFCPU:
+		case EVENT_ALLOC:
 			/* The head and every address it counts, at least. */
 			FUZZ_CHECK(size >= sizeof(struct sample_head) + (ev.sample.stack.nr_kernel +
 									 ev.sample.stack.nr_user) *
@@ -47,6 +48,9 @@ static int fuzz_event(const uint8_t *data, size_t size)
 		case EVENT_FORK:
 		case EVENT_EXEC:
 			FUZZ_CHECK(size >= sizeof(ev.process));
+			break;
+		case EVENT_FREE:
+			FUZZ_CHECK(size >= sizeof(ev.free));
 			break;
 		default:
 			FUZZ_CHECK(!"an unknown type was accepted");
