@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/lru.h"
 #include "common/strset.h"
+#include "cache_dir.h"
 #include "symbolize.h"
 #include "symbolize/symbolizer.h"
 
@@ -48,7 +49,13 @@ const char symbolize_usage[] =
 "                          (MiB, or with a K, M or G suffix; default 64, 0: none):\n"
 "                          repeated addresses are answered from it, and memory\n"
 "                          stays bounded however many addresses come\n"
+"      --no-cache          neither read nor write the cache of answers (below)\n"
 "  -h, --help              show this help\n"
+"\n"
+"Answers are kept between runs, per build-id, for files whose symbols and DWARF\n"
+"are their own: the second run on a file reads its answers instead of its\n"
+"DWARF. The cache is $XDG_CACHE_HOME/profiler, else /var/cache/profiler for\n"
+"root, else ~/.cache/profiler (at most 1 GiB, least recently used files go).\n"
 "\n"
 "Debug information is read from the file itself, else from its separate debug\n"
 "file (build-id or .gnu_debuglink, CRC checked, also next to the file and in\n"
@@ -62,12 +69,14 @@ struct symbolize_opts {
 	const char *exe;
 	const char *debug_dir;
 	size_t memo_size; /* bytes */
+	bool no_cache;
 	bool addresses, functions, inlines, demangle, basenames;
 };
 
 enum {
 	OPT_DEBUG_DIR = 256,
 	OPT_MEMO_SIZE,
+	OPT_NO_CACHE,
 };
 
 /* The default --memo-size: a profile's hot addresses fit many times over. */
@@ -82,6 +91,7 @@ static const struct option long_options[] = {
 	{ "basenames", no_argument, NULL, 's' },
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 	{ "memo-size", required_argument, NULL, OPT_MEMO_SIZE },
+	{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -393,6 +403,7 @@ int symbolize_main(int argc, char **argv)
 	struct symbolizer_opts sopts = { 0 };
 	struct symbolizer *sym = NULL;
 	struct strset *strings;
+	char *cache_dir = NULL;
 	int c, err, ret = 1;
 
 	opterr = 0;
@@ -427,6 +438,9 @@ int symbolize_main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case OPT_NO_CACHE:
+			o.no_cache = true;
+			break;
 		case 'h':
 			fputs(symbolize_usage, stdout);
 			return 0;
@@ -444,6 +458,8 @@ int symbolize_main(int argc, char **argv)
 
 	strings = strset__new();
 	sopts.debug_dir = o.debug_dir;
+	if (!o.no_cache)
+		sopts.cache_dir = cache_dir = cache_dir__default();
 	if (strings)
 		sym = symbolizer__new(strings, &sopts);
 	a.memo = lru__new(o.memo_size);
@@ -477,8 +493,10 @@ int symbolize_main(int argc, char **argv)
 		fprintf(stderr, "profiler: symbolize: cannot read stdin: %s\n", strerror(-err));
 	if (!err)
 		ret = 0;
+	symbolizer__save_cache(sym);
 out:
 	answerer__release(&a);
+	free(cache_dir);
 	symbolizer__free(sym);
 	strset__free(strings);
 	return ret;

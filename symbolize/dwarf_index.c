@@ -1118,3 +1118,92 @@ int dwarf_index__lookup(struct dwarf_index *idx, uint64_t vaddr, struct dwarf_lo
 	}
 	return nr;
 }
+
+/* --- where answers change ------------------------------------------------------ */
+
+struct breaks {
+	uint64_t *addrs;
+	size_t nr, alloc;
+};
+
+static int breaks_add(struct breaks *b, uint64_t addr)
+{
+	if (array__reserve(&b->addrs, &b->alloc, b->nr + 1, sizeof(*b->addrs)))
+		return -ENOMEM;
+	b->addrs[b->nr++] = addr;
+	return 0;
+}
+
+static bool same_line(const struct line_row *a, const struct line_row *b)
+{
+	return a->file == b->file && a->line == b->line && a->discriminator == b->discriminator;
+}
+
+/* The breaks of unit @u: see dwarf_index__breaks(). */
+static int unit_breaks(const struct unit *u, struct breaks *b)
+{
+	const struct line_row *rows = u->lines.rows;
+
+	/*
+	 * A row that repeats its predecessor's line changes no answer (rows
+	 * differ by column, statement flag, view): most rows of optimized code.
+	 */
+	for (size_t i = 0; i < u->lines.nr_rows; i++)
+		if ((!i || !same_line(&rows[i], &rows[i - 1])) && breaks_add(b, rows[i].addr))
+			return -ENOMEM;
+	for (int d = 0; d < u->nr_levels; d++) {
+		const struct level *l = &u->levels[d];
+
+		for (size_t i = 0; i < l->nr; i++)
+			if (breaks_add(b, l->pieces[i].lo) || breaks_add(b, l->pieces[i].hi))
+				return -ENOMEM;
+	}
+	return 0;
+}
+
+int dwarf_index__breaks(struct dwarf_index *idx, uint64_t vaddr, struct dwarf_span **ranges,
+			size_t *nr_ranges, uint64_t **breaks, size_t *nr_breaks)
+{
+	size_t n = count_le(idx->ranges, idx->nr_ranges, sizeof(*idx->ranges), &idx->range_index,
+			    vaddr);
+	struct breaks b = { 0 };
+	struct dwarf_span *r;
+	uint32_t unit;
+	size_t nr = 0;
+
+	*ranges = NULL;
+	*breaks = NULL;
+	*nr_ranges = *nr_breaks = 0;
+	if (!n || vaddr >= idx->ranges[n - 1].hi) {
+		r = malloc(sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		r->lo = n ? idx->ranges[n - 1].hi : 0;
+		r->hi = n < idx->nr_ranges ? idx->ranges[n].lo : UINT64_MAX;
+		*ranges = r;
+		*nr_ranges = 1;
+		return 0;
+	}
+	unit = idx->ranges[n - 1].node;
+	for (size_t i = 0; i < idx->nr_ranges; i++)
+		nr += idx->ranges[i].node == unit;
+	r = malloc(nr * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	nr = 0;
+	for (size_t i = 0; i < idx->nr_ranges; i++)
+		if (idx->ranges[i].node == unit)
+			r[nr++] = (struct dwarf_span){ idx->ranges[i].lo, idx->ranges[i].hi };
+	/* A unit that cannot be indexed answers with no lines anywhere: no breaks. */
+	if ((idx->units[unit].indexed || !index_unit(idx, &idx->units[unit])) &&
+	    unit_breaks(&idx->units[unit], &b)) {
+		free(r);
+		free(b.addrs);
+		return -ENOMEM;
+	}
+	*ranges = r;
+	*nr_ranges = nr;
+	*breaks = b.addrs;
+	*nr_breaks = b.nr;
+	return 1;
+}

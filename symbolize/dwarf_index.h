@@ -93,6 +93,26 @@ void dwarf_index__free(struct dwarf_index *idx);
  */
 int dwarf_index__lookup(struct dwarf_index *idx, uint64_t vaddr, struct dwarf_loc *locs, int max);
 
+/* An address range, [lo, hi). */
+struct dwarf_span {
+	uint64_t lo, hi;
+};
+
+/*
+ * Where the answers of dwarf_index__lookup() around @vaddr may change, for
+ * callers that keep answers by address range (symcache.h). When a unit
+ * covers @vaddr: its ranges, as the address -> unit table has them, into
+ * @ranges, and into @breaks (unsorted, repeats allowed) the addresses in
+ * them where one of its rows begins with another line, or a function or an
+ * inlined call begins or ends: from one break to the next, every lookup
+ * answers the same. The unit is indexed if it was not. When no unit
+ * covers @vaddr: the gap between units that holds it, and no breaks. The
+ * arrays are malloc()ed, the caller frees them. Returns 1 (a unit), 0 (a
+ * gap) or -ENOMEM.
+ */
+int dwarf_index__breaks(struct dwarf_index *idx, uint64_t vaddr, struct dwarf_span **ranges,
+			size_t *nr_ranges, uint64_t **breaks, size_t *nr_breaks);
+
 /* Adds @idx's counts to @stats. */
 void dwarf_index__add_stats(const struct dwarf_index *idx, struct dwarf_index_stats *stats);
 

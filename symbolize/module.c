@@ -4,7 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "common/log.h"
+#include "common/sort.h"
 #include "debuginfo.h"
 #include "dwarf_index.h"
 #include "elf_symtab.h"
@@ -167,6 +169,118 @@ int module__lookup(struct module *mod, uint64_t vaddr, struct module_loc *locs)
 	if (sym)
 		locs[nr - 1].name = sym->name;
 	return nr;
+}
+
+bool module__self_contained(struct module *mod)
+{
+	size_t nr;
+
+	/* Once read: the DWARF was indexed, and no other file was opened. */
+	if (mod->debug_loaded)
+		return mod->dwarf && !mod->debug_tab;
+	elf_symtab__syms(mod->tab, &nr);
+	return nr && !elf_symtab__from_dynsym(mod->tab) &&
+	       debuginfo__has_dwarf(elf_symtab__elf(mod->tab));
+}
+
+/* Add to @b the addresses in [@lo, @hi) where the symbol of @tab covering an address changes. */
+static int symbol_breaks(const struct elf_symtab *tab, uint64_t lo, uint64_t hi, uint64_t **b,
+			 size_t *nr, size_t *alloc)
+{
+	const struct elf_sym *syms;
+	size_t n, first = 0, end;
+
+	if (!tab)
+		return 0;
+	syms = elf_symtab__syms(tab, &n);
+	/* The last symbol at or below @lo: the one elf_symtab__lookup(lo) would weigh. */
+	end = n;
+	while (first < end) {
+		size_t mid = first + (end - first) / 2;
+
+		if (syms[mid].addr <= lo)
+			first = mid + 1;
+		else
+			end = mid;
+	}
+	first = first ? first - 1 : 0;
+	for (size_t i = first; i < n && syms[i].addr < hi; i++) {
+		uint64_t start = syms[i].addr, stop = start + syms[i].size;
+
+		if (array__reserve(b, alloc, *nr + 2, sizeof(**b)))
+			return -ENOMEM;
+		if (start > lo)
+			(*b)[(*nr)++] = start;
+		if (stop > lo && stop < hi)
+			(*b)[(*nr)++] = stop;
+	}
+	return 0;
+}
+
+void module_region__release(struct module_region *r)
+{
+	free(r->ranges);
+	free(r->breaks);
+	*r = (struct module_region){ 0 };
+}
+
+int module__region(struct module *mod, uint64_t vaddr, struct module_region *r)
+{
+	size_t alloc, nr = 0;
+	int in_unit = 0;
+
+	*r = (struct module_region){ 0 };
+	if (!mod->debug_loaded)
+		module__load_debug(mod);
+	if (mod->dwarf) {
+		in_unit = dwarf_index__breaks(mod->dwarf, vaddr, &r->ranges, &r->nr_ranges,
+					      &r->breaks, &r->nr_breaks);
+		if (in_unit < 0)
+			return -ENOMEM;
+	} else {
+		r->ranges = malloc(sizeof(*r->ranges));
+		if (!r->ranges)
+			return -ENOMEM;
+		r->ranges[0] = (struct dwarf_span){ 0, UINT64_MAX };
+		r->nr_ranges = 1;
+	}
+	/* Between units, the symbol alone answers: its extent is the region. */
+	if (!in_unit) {
+		const struct elf_sym *sym = module__symbol(mod, vaddr);
+		struct dwarf_span *gap = &r->ranges[0];
+
+		if (!sym) {
+			module_region__release(r);
+			return -ENOENT;
+		}
+		gap->lo = sym->addr > gap->lo ? sym->addr : gap->lo;
+		gap->hi = sym->addr + sym->size < gap->hi ? sym->addr + sym->size : gap->hi;
+	}
+	alloc = r->nr_breaks;
+	for (size_t i = 0; i < r->nr_ranges; i++) {
+		if (symbol_breaks(mod->tab, r->ranges[i].lo, r->ranges[i].hi, &r->breaks,
+				  &r->nr_breaks, &alloc) ||
+		    symbol_breaks(mod->debug_tab, r->ranges[i].lo, r->ranges[i].hi, &r->breaks,
+				  &r->nr_breaks, &alloc)) {
+			module_region__release(r);
+			return -ENOMEM;
+		}
+	}
+	/* Sorted, unique, and strictly inside a range. */
+	sort__u64(r->breaks, r->nr_breaks);
+	for (size_t i = 0, k = 0; i < r->nr_breaks; i++) {
+		uint64_t b = r->breaks[i];
+
+		while (k < r->nr_ranges && r->ranges[k].hi <= b)
+			k++;
+		if (k == r->nr_ranges)
+			break;
+		if (b <= r->ranges[k].lo || (nr && r->breaks[nr - 1] == b))
+			continue;
+		r->breaks[nr++] = b;
+	}
+	r->nr_breaks = nr;
+	return 0;
 }
 
 int module__function_start(struct module *mod, uint64_t vaddr, uint64_t *start)

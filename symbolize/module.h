@@ -63,6 +63,35 @@ const struct elf_symtab *module__symtab(const struct module *mod);
 int module__lookup(struct module *mod, uint64_t vaddr, struct module_loc *locs);
 
 /*
+ * Do the module's answers come from its own file alone: a full .symtab and
+ * DWARF of its own, nothing looked for elsewhere? Then they are the file's,
+ * by build-id, and may be kept between runs.
+ */
+bool module__self_contained(struct module *mod);
+
+/*
+ * Addresses whose answers module__lookup() can give in one go, for callers
+ * that keep answers by address range (symcache.h).
+ */
+struct module_region {
+	struct dwarf_span *ranges; /* sorted, disjoint */
+	size_t nr_ranges;
+	/* sorted, each inside a range and not at its start: from one to the next, one answer */
+	uint64_t *breaks;
+	size_t nr_breaks;
+};
+
+/*
+ * The region around ELF virtual address @vaddr: the ranges of the DWARF
+ * unit that holds it, else the extent of the symbol that covers it between
+ * units; and the breaks in them, the addresses where module__lookup()'s
+ * answer may change. Returns 0, -ENOENT when neither a unit nor a symbol
+ * covers @vaddr (code named by its FDE, which is not a region), or -ENOMEM.
+ */
+int module__region(struct module *mod, uint64_t vaddr, struct module_region *r);
+void module_region__release(struct module_region *r);
+
+/*
  * For code that nothing names: the start of the function holding ELF
  * virtual address @vaddr, as the file's own CFI (.eh_frame and
  * .debug_frame) tells, into @start. The table of FDEs is read the first

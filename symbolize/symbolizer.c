@@ -21,6 +21,7 @@
 #include "kallsyms.h"
 #include "module.h"
 #include "perf_map.h"
+#include "symcache.h"
 #include "symbolizer.h"
 
 #define KERNEL_NAME "[kernel.kallsyms]"
@@ -79,6 +80,12 @@ struct demangled {
 	const char *mangled, *name;
 };
 
+/* The answers kept of a module between runs; @cache is NULL when they are not kept. */
+struct module_cache {
+	const struct module *mod;
+	struct symcache *cache;
+};
+
 /* The perf map of a process, NULL when it has none. */
 struct perf_map_entry {
 	pid_t pid;
@@ -113,6 +120,9 @@ struct symbolizer {
 	struct hashtab demangled;  /* of struct demangled, by the module's pointer */
 	struct hashtab file_names; /* of struct demangled (not demangled), likewise */
 	struct hashtab perf_maps;  /* of struct perf_map_entry, by pid */
+	char *cache_dir;	   /* see symbolizer_opts; NULL: no cache */
+	uint64_t cache_max_bytes;
+	struct hashtab caches; /* of struct module_cache, by module */
 	struct frame_block *blocks;
 	struct line_block *line_blocks;
 	struct profile_line oom_line;
@@ -240,6 +250,13 @@ struct symbolizer *symbolizer__new(struct strset *strings, const struct symboliz
 		if (!sym->modules)
 			goto out_free;
 	}
+	if (opts && opts->cache_dir) {
+		sym->cache_dir = strdup(opts->cache_dir);
+		if (!sym->cache_dir)
+			goto out_free;
+		sym->cache_max_bytes = opts->cache_max_bytes ? opts->cache_max_bytes :
+							       SYMCACHE_DEFAULT_MAX_BYTES;
+	}
 	sym->trusted_uid = opts && opts->trusted_uid ? opts->trusted_uid : getuid();
 	sym->py_frames = opts ? opts->py_frames : NULL;
 	sym->unknown = strset__add(strings, UNKNOWN_NAME);
@@ -264,12 +281,19 @@ void symbolizer__free(struct symbolizer *sym)
 	struct line_block *lb, *lnext;
 	struct perf_map_entry *pm;
 	struct mapping_entry *m;
+	struct module_cache *mc;
 	struct demangled *d;
 	struct file_entry *f;
 	size_t i;
 
 	if (!sym)
 		return;
+	hashtab__for_each_entry(&sym->caches, i, mc) {
+		symcache__free(mc->cache);
+		free(mc);
+	}
+	hashtab__release(&sym->caches);
+	free(sym->cache_dir);
 	hashtab__for_each_entry(&sym->files, i, f)
 		free(f);
 	hashtab__for_each_entry(&sym->mappings, i, m)
@@ -780,6 +804,183 @@ static const char *symbolizer__placeholder(struct mapping_entry *m, uint64_t vad
 	return buf;
 }
 
+/* How the @nr @lines of a frame of @m were found, into @source; what @m has, into its flags. */
+static void symbolizer__line_flags(struct mapping_entry *m, const struct profile_line *lines,
+				   int nr, enum profile_frame_source *source)
+{
+	/* A line without a function still goes with the frame, as addr2line prints it. */
+	if (lines[0].filename && lines[0].line)
+		m->m.has_filenames = m->m.has_line_numbers = true;
+	if (!lines[nr - 1].system_name) {
+		*source = FRAME_NO_SYMBOL;
+	} else {
+		m->m.has_functions = true;
+		*source = lines[0].filename && lines[0].line ? FRAME_LINES : FRAME_SYMBOL;
+	}
+	if (nr > 1)
+		m->m.has_inline_frames = true;
+}
+
+/* --- answers kept between runs ------------------------------------------- */
+
+static bool module_cache_eq(const void *entry, const void *key)
+{
+	return ((const struct module_cache *)entry)->mod == key;
+}
+
+/* The cache of module @mod, opened the first time; NULL when its answers are not kept. */
+static struct symcache *symbolizer__cache(struct symbolizer *sym, struct module *mod)
+{
+	uint64_t hash = hash_u64((uintptr_t)mod);
+	const char *build_id;
+	struct module_cache *mc;
+	bool added;
+
+	mc = hashtab__find_or_add(&sym->caches, hash, module_cache_eq, mod, sizeof(*mc), &added);
+	if (!mc || !added)
+		return mc ? mc->cache : NULL;
+	mc->mod = mod;
+	build_id = elf_symtab__build_id(module__symtab(mod));
+	if (build_id && module__self_contained(mod))
+		mc->cache = symcache__open(sym->cache_dir, build_id, sym->strings);
+	return mc->cache;
+}
+
+/* @name of a module, interned and demangled, as a cached line holds it; NULL on ENOMEM. */
+static int symbolizer__cache_line(struct symbolizer *sym, const struct module_loc *loc,
+				  struct symcache_line *line)
+{
+	*line = (struct symcache_line){ .line = loc->line, .discriminator = loc->discriminator };
+	if (loc->name && !(line->name = symbolizer__name(sym, loc->name, true, &line->system_name)))
+		return -ENOMEM;
+	if (loc->file && !(line->file = symbolizer__file_name(sym, loc->file)))
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * Add to @c the answers of the region of @mod around @vaddr (module__region()):
+ * one lookup per stretch between two breaks. 0, or a negative errno when
+ * the region cannot be kept (then lookups there go to the module).
+ */
+static int symbolizer__cache_region(struct symbolizer *sym, struct module *mod, struct symcache *c,
+				    uint64_t vaddr)
+{
+	struct symcache_line lines[SYMCACHE_MAX_LINES];
+	struct module_loc locs[2][MODULE_MAX_LOCS];
+	struct module_region r;
+	size_t b = 0;
+	int err;
+
+	err = module__region(mod, vaddr, &r);
+	if (err)
+		return err;
+	/* The DWARF may have proved unreadable, and the answers then another file's. */
+	if (!module__self_contained(mod)) {
+		module_region__release(&r);
+		return -ENOTSUP;
+	}
+	for (size_t i = 0; i < r.nr_ranges && !err; i++) {
+		uint64_t lo = r.ranges[i].lo, start = lo;
+		int nr = 0, cur = 0;
+
+		/*
+		 * Stretches in a row with one answer are one interval: the
+		 * answer is converted once, when it changes.
+		 */
+		while (lo < r.ranges[i].hi && !err) {
+			uint64_t hi = b < r.nr_breaks && r.breaks[b] < r.ranges[i].hi ?
+					      r.breaks[b++] :
+					      r.ranges[i].hi;
+			int next = module__lookup(mod, lo, locs[!cur]);
+
+			if (lo > start &&
+			    (next != nr || memcmp(locs[cur], locs[!cur], nr * sizeof(**locs)))) {
+				for (int k = 0; k < nr && !err; k++)
+					err = symbolizer__cache_line(sym, &locs[cur][k], &lines[k]);
+				if (!err)
+					err = symcache__add(c, start, lo, lines, nr);
+				start = lo;
+			}
+			cur = !cur;
+			nr = next;
+			lo = hi;
+		}
+		for (int k = 0; k < nr && !err; k++)
+			err = symbolizer__cache_line(sym, &locs[cur][k], &lines[k]);
+		if (!err && nr)
+			err = symcache__add(c, start, lo, lines, nr);
+	}
+	module_region__release(&r);
+	return err;
+}
+
+/*
+ * The lines of @vaddr of @m from the cache of its module, which learns the
+ * region first when it does not cover it; as symbolizer__module_lines().
+ * 0 when the cache cannot answer.
+ */
+static int symbolizer__cached_lines(struct symbolizer *sym, struct mapping_entry *m, uint64_t vaddr,
+				    struct profile_line *lines, char *placeholder, size_t size,
+				    enum profile_frame_source *source)
+{
+	struct symcache_line cl[SYMCACHE_MAX_LINES];
+	struct symcache *c = symbolizer__cache(sym, m->mod);
+	int nr;
+
+	if (!c)
+		return 0;
+	nr = symcache__lookup(c, vaddr, cl);
+	if (!nr) {
+		int err = symbolizer__cache_region(sym, m->mod, c, vaddr);
+
+		if (err == -ENOMEM)
+			return -ENOMEM;
+		if (err)
+			return 0;
+		nr = symcache__lookup(c, vaddr, cl);
+		if (!nr)
+			return 0;
+	}
+	for (int i = 0; i < nr; i++) {
+		struct profile_line *l = &lines[i];
+
+		*l = (struct profile_line){ .line = cl[i].line,
+					    .discriminator = cl[i].discriminator };
+		/* Interned already, the names demangled. */
+		l->filename = cl[i].file;
+		l->system_name = cl[i].system_name;
+		if (cl[i].name)
+			l->name = cl[i].name;
+		else if (i == nr - 1 && placeholder)
+			l->name = symbolizer__placeholder(m, vaddr, placeholder, size);
+		else if (i == nr - 1)
+			l->name = symbolizer__unnamed(sym, m, vaddr);
+		else
+			l->name = sym->unnamed;
+		if (!l->name)
+			return -ENOMEM;
+	}
+	symbolizer__line_flags(m, lines, nr, source);
+	return nr;
+}
+
+void symbolizer__save_cache(struct symbolizer *sym)
+{
+	struct module_cache *mc;
+	size_t i;
+	int err;
+
+	hashtab__for_each_entry(&sym->caches, i, mc) {
+		if (!mc->cache)
+			continue;
+		err = symcache__save(mc->cache, sym->cache_max_bytes);
+		if (err && err != -EPERM)
+			pr_warn("symbolize: cannot write cache file '%s': %s",
+				symcache__path(mc->cache), strerror(-err));
+	}
+}
+
 /*
  * The lines of ELF address @vaddr of mapping @m, from its module, into
  * @lines (room for MODULE_MAX_LOCS), and how they were found into @source.
@@ -794,6 +995,11 @@ static int symbolizer__module_lines(struct symbolizer *sym, struct mapping_entry
 	struct module_loc locs[MODULE_MAX_LOCS];
 	int nr = 0;
 
+	if (m->mod && sym->cache_dir) {
+		nr = symbolizer__cached_lines(sym, m, vaddr, lines, placeholder, size, source);
+		if (nr)
+			return nr;
+	}
 	if (m->mod)
 		nr = module__lookup(m->mod, vaddr, locs);
 	if (!nr) {
@@ -823,17 +1029,7 @@ static int symbolizer__module_lines(struct symbolizer *sym, struct mapping_entry
 				return -ENOMEM;
 		}
 	}
-	/* A line without a function still goes with the frame, as addr2line prints it. */
-	if (locs[0].file && locs[0].line)
-		m->m.has_filenames = m->m.has_line_numbers = true;
-	if (!locs[nr - 1].name) {
-		*source = FRAME_NO_SYMBOL;
-	} else {
-		m->m.has_functions = true;
-		*source = locs[0].file && locs[0].line ? FRAME_LINES : FRAME_SYMBOL;
-	}
-	if (nr > 1)
-		m->m.has_inline_frames = true;
+	symbolizer__line_flags(m, lines, nr, source);
 	return nr;
 }
 

@@ -93,6 +93,14 @@ struct symbolizer_opts {
 	 * the collector; must outlive the symbolizer. NULL: none.
 	 */
 	const struct py_frames *py_frames;
+	/*
+	 * Where to keep the answers of files between runs (symcache.h), for
+	 * files whose symbols and DWARF are their own; NULL: nowhere. The
+	 * cache is read as files are first needed and written by
+	 * symbolizer__save_cache().
+	 */
+	const char *cache_dir;
+	uint64_t cache_max_bytes; /* of @cache_dir; 0: SYMCACHE_DEFAULT_MAX_BYTES */
 };
 
 struct symbolizer_stats {
@@ -153,5 +161,12 @@ const struct profile_frame *symbolizer__elf_lookup(struct symbolizer *sym,
 						   struct symbolizer_answer *answer);
 
 void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *stats);
+
+/*
+ * Write the cache file of each file whose answers this symbolizer added to
+ * (symbolizer_opts.cache_dir). Failures are warned about, once per file,
+ * and otherwise ignored: the cache is only ever a shortcut.
+ */
+void symbolizer__save_cache(struct symbolizer *sym);
 
 #endif

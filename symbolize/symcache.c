@@ -1,0 +1,981 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/array.h"
+#include "common/hashtab.h"
+#include "common/log.h"
+#include "common/strset.h"
+#include "symcache.h"
+
+#define MAGIC "PRFSYMC\1"
+#define SUFFIX ".sym"
+/* Hex of the longest build-id we meet (a SHA-1's 20 bytes; 64 allowed), NUL-padded. */
+#define BUILD_ID_MAX 136
+#define NONE UINT32_MAX
+/*
+ * A chain is a list of nodes, innermost first, one per line: name, linker
+ * name, file, line, discriminator, and the word offset of the next node
+ * out (NONE after the outermost). Chains share their outer parts: the
+ * lines of one function inlined into one caller are many chains, one node
+ * each, and one node for the caller.
+ */
+#define NODE_WORDS 6
+
+/* Fixed-size, in host byte order: a cache never leaves the machine that wrote it. */
+struct header {
+	char magic[8];
+	uint32_t version;
+	uint32_t header_size;
+	char build_id[BUILD_ID_MAX];
+	uint64_t file_size;
+	uint64_t base, span; /* the intervals tile [base, base + span) */
+	uint32_t bucket_shift, nr_buckets;
+	uint64_t nr_intervals, chain_words;
+	uint64_t nr_strings, strings_size; /* strings: nr + 1 offsets, then the bytes */
+	uint64_t body_sum;		   /* of everything after the header */
+	uint64_t header_sum;		   /* of the bytes above */
+};
+
+struct interval {
+	uint32_t off;	/* from the base; strictly increasing */
+	uint32_t chain; /* word offset of its chain's first node, NONE: not covered */
+};
+
+/* Intervals added by this run, one run of them per range added. */
+struct fresh_interval {
+	uint64_t lo;
+	uint32_t chain; /* index in fresh_chains */
+};
+
+struct fresh_run {
+	uint64_t lo, hi;
+	size_t first, nr; /* in fresh */
+};
+
+struct fresh_chain {
+	uint32_t first; /* in lines */
+	uint32_t nr;
+	uint64_t hash;
+};
+
+struct symcache {
+	char *dir, *path, *build_id;
+	bool foreign; /* a file we do not trust is there: leave it */
+
+	struct strset *strset; /* where lookups intern strings */
+	const char **interned; /* the file's strings by id, interned when first used */
+
+	/* The file, mapped; NULL when there was none we trust. */
+	void *map;
+	size_t map_size;
+	const struct header *h;
+	const uint32_t *buckets;
+	const struct interval *iv;
+	const uint32_t *chains;
+	const uint32_t *string_offs;
+	const char *strings;
+
+	/* What this run added. */
+	struct fresh_run *runs; /* sorted by lo, disjoint */
+	size_t nr_runs, alloc_runs;
+	size_t open_run; /* the run being added to, nr_runs when none */
+	struct fresh_interval *fresh;
+	size_t nr_fresh, alloc_fresh;
+	struct fresh_chain *fresh_chains;
+	size_t nr_fresh_chains, alloc_fresh_chains;
+	struct symcache_line *lines;
+	size_t nr_lines, alloc_lines;
+	struct hashtab chain_ids; /* fresh chain index + 1, by content */
+};
+
+/*
+ * The files' checksum: four lanes of multiply-rotate rounds over 64-bit
+ * words, then folded. The body of a large program's cache is tens of
+ * megabytes, checked at every open: this runs at memory speed, where the
+ * byte-at-a-time hash_bytes() would be a fifth of a warm run.
+ */
+static inline uint64_t rotl(uint64_t x, int r)
+{
+	return x << r | x >> (64 - r);
+}
+
+static inline uint64_t round64(uint64_t acc, uint64_t w)
+{
+	return rotl(acc + w * 0xc2b2ae3d27d4eb4fULL, 31) * 0x9e3779b185ebca87ULL;
+}
+
+uint64_t symcache__checksum(const void *data, size_t size)
+{
+	const unsigned char *p = data;
+	uint64_t lane[4] = { 1, 2, 3, 4 }, w, h;
+	size_t i = 0;
+
+	for (; i + 32 <= size; i += 32) {
+		for (int k = 0; k < 4; k++) {
+			memcpy(&w, p + i + 8 * k, 8);
+			lane[k] = round64(lane[k], w);
+		}
+	}
+	h = rotl(lane[0], 1) + rotl(lane[1], 7) + rotl(lane[2], 12) + rotl(lane[3], 18) + size;
+	for (; i + 8 <= size; i += 8) {
+		memcpy(&w, p + i, 8);
+		h = round64(h, w);
+	}
+	for (; i < size; i++)
+		h = round64(h, p[i]);
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 29);
+}
+
+/* A build-id names a file: hex digits only, so that it can never climb out of the directory. */
+static bool build_id_ok(const char *build_id)
+{
+	size_t len = build_id ? strlen(build_id) : 0;
+
+	return len && len < BUILD_ID_MAX && strspn(build_id, "0123456789abcdef") == len;
+}
+
+static size_t align8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+/* Where each part of the body starts, from a header's counts; false if they overflow. */
+struct layout {
+	size_t buckets, iv, chains, string_offs, strings, end;
+};
+
+static bool layout_of(const struct header *h, struct layout *l)
+{
+	/* Each count is bounded first, so that the sums below cannot overflow. */
+	if (h->nr_buckets > (1u << 30) || h->nr_intervals > (1ull << 32) ||
+	    h->chain_words > (1ull << 32) || h->strings_size > (1ull << 32) ||
+	    h->nr_strings >= (1ull << 32))
+		return false;
+	l->buckets = sizeof(struct header);
+	l->iv = align8(l->buckets + (size_t)h->nr_buckets * 4);
+	l->chains = align8(l->iv + (size_t)h->nr_intervals * sizeof(struct interval));
+	l->string_offs = align8(l->chains + (size_t)h->chain_words * 4);
+	l->strings = align8(l->string_offs + ((size_t)h->nr_strings + 1) * 4);
+	l->end = l->strings + h->strings_size;
+	return true;
+}
+
+/* Map the cache file and check it all; false (with @why set, or errno) when it is not to be used. */
+static bool load(struct symcache *c, const char **why)
+{
+	const struct header *h;
+	struct layout l;
+	struct stat st;
+	void *map;
+	int fd;
+
+	fd = open(c->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno != ENOENT)
+			*why = strerror(errno);
+		if (errno == ELOOP)
+			c->foreign = true;
+		return false;
+	}
+	if (fstat(fd, &st)) {
+		*why = strerror(errno);
+		close(fd);
+		return false;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
+		*why = "not a regular file of ours, or writable by others";
+		c->foreign = true;
+		close(fd);
+		return false;
+	}
+	if ((size_t)st.st_size < sizeof(*h)) {
+		*why = "truncated";
+		close(fd);
+		return false;
+	}
+	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	/* Used now: the last to be evicted. */
+	if (futimens(fd, NULL))
+		pr_debug("symbolize: cannot touch cache file '%s': %s", c->path, strerror(errno));
+	close(fd);
+	if (map == MAP_FAILED) {
+		*why = strerror(errno);
+		return false;
+	}
+	h = map;
+	*why = "corrupt header";
+	if (memcmp(h->magic, MAGIC, sizeof(h->magic)) || h->header_size != sizeof(*h) ||
+	    h->header_sum != symcache__checksum(h, offsetof(struct header, header_sum)))
+		goto out_unmap;
+	if (h->version != SYMCACHE_VERSION) {
+		*why = "another format version";
+		goto out_unmap;
+	}
+	if (strncmp(h->build_id, c->build_id, sizeof(h->build_id))) {
+		*why = "another build-id";
+		goto out_unmap;
+	}
+	*why = "truncated or corrupt";
+	if (!layout_of(h, &l) || h->file_size != (uint64_t)st.st_size || l.end != h->file_size ||
+	    !h->nr_intervals || !h->nr_buckets || h->bucket_shift > 63 ||
+	    (h->span - 1) >> h->bucket_shift >= h->nr_buckets || h->span > (1ull << 32) || !h->span)
+		goto out_unmap;
+	if (h->body_sum !=
+	    symcache__checksum((char *)map + sizeof(*h), h->file_size - sizeof(*h))) {
+		*why = "corrupt (checksum)";
+		goto out_unmap;
+	}
+	c->map = map;
+	c->map_size = st.st_size;
+	c->h = h;
+	c->buckets = (const uint32_t *)((char *)map + l.buckets);
+	c->iv = (const struct interval *)((char *)map + l.iv);
+	c->chains = (const uint32_t *)((char *)map + l.chains);
+	c->string_offs = (const uint32_t *)((char *)map + l.string_offs);
+	c->strings = (const char *)map + l.strings;
+	c->interned = calloc(h->nr_strings ? h->nr_strings : 1, sizeof(*c->interned));
+	if (!c->interned) {
+		*why = strerror(ENOMEM);
+		c->map = NULL;
+		goto out_unmap;
+	}
+	pr_debug("symbolize: using cache file '%s'", c->path);
+	return true;
+
+out_unmap:
+	munmap(map, st.st_size);
+	return false;
+}
+
+struct symcache *symcache__open(const char *dir, const char *build_id, struct strset *strings)
+{
+	struct symcache *c;
+	const char *why = NULL;
+
+	if (!build_id_ok(build_id)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	if (!(c->dir = strdup(dir)) || !(c->build_id = strdup(build_id)) ||
+	    asprintf(&c->path, "%s/%s" SUFFIX, dir, build_id) < 0) {
+		c->path = NULL;
+		symcache__free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	hashtab__init(&c->chain_ids);
+	c->strset = strings;
+	if (!load(c, &why) && why)
+		pr_warn("symbolize: ignoring cache file '%s': %s", c->path, why);
+	return c;
+}
+
+void symcache__free(struct symcache *c)
+{
+	if (!c)
+		return;
+	if (c->map)
+		munmap(c->map, c->map_size);
+	free(c->interned);
+	hashtab__release(&c->chain_ids);
+	free(c->runs);
+	free(c->fresh);
+	free(c->fresh_chains);
+	free(c->lines);
+	free(c->dir);
+	free(c->path);
+	free(c->build_id);
+	free(c);
+}
+
+const char *symcache__path(const struct symcache *c)
+{
+	return c->path;
+}
+
+/*
+ * String @id of the file, interned the first time; NULL for NONE, and for
+ * an id or offsets outside the file (checked then: only the strings used
+ * are). Sets *@bad when the file cannot be believed, or memory runs out.
+ */
+static const char *file_string(struct symcache *c, uint32_t id, bool *bad)
+{
+	uint32_t lo, hi;
+
+	if (id == NONE)
+		return NULL;
+	if (id >= c->h->nr_strings) {
+		*bad = true;
+		return NULL;
+	}
+	if (c->interned[id])
+		return c->interned[id];
+	lo = c->string_offs[id];
+	hi = c->string_offs[id + 1];
+	if (lo >= hi || hi > c->h->strings_size || c->strings[hi - 1]) {
+		*bad = true;
+		return NULL;
+	}
+	c->interned[id] = strset__add_len(c->strset, c->strings + lo, hi - lo - 1);
+	if (!c->interned[id])
+		*bad = true;
+	return c->interned[id];
+}
+
+/* The chain at word @off of the file into @lines; 0 when it is not whole. */
+static int file_chain(struct symcache *c, uint32_t off, struct symcache_line *lines)
+{
+	bool bad = false;
+	int nr = 0;
+
+	while (off != NONE) {
+		const uint32_t *w = c->chains + off;
+
+		/* Bounded: a corrupt file's nodes could point in a circle. */
+		if (nr == SYMCACHE_MAX_LINES || off >= c->h->chain_words ||
+		    c->h->chain_words - off < NODE_WORDS)
+			return 0;
+		lines[nr] = (struct symcache_line){
+			.name = file_string(c, w[0], &bad),
+			.system_name = file_string(c, w[1], &bad),
+			.file = file_string(c, w[2], &bad),
+			.line = w[3],
+			.discriminator = w[4],
+		};
+		if (!lines[nr].name || !lines[nr].system_name)
+			lines[nr].name = lines[nr].system_name = NULL;
+		nr++;
+		off = w[5];
+	}
+	return bad ? 0 : nr;
+}
+
+static int file_lookup(struct symcache *c, uint64_t vaddr, struct symcache_line *lines)
+{
+	const struct header *h = c->h;
+	uint64_t off = vaddr - h->base;
+	size_t k, lo, hi;
+
+	if (vaddr < h->base || off >= h->span)
+		return 0;
+	k = off >> h->bucket_shift;
+	lo = c->buckets[k];
+	hi = k + 1 < h->nr_buckets ? c->buckets[k + 1] : h->nr_intervals - 1;
+	if (lo > hi || hi >= h->nr_intervals)
+		return 0;
+	/* The last interval in [lo, hi] starting at or below @off. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo + 1) / 2;
+
+		if (c->iv[mid].off <= off)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	if (c->iv[lo].off > off || c->iv[lo].chain == NONE)
+		return 0;
+	return file_chain(c, c->iv[lo].chain, lines);
+}
+
+static int fresh_lookup(const struct symcache *c, uint64_t vaddr, struct symcache_line *lines)
+{
+	const struct fresh_run *r;
+	const struct fresh_chain *ch;
+	size_t lo = 0, hi = c->nr_runs;
+
+	/* The last run starting at or below @vaddr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->runs[mid].lo <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || vaddr >= c->runs[lo - 1].hi)
+		return 0;
+	r = &c->runs[lo - 1];
+	lo = r->first;
+	hi = r->first + r->nr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->fresh[mid].lo <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	ch = &c->fresh_chains[c->fresh[lo - 1].chain];
+	memcpy(lines, c->lines + ch->first, ch->nr * sizeof(*lines));
+	return ch->nr;
+}
+
+int symcache__lookup(struct symcache *c, uint64_t vaddr, struct symcache_line *lines)
+{
+	int nr = c->h ? file_lookup(c, vaddr, lines) : 0;
+
+	return nr ? nr : fresh_lookup(c, vaddr, lines);
+}
+
+/* --- adding -------------------------------------------------------------------- */
+
+struct chain_key {
+	const struct symcache *c;
+	const struct symcache_line *lines;
+	int nr;
+};
+
+static bool chain_eq(const void *entry, const void *key)
+{
+	const struct chain_key *k = key;
+	const struct fresh_chain *ch = &k->c->fresh_chains[(uintptr_t)entry - 1];
+
+	return ch->nr == (uint32_t)k->nr &&
+	       !memcmp(k->c->lines + ch->first, k->lines, k->nr * sizeof(*k->lines));
+}
+
+/* The index of the fresh chain @lines, added if new; -ENOMEM. */
+static int64_t fresh_chain(struct symcache *c, const struct symcache_line *lines, int nr)
+{
+	struct chain_key key = { c, lines, nr };
+	uint64_t hash = 0;
+	void *e;
+
+	for (int i = 0; i < nr; i++) {
+		hash = hash_mix(hash, (uintptr_t)lines[i].name);
+		hash = hash_mix(hash, (uintptr_t)lines[i].file);
+		hash = hash_mix(hash, (uint64_t)lines[i].line << 32 | lines[i].discriminator);
+	}
+	e = hashtab__find(&c->chain_ids, hash, chain_eq, &key);
+	if (e)
+		return (uintptr_t)e - 1;
+	if (array__reserve(&c->lines, &c->alloc_lines, c->nr_lines + nr, sizeof(*c->lines)) ||
+	    array__reserve(&c->fresh_chains, &c->alloc_fresh_chains, c->nr_fresh_chains + 1,
+			   sizeof(*c->fresh_chains)) ||
+	    hashtab__insert(&c->chain_ids, hash, (void *)(uintptr_t)(c->nr_fresh_chains + 1)))
+		return -ENOMEM;
+	/* Padding and all: chain_eq() compares the lines as bytes. */
+	memset(c->lines + c->nr_lines, 0, nr * sizeof(*c->lines));
+	for (int i = 0; i < nr; i++)
+		c->lines[c->nr_lines + i] = lines[i];
+	c->fresh_chains[c->nr_fresh_chains] =
+		(struct fresh_chain){ .first = c->nr_lines, .nr = nr, .hash = hash };
+	c->nr_lines += nr;
+	return c->nr_fresh_chains++;
+}
+
+int symcache__add(struct symcache *c, uint64_t lo, uint64_t hi, const struct symcache_line *lines,
+		  int nr)
+{
+	struct symcache_line copy[SYMCACHE_MAX_LINES];
+	struct fresh_run *r = c->open_run < c->nr_runs ? &c->runs[c->open_run] : NULL;
+	int64_t chain;
+
+	if (lo >= hi || nr < 1 || nr > SYMCACHE_MAX_LINES)
+		return -EINVAL;
+	/* Zeroed padding, so that equal chains compare equal as bytes. */
+	memset(copy, 0, nr * sizeof(*copy));
+	for (int i = 0; i < nr; i++)
+		copy[i] = lines[i];
+	chain = fresh_chain(c, copy, nr);
+	if (chain < 0)
+		return chain;
+	if (r && r->hi == lo) {
+		/* The same answer as the interval before: it grows. */
+		if (c->fresh[r->first + r->nr - 1].chain == chain) {
+			r->hi = hi;
+			return 0;
+		}
+	} else {
+		size_t at = 0, top = c->nr_runs;
+
+		while (at < top) {
+			size_t mid = at + (top - at) / 2;
+
+			if (c->runs[mid].lo < lo)
+				at = mid + 1;
+			else
+				top = mid;
+		}
+		if ((at < c->nr_runs && c->runs[at].lo < hi) || (at && c->runs[at - 1].hi > lo))
+			return -EINVAL;
+		if (array__reserve(&c->runs, &c->alloc_runs, c->nr_runs + 1, sizeof(*c->runs)))
+			return -ENOMEM;
+		memmove(&c->runs[at + 1], &c->runs[at], (c->nr_runs - at) * sizeof(*c->runs));
+		c->runs[at] = (struct fresh_run){ .lo = lo, .hi = lo, .first = c->nr_fresh };
+		c->nr_runs++;
+		c->open_run = at;
+		r = &c->runs[at];
+	}
+	if (array__reserve(&c->fresh, &c->alloc_fresh, c->nr_fresh + 1, sizeof(*c->fresh)))
+		return -ENOMEM;
+	/* A run's intervals are the last added: a new run starts at the end of the array. */
+	if (r->first + r->nr != c->nr_fresh)
+		return -EINVAL;
+	c->fresh[c->nr_fresh++] = (struct fresh_interval){ lo, chain };
+	r->nr++;
+	r->hi = hi;
+	return 0;
+}
+
+/* --- writing -------------------------------------------------------------------- */
+
+/* The tables of the file being written, strings and chains de-duplicated by content. */
+struct writer {
+	char *strings;
+	size_t strings_size, alloc_strings;
+	uint32_t *string_offs; /* by id, and the end */
+	size_t nr_strings, alloc_string_offs;
+	struct hashtab string_ids; /* id + 1, by content */
+	/* A direct-mapped memo of writer_string(), by the string's address. */
+	struct string_memo {
+		const char *s;
+		uint32_t off;
+	} * memo;
+	uint32_t *chains;
+	size_t chain_words, alloc_chains;
+	struct hashtab chain_ids; /* offset + 1, by content */
+	struct interval *iv;
+	size_t nr_iv, alloc_iv;
+	uint64_t base, end;
+};
+
+struct bytes_key {
+	const void *base; /* what the offsets are into */
+	const void *data;
+	size_t size;
+};
+
+static bool string_eq(const void *entry, const void *key)
+{
+	const struct bytes_key *k = key;
+	const struct writer *w = k->base;
+	const char *s = w->strings + w->string_offs[(uintptr_t)entry - 1];
+
+	return !strncmp(s, k->data, k->size) && !s[k->size];
+}
+
+#define MEMO_SLOTS (1 << 16)
+
+/* The id of string @s in the file, added if new; NONE for NULL; -ENOMEM. */
+static int64_t writer_string(struct writer *w, const char *s)
+{
+	struct bytes_key key = { w, s, 0 };
+	struct string_memo *m;
+	uint64_t hash;
+	void *e;
+
+	if (!s)
+		return NONE;
+	/* The same few thousand names come back in every chain: by address first. */
+	m = &w->memo[hash_u64((uintptr_t)s) & (MEMO_SLOTS - 1)];
+	if (m->s == s)
+		return m->off;
+	key.size = strlen(s);
+	hash = hash_bytes(s, key.size);
+	e = hashtab__find(&w->string_ids, hash, string_eq, &key);
+	if (e) {
+		*m = (struct string_memo){ s, (uintptr_t)e - 1 };
+		return m->off;
+	}
+	if (w->strings_size + key.size + 1 >= NONE || w->nr_strings + 1 >= NONE ||
+	    array__reserve(&w->strings, &w->alloc_strings, w->strings_size + key.size + 1, 1) ||
+	    array__reserve(&w->string_offs, &w->alloc_string_offs, w->nr_strings + 2,
+			   sizeof(*w->string_offs)) ||
+	    hashtab__insert(&w->string_ids, hash, (void *)(uintptr_t)(w->nr_strings + 1)))
+		return -ENOMEM;
+	memcpy(w->strings + w->strings_size, s, key.size + 1);
+	w->string_offs[w->nr_strings] = w->strings_size;
+	w->strings_size += key.size + 1;
+	w->string_offs[w->nr_strings + 1] = w->strings_size;
+	*m = (struct string_memo){ s, w->nr_strings++ };
+	return m->off;
+}
+
+static bool node_eq(const void *entry, const void *key)
+{
+	const struct bytes_key *k = key;
+	const uint32_t *words = (const uint32_t *)k->base + (uintptr_t)entry - 1;
+
+	return !memcmp(words, k->data, NODE_WORDS * 4);
+}
+
+/* The word offset of node @node in the file, added if new; -ENOMEM. */
+static int64_t writer_node(struct writer *w, const uint32_t *node)
+{
+	struct bytes_key key = { w->chains, node, NODE_WORDS * 4 };
+	uint64_t hash = hash_words(0, node, NODE_WORDS / 2);
+	void *e;
+
+	e = hashtab__find(&w->chain_ids, hash, node_eq, &key);
+	if (e)
+		return (uintptr_t)e - 1;
+	if (w->chain_words + NODE_WORDS >= NONE ||
+	    array__reserve(&w->chains, &w->alloc_chains, w->chain_words + NODE_WORDS, 4) ||
+	    hashtab__insert(&w->chain_ids, hash, (void *)(uintptr_t)(w->chain_words + 1)))
+		return -ENOMEM;
+	memcpy(w->chains + w->chain_words, node, NODE_WORDS * 4);
+	w->chain_words += NODE_WORDS;
+	return w->chain_words - NODE_WORDS;
+}
+
+/* The word offset of chain @lines in the file, added if new, outermost node first; -ENOMEM. */
+static int64_t writer_chain(struct writer *w, const struct symcache_line *lines, int nr)
+{
+	int64_t next = NONE;
+
+	for (int i = nr - 1; i >= 0; i--) {
+		int64_t name = writer_string(w, lines[i].name);
+		int64_t sys = writer_string(w, lines[i].name ? lines[i].system_name : NULL);
+		int64_t file = writer_string(w, lines[i].file);
+		uint32_t node[NODE_WORDS];
+
+		if (name < 0 || sys < 0 || file < 0)
+			return -ENOMEM;
+		node[0] = name;
+		node[1] = sys;
+		node[2] = file;
+		node[3] = lines[i].line;
+		node[4] = lines[i].discriminator;
+		node[5] = next;
+		next = writer_node(w, node);
+		if (next < 0)
+			return next;
+	}
+	return next;
+}
+
+/* Append the answer @chain (NONE: not covered) for [@lo, @hi), after what was appended. */
+static int writer_interval(struct writer *w, uint64_t lo, uint64_t hi, uint32_t chain)
+{
+	if (!w->nr_iv)
+		w->base = w->end = lo;
+	if (lo < w->end || hi - w->base > UINT32_MAX)
+		return -EINVAL;
+	if (lo > w->end && writer_interval(w, w->end, lo, NONE))
+		return -ENOMEM;
+	w->end = hi;
+	if (w->nr_iv && w->iv[w->nr_iv - 1].chain == chain)
+		return 0;
+	if (array__reserve(&w->iv, &w->alloc_iv, w->nr_iv + 1, sizeof(*w->iv)))
+		return -ENOMEM;
+	w->iv[w->nr_iv++] = (struct interval){ lo - w->base, chain };
+	return 0;
+}
+
+static void writer_release(struct writer *w)
+{
+	free(w->memo);
+	free(w->strings);
+	free(w->string_offs);
+	free(w->chains);
+	free(w->iv);
+	hashtab__release(&w->string_ids);
+	hashtab__release(&w->chain_ids);
+}
+
+/*
+ * Fill @w with the file's intervals and the fresh ones, merged in address
+ * order (they never overlap: a region is added only where the file had
+ * nothing). Chains are re-encoded once each, through @file_map and
+ * @fresh_map (new offset + 1 by old).
+ */
+static int writer_fill(struct writer *w, struct symcache *c, uint32_t *file_map,
+		       uint32_t *fresh_map)
+{
+	struct symcache_line lines[SYMCACHE_MAX_LINES];
+	size_t fi = 0, run = 0, ri = 0, nr_file = c->h ? c->h->nr_intervals : 0;
+
+	for (;;) {
+		uint64_t flo = UINT64_MAX, fhi = 0, rlo = UINT64_MAX, rhi = 0;
+		uint32_t chain = NONE, old;
+		int64_t mapped;
+		int err;
+
+		/* The file's next covered interval. */
+		while (fi < nr_file && c->iv[fi].chain == NONE)
+			fi++;
+		if (fi < nr_file) {
+			flo = c->h->base + c->iv[fi].off;
+			fhi = c->h->base + (fi + 1 < nr_file ? c->iv[fi + 1].off : c->h->span);
+		}
+		if (run < c->nr_runs) {
+			const struct fresh_run *r = &c->runs[run];
+
+			rlo = c->fresh[r->first + ri].lo;
+			rhi = ri + 1 < r->nr ? c->fresh[r->first + ri + 1].lo : r->hi;
+		}
+		if (flo == UINT64_MAX && rlo == UINT64_MAX)
+			return 0;
+		if (flo <= rlo) {
+			old = c->iv[fi++].chain;
+			if (old >= c->h->chain_words)
+				return -EINVAL;
+			if (!file_map[old]) {
+				int nr = file_chain(c, old, lines);
+
+				mapped = nr ? writer_chain(w, lines, nr) : -EINVAL;
+				if (mapped < 0)
+					return mapped;
+				file_map[old] = mapped + 1;
+			}
+			chain = file_map[old] - 1;
+			err = writer_interval(w, flo, fhi < rlo ? fhi : rlo, chain);
+		} else {
+			const struct fresh_run *r = &c->runs[run];
+
+			old = c->fresh[r->first + ri].chain;
+			if (!fresh_map[old]) {
+				const struct fresh_chain *ch = &c->fresh_chains[old];
+
+				mapped = writer_chain(w, c->lines + ch->first, ch->nr);
+				if (mapped < 0)
+					return mapped;
+				fresh_map[old] = mapped + 1;
+			}
+			chain = fresh_map[old] - 1;
+			if (++ri == r->nr)
+				run++, ri = 0;
+			err = writer_interval(w, rlo, rhi < flo ? rhi : flo, chain);
+		}
+		if (err)
+			return err;
+	}
+}
+
+/* write() all of @size bytes; 0 or a negative errno. */
+static int write_all(int fd, const void *buf, size_t size)
+{
+	while (size) {
+		ssize_t n = write(fd, buf, size);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		buf = (const char *)buf + n;
+		size -= n;
+	}
+	return 0;
+}
+
+/* mkdir -p @dir, each new directory 0700. Returns 0 or a negative errno. */
+static int make_dirs(const char *dir)
+{
+	char *path = strdup(dir);
+	int ret = 0;
+
+	if (!path)
+		return -ENOMEM;
+	for (char *p = path + 1; !ret; p++) {
+		bool end = !*p;
+
+		if (*p != '/' && !end)
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0700) && errno != EEXIST)
+			ret = -errno;
+		if (end)
+			break;
+		*p = '/';
+	}
+	free(path);
+	return ret;
+}
+
+struct cache_entry {
+	char *path;
+	uint64_t size;
+	struct timespec mtime;
+};
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct cache_entry *x = a, *y = b;
+
+	if (x->mtime.tv_sec != y->mtime.tv_sec)
+		return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
+	if (x->mtime.tv_nsec != y->mtime.tv_nsec)
+		return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+/* Remove the least recently used cache files of @dir until at most @max_bytes remain; @keep stays. */
+static void evict(const char *dir, const char *keep, uint64_t max_bytes)
+{
+	struct cache_entry *e = NULL;
+	size_t nr = 0, alloc = 0;
+	uint64_t total = 0;
+	struct dirent *d;
+	DIR *dp;
+
+	dp = opendir(dir);
+	if (!dp)
+		return;
+	while ((d = readdir(dp))) {
+		size_t len = strlen(d->d_name);
+		struct stat st;
+		char *path;
+
+		if (len <= strlen(SUFFIX) || strcmp(d->d_name + len - strlen(SUFFIX), SUFFIX))
+			continue;
+		if (asprintf(&path, "%s/%s", dir, d->d_name) < 0)
+			break;
+		if (lstat(path, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+		    array__reserve(&e, &alloc, nr + 1, sizeof(*e))) {
+			free(path);
+			continue;
+		}
+		e[nr++] = (struct cache_entry){ path, st.st_size, st.st_mtim };
+		total += st.st_size;
+	}
+	closedir(dp);
+	if (nr)
+		qsort(e, nr, sizeof(*e), entry_cmp);
+	for (size_t i = 0; i < nr && total > max_bytes; i++) {
+		if (!strcmp(e[i].path, keep))
+			continue;
+		if (!unlink(e[i].path)) {
+			pr_debug("symbolize: evicted cache file '%s'", e[i].path);
+			total -= e[i].size;
+		}
+	}
+	for (size_t i = 0; i < nr; i++)
+		free(e[i].path);
+	free(e);
+}
+
+/* Write the file of @w's tables to @fd. */
+static int write_file(int fd, const struct symcache *c, struct writer *w)
+{
+	struct header h = { .version = SYMCACHE_VERSION, .header_size = sizeof(h) };
+	uint32_t *buckets;
+	struct layout l;
+	char *body;
+	int err;
+
+	memcpy(h.magic, MAGIC, sizeof(h.magic));
+	strncpy(h.build_id, c->build_id, sizeof(h.build_id) - 1);
+	h.base = w->base;
+	h.span = w->end - w->base;
+	h.nr_intervals = w->nr_iv;
+	h.chain_words = w->chain_words;
+	/* One bucket per four intervals or so: a lookup searches a few. */
+	h.bucket_shift = 4;
+	while (h.bucket_shift < 32 && (h.span >> h.bucket_shift) > w->nr_iv / 4 + 1)
+		h.bucket_shift++;
+	h.nr_buckets = ((h.span - 1) >> h.bucket_shift) + 1;
+	/* nr + 1 offsets, even for none. */
+	if (!w->nr_strings && array__reserve(&w->string_offs, &w->alloc_string_offs, 1, 4))
+		return -ENOMEM;
+	if (!w->nr_strings)
+		w->string_offs[0] = 0;
+	h.nr_strings = w->nr_strings;
+	h.strings_size = w->strings_size;
+	if (!layout_of(&h, &l))
+		return -EINVAL;
+	h.file_size = l.end;
+	body = calloc(1, l.end - sizeof(h));
+	if (!body)
+		return -ENOMEM;
+	buckets = (uint32_t *)(body + l.buckets - sizeof(h));
+	for (size_t k = 0, i = 0; k < h.nr_buckets; k++) {
+		uint64_t start = (uint64_t)k << h.bucket_shift;
+
+		while (i + 1 < w->nr_iv && w->iv[i + 1].off <= start)
+			i++;
+		buckets[k] = i;
+	}
+	memcpy(body + l.iv - sizeof(h), w->iv, w->nr_iv * sizeof(*w->iv));
+	memcpy(body + l.chains - sizeof(h), w->chains, w->chain_words * 4);
+	memcpy(body + l.string_offs - sizeof(h), w->string_offs, (w->nr_strings + 1) * 4);
+	memcpy(body + l.strings - sizeof(h), w->strings, w->strings_size);
+	h.body_sum = symcache__checksum(body, l.end - sizeof(h));
+	h.header_sum = symcache__checksum(&h, offsetof(struct header, header_sum));
+	err = write_all(fd, &h, sizeof(h));
+	if (!err)
+		err = write_all(fd, body, l.end - sizeof(h));
+	free(body);
+	return err;
+}
+
+int symcache__save(struct symcache *c, uint64_t max_bytes)
+{
+	struct writer w = { 0 };
+	uint32_t *file_map = NULL, *fresh_map = NULL;
+	char *tmp_path = NULL;
+	int fd = -1, err;
+
+	if (!c->nr_fresh)
+		return 0;
+	if (c->foreign) {
+		pr_warn("symbolize: not writing cache file '%s': a file we do not trust is there",
+			c->path);
+		return -EPERM;
+	}
+	hashtab__init(&w.string_ids);
+	hashtab__init(&w.chain_ids);
+	err = -ENOMEM;
+	w.memo = calloc(MEMO_SLOTS, sizeof(*w.memo));
+	file_map = calloc(c->h ? c->h->chain_words : 1, sizeof(*file_map));
+	fresh_map = calloc(c->nr_fresh_chains, sizeof(*fresh_map));
+	if (!file_map || !fresh_map || !w.memo)
+		goto out;
+	err = writer_fill(&w, c, file_map, fresh_map);
+	if (err)
+		goto out;
+	err = make_dirs(c->dir);
+	if (err)
+		goto out;
+	if (asprintf(&tmp_path, "%s.tmp.%d", c->path, (int)getpid()) < 0) {
+		tmp_path = NULL;
+		err = -ENOMEM;
+		goto out;
+	}
+	fd = open(tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	/*
+	 * No fsync(): a file cut short by a crash fails its checksum and is
+	 * ignored, and the cache is only ever a shortcut.
+	 */
+	err = write_file(fd, c, &w);
+	if (!err && close(fd))
+		err = -errno;
+	fd = -1;
+	if (!err && rename(tmp_path, c->path))
+		err = -errno;
+	if (err) {
+		unlink(tmp_path);
+		goto out;
+	}
+	pr_debug("symbolize: wrote cache file '%s'", c->path);
+	if (max_bytes)
+		evict(c->dir, c->path, max_bytes);
+out:
+	if (fd >= 0) {
+		close(fd);
+		unlink(tmp_path);
+	}
+	free(tmp_path);
+	free(file_map);
+	free(fresh_map);
+	writer_release(&w);
+	return err;
+}
