@@ -83,6 +83,10 @@ const char options_usage[] =
 "      --root-frame WHAT   what folded stacks and the flame graph start with:\n"
 "                          comm (the process name, the default), cmdline (its\n"
 "                          command line) or none (every process merged)\n"
+"      --no-cache          neither read nor write the cache of answers kept per\n"
+"                          build-id for files with their own DWARF, in\n"
+"                          $XDG_CACHE_HOME/profiler (else /var/cache/profiler\n"
+"                          for root, ~/.cache/profiler for others)\n"
 "  -v, --verbose           more messages; twice for debug output\n"
 "  -h, --help              show this help\n"
 "  -V, --version           show the version and exit\n"
@@ -178,6 +182,7 @@ enum {
 	OPT_NO_INHERIT,
 	OPT_NO_PYTHON,
 	OPT_NO_JAVA,
+	OPT_NO_CACHE,
 	OPT_OFFCPU,
 	OPT_WALL,
 	OPT_OFFCPU_MIN,
@@ -204,6 +209,7 @@ static const struct option long_options[] = {
 	{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
 	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 	{ "no-java", no_argument, NULL, OPT_NO_JAVA },
+	{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
 	{ "off-cpu", no_argument, NULL, OPT_OFFCPU },
 	{ "wall", no_argument, NULL, OPT_WALL },
 	{ "off-cpu-min", required_argument, NULL, OPT_OFFCPU_MIN },
@@ -526,6 +532,9 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 			break;
 		case OPT_NO_PYTHON:
 			o->no_python = 1;
+			break;
+		case OPT_NO_CACHE:
+			o->no_cache = 1;
 			break;
 		case OPT_NO_JAVA:
 			o->no_java = 1;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "bpf/profile.h"
+#include "cache_dir.h"
 #include "child.h"
 #include "collector/alloc.h"
 #include "collector/collector.h"
@@ -289,6 +290,7 @@ int record(const struct options *o)
 	struct child child = CHILD_INIT;
 	struct symbolizer *sym = NULL;
 	struct symbolizer_opts symopts = { 0 };
+	char *cache_dir = NULL;
 	struct symbolizer_stats st;
 	struct collector *c = NULL;
 	struct profile *p = NULL;
@@ -462,6 +464,8 @@ int record(const struct options *o)
 	symopts.trusted_uid = invoker ? invoker->uid : getuid();
 	symopts.elf_cache = collector__elf_cache(c);
 	symopts.py_frames = collector__py_frames(c);
+	if (!o->no_cache)
+		symopts.cache_dir = cache_dir = cache_dir__default();
 	sym = symbolizer__new(p->strings, &symopts);
 	if (!err && !sym)
 		err = -ENOMEM;
@@ -511,12 +515,15 @@ int record(const struct options *o)
 		(unsigned long long)((symbolized_ns - stop_ns) / 1000000),
 		(unsigned long long)((written_ns - symbolized_ns) / 1000000));
 	print_summary(p, o);
+	/* After the profile is out: the cache is for the next run, not this one's wait. */
+	symbolizer__save_cache(sym);
 	ret = 0;
 out:
 	sampling = NULL;
 	child__abort(&child);
 	profile__free(p);
 	symbolizer__free(sym);
+	free(cache_dir);
 	collector__free(c);
 	if (ret && abort_signal)
 		die_of_signal(abort_signal);
