@@ -922,11 +922,9 @@ int symcache__save(struct symcache *c, uint64_t max_bytes)
 
 	if (!c->nr_fresh)
 		return 0;
-	if (c->foreign) {
-		pr_warn("symbolize: not writing cache file '%s': a file we do not trust is there",
-			c->path);
+	/* Said when it was ignored: it stays as it is. */
+	if (c->foreign)
 		return -EPERM;
-	}
 	hashtab__init(&w.string_ids);
 	hashtab__init(&w.chain_ids);
 	err = -ENOMEM;
