@@ -81,7 +81,7 @@ $(OUTPUT)/fuzz/%: $(OUTPUT)/obj/fuzz/%.o $(OUTPUT)/libprofiler.a
 		$(LDLIBS) -o $@
 
 # The address-line target exercises cli/symbolize.c, which the library lacks.
-$(OUTPUT)/fuzz/fuzz_symbolize_addresses: $(OUTPUT)/obj/cli/symbolize.o
+$(OUTPUT)/fuzz/fuzz_symbolize_addresses: $(OUTPUT)/obj/cli/symbolize.o $(OUTPUT)/obj/cli/cache_dir.o
 
 # tests/unit/test_fuzz_inputs.c replays the address-line target's inputs too.
-$(OUTPUT)/tests/unit-tests: $(OUTPUT)/obj/cli/symbolize.o
+$(OUTPUT)/tests/unit-tests: $(OUTPUT)/obj/cli/symbolize.o $(OUTPUT)/obj/cli/cache_dir.o

@@ -614,26 +614,36 @@ static bool node_eq(const void *entry, const void *key)
 	return !memcmp(words, k->data, NODE_WORDS * 4);
 }
 
-/* The word offset of node @node in the file, added if new; -ENOMEM. */
-static int64_t writer_node(struct writer *w, const uint32_t *node)
+/*
+ * The word offset of node @node in the file, added if new, or added
+ * without a look when @shared is false; -ENOMEM.
+ */
+static int64_t writer_node(struct writer *w, const uint32_t *node, bool shared)
 {
 	struct bytes_key key = { w->chains, node, NODE_WORDS * 4 };
 	uint64_t hash = hash_words(0, node, NODE_WORDS / 2);
 	void *e;
 
-	e = hashtab__find(&w->chain_ids, hash, node_eq, &key);
+	e = shared ? hashtab__find(&w->chain_ids, hash, node_eq, &key) : NULL;
 	if (e)
 		return (uintptr_t)e - 1;
 	if (w->chain_words + NODE_WORDS >= NONE ||
 	    array__reserve(&w->chains, &w->alloc_chains, w->chain_words + NODE_WORDS, 4) ||
-	    hashtab__insert(&w->chain_ids, hash, (void *)(uintptr_t)(w->chain_words + 1)))
+	    (shared &&
+	     hashtab__insert(&w->chain_ids, hash, (void *)(uintptr_t)(w->chain_words + 1))))
 		return -ENOMEM;
 	memcpy(w->chains + w->chain_words, node, NODE_WORDS * 4);
 	w->chain_words += NODE_WORDS;
 	return w->chain_words - NODE_WORDS;
 }
 
-/* The word offset of chain @lines in the file, added if new, outermost node first; -ENOMEM. */
+/*
+ * The word offset of chain @lines in the file, outermost node first, each
+ * shared with the chains that have it but the innermost: the chains come
+ * de-duplicated already (symcache__add()), so their innermost node, which
+ * points to a shared one, is new (a chain of the file that the fresh ones
+ * repeat is kept twice, which costs room, not answers). -ENOMEM.
+ */
 static int64_t writer_chain(struct writer *w, const struct symcache_line *lines, int nr)
 {
 	int64_t next = NONE;
@@ -652,7 +662,7 @@ static int64_t writer_chain(struct writer *w, const struct symcache_line *lines,
 		node[3] = lines[i].line;
 		node[4] = lines[i].discriminator;
 		node[5] = next;
-		next = writer_node(w, node);
+		next = writer_node(w, node, i > 0);
 		if (next < 0)
 			return next;
 	}
