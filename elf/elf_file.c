@@ -4,6 +4,7 @@
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -20,6 +21,7 @@ struct elf_file {
 	void *image; /* the in-memory image @elf reads, or NULL for a mapped file */
 	char *name;
 	char *build_id; /* hex; NULL when none */
+	uid_t owner;	/* of the file opened; (uid_t)-1 for an image in memory */
 	struct elf_segment *segs;
 	size_t nr_segs;
 
@@ -173,6 +175,7 @@ static struct elf_file *elf_file__from_elf(Elf *elf, void *image, const char *na
 	f->refs = 1;
 	f->elf = elf;
 	f->image = image;
+	f->owner = (uid_t)-1;
 	err = -ENOMEM;
 	f->name = strdup(name);
 	if (!f->name || read_segments(f))
@@ -203,6 +206,8 @@ static bool libelf_ready(void)
 
 struct elf_file *elf_file__open_fd(int fd, const char *name)
 {
+	struct elf_file *f;
+	struct stat st;
 	Elf *elf;
 
 	if (!name)
@@ -222,7 +227,10 @@ struct elf_file *elf_file__open_fd(int fd, const char *name)
 		errno = EIO;
 		return NULL;
 	}
-	return elf_file__from_elf(elf, NULL, name);
+	f = elf_file__from_elf(elf, NULL, name);
+	if (f && !fstat(fd, &st))
+		f->owner = st.st_uid;
+	return f;
 }
 
 struct elf_file *elf_file__open(const char *path)
@@ -293,6 +301,11 @@ Elf *elf_file__elf(const struct elf_file *f)
 const char *elf_file__name(const struct elf_file *f)
 {
 	return f->name;
+}
+
+uid_t elf_file__owner(const struct elf_file *f)
+{
+	return f->owner;
 }
 
 const char *elf_file__build_id(const struct elf_file *f)

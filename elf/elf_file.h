@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct elf_file;
 struct fde_table;
@@ -65,6 +66,9 @@ const char *elf_file__name(const struct elf_file *f);
 
 /* The GNU build-id in lowercase hex, or NULL when the file has none. */
 const char *elf_file__build_id(const struct elf_file *f);
+
+/* The owner of the file as it was opened; (uid_t)-1 for an image in memory, or unknown. */
+uid_t elf_file__owner(const struct elf_file *f);
 
 /* Every PT_LOAD segment, in program-header order; *@nr of them. */
 const struct elf_segment *elf_file__segments(const struct elf_file *f, size_t *nr);

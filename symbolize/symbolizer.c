@@ -834,6 +834,7 @@ static struct symcache *symbolizer__cache(struct symbolizer *sym, struct module 
 	uint64_t hash = hash_u64((uintptr_t)mod);
 	const char *build_id;
 	struct module_cache *mc;
+	uid_t owner;
 	bool added;
 
 	mc = hashtab__find_or_add(&sym->caches, hash, module_cache_eq, mod, sizeof(*mc), &added);
@@ -841,7 +842,13 @@ static struct symcache *symbolizer__cache(struct symbolizer *sym, struct module 
 		return mc ? mc->cache : NULL;
 	mc->mod = mod;
 	build_id = elf_symtab__build_id(module__symtab(mod));
-	if (build_id && module__self_contained(mod))
+	owner = elf_file__owner(elf_symtab__file(module__symtab(mod)));
+	/*
+	 * Only a file root or we own: anyone could give a file of theirs the
+	 * build-id of another, and the answers of theirs would be the other's
+	 * for every later run (a recording reads the files of every user).
+	 */
+	if (build_id && (owner == 0 || owner == geteuid()) && module__self_contained(mod))
 		mc->cache = symcache__open(sym->cache_dir, build_id, sym->strings);
 	return mc->cache;
 }

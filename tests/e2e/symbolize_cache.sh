@@ -3,9 +3,10 @@
 # first run writes BUILD-ID.sym under $XDG_CACHE_HOME/profiler, the second
 # answers from it (the same output, even once the file's own DWARF is wiped),
 # every address of three files answers as without the cache, --no-cache
-# writes nothing, and a corrupt, truncated, foreign or untrusted cache file
-# is ignored with one line, the answers still right. Needs no root, but
-# checks a file of another owner only as root.
+# writes nothing, a corrupt, truncated, foreign or untrusted cache file is
+# ignored with one line, the answers still right, and a file another user
+# owns is not cached. Needs no root, but checks files of another owner only
+# as root.
 . "$(dirname "$0")/lib.sh"
 
 [[ -x $PROFILER ]] || { skip "symbolize cache" "$PROFILER is not built"; exit 0; }
@@ -172,4 +173,20 @@ if [[ $(id -u) -eq 0 ]]; then
 	fi
 else
 	skip "symbolize cache: a file of another owner" "needs root to chown"
+fi
+
+# A file that neither root nor we own is not cached: its build-id could be
+# another file's. (As root: another user's file.)
+if [[ $(id -u) -eq 0 ]]; then
+	cp "$BIN" "$TMP/theirs"
+	chown 65534 "$TMP/theirs"
+	rm -rf "$CACHE"
+	run theirs "$TMP/theirs"
+	if cmp -s "$TMP/nocache.out" "$TMP/theirs.out" && [[ ! -e $CACHE ]]; then
+		ok "symbolize cache: a file of another user answers the same and is not cached"
+	else
+		fail "symbolize cache: a file of another user ($(ls "$CACHE" 2>&1))"
+	fi
+else
+	skip "symbolize cache: a file of another user" "needs root to chown"
 fi
