@@ -295,11 +295,14 @@ static int answerer__find(struct answerer *a, uint64_t addr, bool valid, const c
 	return lru__add(a->memo, addr, a->scratch.buf, a->scratch.len);
 }
 
+/* Free what @a holds; again is a no-op. */
 static void answerer__release(struct answerer *a)
 {
 	lru__free(a->memo);
 	free(a->invalid.buf);
 	free(a->scratch.buf);
+	a->memo = NULL;
+	a->invalid.buf = a->scratch.buf = NULL;
 }
 
 /* Print the answer for @addr (@valid: it parsed) as addr2line does; 0 or -ENOMEM. */
@@ -493,6 +496,8 @@ int symbolize_main(int argc, char **argv)
 		fprintf(stderr, "profiler: symbolize: cannot read stdin: %s\n", strerror(-err));
 	if (!err)
 		ret = 0;
+	/* The answers are out: the memo's room is the cache writer's now. */
+	answerer__release(&a);
 	symbolizer__save_cache(sym);
 out:
 	answerer__release(&a);

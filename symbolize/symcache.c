@@ -41,7 +41,7 @@ struct header {
 	uint32_t bucket_shift, nr_buckets;
 	uint64_t nr_intervals, chain_words;
 	uint64_t nr_strings, strings_size; /* strings: nr + 1 offsets, then the bytes */
-	uint64_t body_sum;		   /* of everything after the header */
+	uint64_t body_sum;		   /* of the parts after the header (body_sum()) */
 	uint64_t header_sum;		   /* of the bytes above */
 };
 
@@ -171,9 +171,42 @@ static bool layout_of(const struct header *h, struct layout *l)
 	return true;
 }
 
+/* The parts of the body, in file order, each checksummed on its own. */
+#define NR_PARTS 5
+
+struct part {
+	const void *data;
+	size_t size;
+	size_t offset; /* in the file */
+};
+
+/* The body's checksum: of its parts' checksums (the padding between them is not in it). */
+static uint64_t body_sum(const struct part *parts)
+{
+	uint64_t sums[NR_PARTS];
+
+	for (int i = 0; i < NR_PARTS; i++)
+		sums[i] = symcache__checksum(parts[i].data, parts[i].size);
+	return symcache__checksum(sums, sizeof(sums));
+}
+
+/* The parts of the file mapped at @map, as header @h and layout @l place them. */
+static void file_parts(const void *map, const struct header *h, const struct layout *l,
+		       struct part *parts)
+{
+	const char *m = map;
+
+	parts[0] = (struct part){ m + l->buckets, h->nr_buckets * 4, l->buckets };
+	parts[1] = (struct part){ m + l->iv, h->nr_intervals * sizeof(struct interval), l->iv };
+	parts[2] = (struct part){ m + l->chains, h->chain_words * 4, l->chains };
+	parts[3] = (struct part){ m + l->string_offs, (h->nr_strings + 1) * 4, l->string_offs };
+	parts[4] = (struct part){ m + l->strings, h->strings_size, l->strings };
+}
+
 /* Map the cache file and check it all; false (with @why set, or errno) when it is not to be used. */
 static bool load(struct symcache *c, const char **why)
 {
+	struct part parts[NR_PARTS];
 	const struct header *h;
 	struct layout l;
 	struct stat st;
@@ -231,8 +264,8 @@ static bool load(struct symcache *c, const char **why)
 	    !h->nr_intervals || !h->nr_buckets || h->bucket_shift > 63 ||
 	    (h->span - 1) >> h->bucket_shift >= h->nr_buckets || h->span > (1ull << 32) || !h->span)
 		goto out_unmap;
-	if (h->body_sum !=
-	    symcache__checksum((char *)map + sizeof(*h), h->file_size - sizeof(*h))) {
+	file_parts(map, h, &l, parts);
+	if (h->body_sum != body_sum(parts)) {
 		*why = "corrupt (checksum)";
 		goto out_unmap;
 	}
@@ -767,11 +800,11 @@ static int writer_fill(struct writer *w, struct symcache *c, uint32_t *file_map,
 	}
 }
 
-/* write() all of @size bytes; 0 or a negative errno. */
-static int write_all(int fd, const void *buf, size_t size)
+/* pwrite() all of @size bytes at @offset; 0 or a negative errno. */
+static int write_at(int fd, const void *buf, size_t size, uint64_t offset)
 {
 	while (size) {
-		ssize_t n = write(fd, buf, size);
+		ssize_t n = pwrite(fd, buf, size, offset);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -779,6 +812,7 @@ static int write_all(int fd, const void *buf, size_t size)
 			return -errno;
 		buf = (const char *)buf + n;
 		size -= n;
+		offset += n;
 	}
 	return 0;
 }
@@ -875,7 +909,6 @@ static int write_file(int fd, const struct symcache *c, struct writer *w)
 	struct header h = { .version = SYMCACHE_VERSION, .header_size = sizeof(h) };
 	uint32_t *buckets;
 	struct layout l;
-	char *body;
 	int err;
 
 	memcpy(h.magic, MAGIC, sizeof(h.magic));
@@ -899,10 +932,9 @@ static int write_file(int fd, const struct symcache *c, struct writer *w)
 	if (!layout_of(&h, &l))
 		return -EINVAL;
 	h.file_size = l.end;
-	body = calloc(1, l.end - sizeof(h));
-	if (!body)
+	buckets = malloc(h.nr_buckets * sizeof(*buckets));
+	if (!buckets)
 		return -ENOMEM;
-	buckets = (uint32_t *)(body + l.buckets - sizeof(h));
 	for (size_t k = 0, i = 0; k < h.nr_buckets; k++) {
 		uint64_t start = (uint64_t)k << h.bucket_shift;
 
@@ -910,16 +942,21 @@ static int write_file(int fd, const struct symcache *c, struct writer *w)
 			i++;
 		buckets[k] = i;
 	}
-	memcpy(body + l.iv - sizeof(h), w->iv, w->nr_iv * sizeof(*w->iv));
-	memcpy(body + l.chains - sizeof(h), w->chains, w->chain_words * 4);
-	memcpy(body + l.string_offs - sizeof(h), w->string_offs, (w->nr_strings + 1) * 4);
-	memcpy(body + l.strings - sizeof(h), w->strings, w->strings_size);
-	h.body_sum = symcache__checksum(body, l.end - sizeof(h));
+	/* Written where they go, from the tables as they are: no copy of the whole. */
+	struct part parts[NR_PARTS] = {
+		{ buckets, h.nr_buckets * sizeof(*buckets), l.buckets },
+		{ w->iv, w->nr_iv * sizeof(*w->iv), l.iv },
+		{ w->chains, w->chain_words * 4, l.chains },
+		{ w->string_offs, (w->nr_strings + 1) * 4, l.string_offs },
+		{ w->strings, w->strings_size, l.strings },
+	};
+	h.body_sum = body_sum(parts);
 	h.header_sum = symcache__checksum(&h, offsetof(struct header, header_sum));
-	err = write_all(fd, &h, sizeof(h));
-	if (!err)
-		err = write_all(fd, body, l.end - sizeof(h));
-	free(body);
+	err = write_at(fd, &h, sizeof(h), 0);
+	for (int i = 0; i < NR_PARTS && !err; i++)
+		err = write_at(fd, parts[i].data, parts[i].size, parts[i].offset);
+	/* The padding before the strings is a hole, read as zeros; the strings end the file. */
+	free(buckets);
 	return err;
 }
 
