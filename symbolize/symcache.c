@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/array.h"
@@ -213,7 +214,8 @@ static bool load(struct symcache *c, const char **why)
 	void *map;
 	int fd;
 
-	fd = open(c->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* Non-blocking: a FIFO put there must not hang us before it is refused. */
+	fd = open(c->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno != ENOENT)
 			*why = strerror(errno);
@@ -464,6 +466,28 @@ int symcache__lookup(struct symcache *c, uint64_t vaddr, struct symcache_line *l
 	return nr ? nr : fresh_lookup(c, vaddr, lines);
 }
 
+/* Does the file answer for any address in [@lo, @hi)? */
+static bool file_covers(const struct symcache *c, uint64_t lo, uint64_t hi)
+{
+	const struct header *h = c->h;
+	uint64_t from, to;
+	size_t i, k;
+
+	if (!h || hi <= h->base || lo - h->base >= h->span)
+		return false;
+	from = lo > h->base ? lo - h->base : 0;
+	to = hi - h->base < h->span ? hi - h->base : h->span;
+	k = from >> h->bucket_shift;
+	i = c->buckets[k] < h->nr_intervals ? c->buckets[k] : 0;
+	/* The intervals from the one holding @from, up to @to. */
+	while (i + 1 < h->nr_intervals && c->iv[i + 1].off <= from)
+		i++;
+	for (; i < h->nr_intervals && c->iv[i].off < to; i++)
+		if (c->iv[i].chain != NONE)
+			return true;
+	return false;
+}
+
 /* --- adding -------------------------------------------------------------------- */
 
 struct chain_key {
@@ -527,6 +551,9 @@ int symcache__add(struct symcache *c, uint64_t lo, uint64_t hi, const struct sym
 	chain = fresh_chain(c, copy, nr);
 	if (chain < 0)
 		return chain;
+	if (file_covers(c, lo, hi) ||
+	    (r && r->hi == lo && c->open_run + 1 < c->nr_runs && c->runs[c->open_run + 1].lo < hi))
+		return -EINVAL;
 	if (r && r->hi == lo) {
 		/* The same answer as the interval before: it grows. */
 		if (c->fresh[r->first + r->nr - 1].chain == chain) {
@@ -875,10 +902,21 @@ static void evict(const char *dir, const char *keep, uint64_t max_bytes)
 		struct stat st;
 		char *path;
 
-		if (len <= strlen(SUFFIX) || strcmp(d->d_name + len - strlen(SUFFIX), SUFFIX))
+		bool tmp = strstr(d->d_name, SUFFIX ".tmp.");
+
+		if (!tmp &&
+		    (len <= strlen(SUFFIX) || strcmp(d->d_name + len - strlen(SUFFIX), SUFFIX)))
 			continue;
 		if (asprintf(&path, "%s/%s", dir, d->d_name) < 0)
 			break;
+		/* What a writer that died left behind, an hour on: no writer takes that long. */
+		if (tmp) {
+			if (!lstat(path, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+			    st.st_mtime < time(NULL) - 3600)
+				unlink(path);
+			free(path);
+			continue;
+		}
 		if (lstat(path, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 		    array__reserve(&e, &alloc, nr + 1, sizeof(*e))) {
 			free(path);
@@ -952,10 +990,12 @@ static int write_file(int fd, const struct symcache *c, struct writer *w)
 	};
 	h.body_sum = body_sum(parts);
 	h.header_sum = symcache__checksum(&h, offsetof(struct header, header_sum));
-	err = write_at(fd, &h, sizeof(h), 0);
+	/* Its length, whatever the last part holds: the padding is a hole, read as zeros. */
+	err = ftruncate(fd, l.end) ? -errno : 0;
+	if (!err)
+		err = write_at(fd, &h, sizeof(h), 0);
 	for (int i = 0; i < NR_PARTS && !err; i++)
 		err = write_at(fd, parts[i].data, parts[i].size, parts[i].offset);
-	/* The padding before the strings is a hole, read as zeros; the strings end the file. */
 	free(buckets);
 	return err;
 }
