@@ -39,6 +39,11 @@ const volatile bool sample_idle;
 const volatile bool track_oncpu;
 /* Set by user space before attaching: when it started counting (bpf_ktime_get_ns()). */
 __u64 start_ns;
+/*
+ * Set by user space once a process is in python_procs: until then, samples
+ * skip the lookup (a hash lookup per sample, for nothing, in most profiles).
+ */
+volatile bool python_loaded;
 const volatile bool offcpu_blocked_only = true; /* not the time waiting to run again */
 /* Walk the user stack's frame pointers: not when user space unwinds it from CFI. */
 const volatile bool user_fp_stack = true;
@@ -974,7 +979,7 @@ static __always_inline __u32 record_stacks(void *ctx, struct sample_record *r,
 	nu &= PROFILE_MAX_STACK;
 	r->h.nr_user = nu;
 	np = 0;
-	if (python_stacks && (py = bpf_map_lookup_elem(&python_procs, &r->h.pid)))
+	if (python_stacks && python_loaded && (py = bpf_map_lookup_elem(&python_procs, &r->h.pid)))
 		np = python_stack(py, r, nk + nu) & (2 * PROFILE_MAX_PYTHON - 1); /* a bound */
 	r->h.nr_python = np;
 	if (!proc && copy_bytes)

@@ -638,8 +638,12 @@ static void proc_state__snapshot(struct collector *c, struct proc_state *p)
 	c->snapshots[c->nr_snapshots++] = maps;
 	p->maps = maps;
 	pr_debug("pid %d: snapshot of %zu executable mappings", p->pid, maps->nr);
-	if (c->python)
+	if (c->python) {
 		python__snapshot(c->python, maps);
+		/* From the first, samples look for their process's interpreter. */
+		if (python__loaded(c->python))
+			c->skel->bss->python_loaded = true;
+	}
 	jvm_mapper__see(c->jvm, maps);
 	if (c->unwind_maps) {
 		int err = unwind_maps__load(c->unwind_maps, maps);

@@ -52,6 +52,7 @@ struct python {
 	struct py_frames *frames;
 	struct hashtab procs;	      /* struct py_proc by pid */
 	bool unsupported_said[4][16]; /* releases said to be unsupported, by major, minor */
+	bool loaded;		      /* a process is in the BPF program's map */
 	struct python_stats stats;
 };
 
@@ -214,6 +215,7 @@ static bool try_interpreter(struct python *py, struct py_proc *p, const struct p
 		pr_debug("pid %d: cannot load its Python runtime: %s", p->pid, strerror(errno));
 		return false;
 	}
+	py->loaded = true;
 	p->file = m->file;
 	p->map_start = m->start;
 	p->off = off;
@@ -260,6 +262,11 @@ static void py_proc__reset(struct python *py, struct py_proc *p)
 	py_proc__forget_code(p);
 	p->file = NULL;
 	p->off = NULL;
+}
+
+bool python__loaded(const struct python *py)
+{
+	return py->loaded;
 }
 
 void python__exec(struct python *py, pid_t pid)

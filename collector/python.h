@@ -54,6 +54,9 @@ struct python;
 struct python *python__new(struct elf_cache *elves, int procs_fd, struct py_frames *frames);
 void python__free(struct python *py);
 
+/* Has a process ever been put in the BPF program's map (so that samples look for theirs)? */
+bool python__loaded(const struct python *py);
+
 /*
  * Process @pid exec'd: whatever it ran is gone, though a new interpreter may
  * be the same file at the same place (a non-PIE python3.11 re-exec'ing
