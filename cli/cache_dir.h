@@ -4,9 +4,10 @@
  * (the answers of symbolize/symcache.h).
  *
  * $XDG_CACHE_HOME/profiler when XDG_CACHE_HOME is set to an absolute path
- * (for root too, so that tests and users can point it elsewhere), else
- * /var/cache/profiler for root, else ~/.cache/profiler. The files there
- * are trusted only when they are our effective user's (symcache.h).
+ * (for root, only when that directory is root's and no one else may write
+ * it), else /var/cache/profiler for root, else ~/.cache/profiler. The
+ * files there are trusted only when they are our effective user's, in a
+ * directory of ours (symcache.h).
  */
 #ifndef PROFILER_CACHE_DIR_H
 #define PROFILER_CACHE_DIR_H

@@ -37,6 +37,7 @@
 #include "targets.h"
 #include "symbolize/stacks.h"
 #include "symbolize/symbolizer.h"
+#include "version.h"
 
 /*
  * SIGINT, SIGTERM and SIGHUP while sampling end the sampling, and the
@@ -466,6 +467,7 @@ int record(const struct options *o)
 	symopts.py_frames = collector__py_frames(c);
 	if (!o->no_cache)
 		symopts.cache_dir = cache_dir = cache_dir__default();
+	symopts.cache_producer = "profiler " PROFILER_VERSION;
 	sym = symbolizer__new(p->strings, &symopts);
 	if (!err && !sym)
 		err = -ENOMEM;

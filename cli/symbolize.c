@@ -18,6 +18,7 @@
 #include "cache_dir.h"
 #include "symbolize.h"
 #include "symbolize/symbolizer.h"
+#include "version.h"
 
 /*
  * Answers are flushed after each read of stdin anyway; a buffer larger than
@@ -463,6 +464,7 @@ int symbolize_main(int argc, char **argv)
 	sopts.debug_dir = o.debug_dir;
 	if (!o.no_cache)
 		sopts.cache_dir = cache_dir = cache_dir__default();
+	sopts.cache_producer = "profiler " PROFILER_VERSION;
 	if (strings)
 		sym = symbolizer__new(strings, &sopts);
 	a.memo = lru__new(o.memo_size);

@@ -87,6 +87,7 @@ struct unit {
 	size_t nr_libdw_files;
 	const char *comp_dir; /* NULL: unknown */
 	bool indexed;	      /* tried: the tables below are what could be read */
+	bool lost;	      /* its functions could not be read whole (unit_lost()) */
 	/* Rows, and files for DW_AT_call_file unless libdw read the program. */
 	struct line_table lines;
 	struct sparse row_index;
@@ -880,6 +881,7 @@ static void unit_lost(struct dwarf_index *idx, struct unit *u, enum dwarf_unit_f
 	char buf[256];
 
 	idx->stats.lost++;
+	u->lost = true;
 	if (fault == DWARF_UNIT_SPLIT) {
 		if (dwarf_attr(&u->die, DW_AT_dwo_name, &attr) ||
 		    dwarf_attr(&u->die, DW_AT_GNU_dwo_name, &attr))
@@ -1168,8 +1170,10 @@ int dwarf_index__breaks(struct dwarf_index *idx, uint64_t vaddr, struct dwarf_sp
 			    vaddr);
 	struct breaks b = { 0 };
 	struct dwarf_span *r;
+	struct unit *u;
 	uint32_t unit;
 	size_t nr = 0;
+	int err;
 
 	*ranges = NULL;
 	*breaks = NULL;
@@ -1194,12 +1198,21 @@ int dwarf_index__breaks(struct dwarf_index *idx, uint64_t vaddr, struct dwarf_sp
 	for (size_t i = 0; i < idx->nr_ranges; i++)
 		if (idx->ranges[i].node == unit)
 			r[nr++] = (struct dwarf_span){ idx->ranges[i].lo, idx->ranges[i].hi };
-	/* A unit that cannot be indexed answers with no lines anywhere: no breaks. */
-	if ((idx->units[unit].indexed || !index_unit(idx, &idx->units[unit])) &&
-	    unit_breaks(&idx->units[unit], &b)) {
+	/*
+	 * Answers to keep are the file's alone, and whole: not those of a
+	 * split unit, whose functions are in a .dwo file elsewhere, nor of a
+	 * unit that could not be read (memory ran out, or it was lost).
+	 */
+	u = &idx->units[unit];
+	err = u->indexed ? 0 : index_unit(idx, u);
+	if (!err && (u->split || u->lost))
+		err = -ENOTSUP;
+	if (!err)
+		err = unit_breaks(u, &b);
+	if (err) {
 		free(r);
 		free(b.addrs);
-		return -ENOMEM;
+		return err == -ENOMEM ? -ENOMEM : -ENOTSUP;
 	}
 	*ranges = r;
 	*nr_ranges = nr;

@@ -108,7 +108,8 @@ struct dwarf_span {
  * answers the same. The unit is indexed if it was not. When no unit
  * covers @vaddr: the gap between units that holds it, and no breaks. The
  * arrays are malloc()ed, the caller frees them. Returns 1 (a unit), 0 (a
- * gap) or -ENOMEM.
+ * gap), -ENOTSUP for a unit whose answers are not the file's alone or not
+ * whole (a split unit, one that could not be read), or -ENOMEM.
  */
 int dwarf_index__breaks(struct dwarf_index *idx, uint64_t vaddr, struct dwarf_span **ranges,
 			size_t *nr_ranges, uint64_t **breaks, size_t *nr_breaks);

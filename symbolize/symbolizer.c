@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,7 @@ struct symbolizer {
 	struct hashtab file_names; /* of struct demangled (not demangled), likewise */
 	struct hashtab perf_maps;  /* of struct perf_map_entry, by pid */
 	char *cache_dir;	   /* see symbolizer_opts; NULL: no cache */
+	char *cache_producer;
 	uint64_t cache_max_bytes;
 	struct hashtab caches; /* of struct module_cache, by module */
 	struct frame_block *blocks;
@@ -252,7 +254,8 @@ struct symbolizer *symbolizer__new(struct strset *strings, const struct symboliz
 	}
 	if (opts && opts->cache_dir) {
 		sym->cache_dir = strdup(opts->cache_dir);
-		if (!sym->cache_dir)
+		sym->cache_producer = strdup(opts->cache_producer ? opts->cache_producer : "");
+		if (!sym->cache_dir || !sym->cache_producer)
 			goto out_free;
 		sym->cache_max_bytes = opts->cache_max_bytes ? opts->cache_max_bytes :
 							       SYMCACHE_DEFAULT_MAX_BYTES;
@@ -294,6 +297,7 @@ void symbolizer__free(struct symbolizer *sym)
 	}
 	hashtab__release(&sym->caches);
 	free(sym->cache_dir);
+	free(sym->cache_producer);
 	hashtab__for_each_entry(&sym->files, i, f)
 		free(f);
 	hashtab__for_each_entry(&sym->mappings, i, m)
@@ -823,6 +827,29 @@ static void symbolizer__line_flags(struct mapping_entry *m, const struct profile
 
 /* --- answers kept between runs ------------------------------------------- */
 
+/*
+ * A fingerprint of the ELF file @elf: its size, ELF header and section
+ * headers, which another file with the same build-id (a forged one, or one
+ * rewritten in place) is unlikely to share; cheap, as a warm run pays it.
+ */
+static uint64_t elf_fingerprint(Elf *elf)
+{
+	const char *raw;
+	GElf_Ehdr eh;
+	uint64_t sum;
+	size_t size;
+
+	raw = elf_rawfile(elf, &size);
+	if (!raw || !gelf_getehdr(elf, &eh))
+		return 0;
+	sum = hash_mix(size, symcache__checksum(raw, eh.e_ehsize < size ? eh.e_ehsize : size));
+	if (eh.e_shoff && eh.e_shoff < size &&
+	    (uint64_t)eh.e_shnum * eh.e_shentsize <= size - eh.e_shoff)
+		sum = hash_mix(sum, symcache__checksum(raw + eh.e_shoff,
+						       (size_t)eh.e_shnum * eh.e_shentsize));
+	return sum;
+}
+
 static bool module_cache_eq(const void *entry, const void *key)
 {
 	return ((const struct module_cache *)entry)->mod == key;
@@ -849,7 +876,9 @@ static struct symcache *symbolizer__cache(struct symbolizer *sym, struct module 
 	 * for every later run (a recording reads the files of every user).
 	 */
 	if (build_id && (owner == 0 || owner == geteuid()) && module__self_contained(mod))
-		mc->cache = symcache__open(sym->cache_dir, build_id, sym->strings);
+		mc->cache = symcache__open(sym->cache_dir, build_id, sym->cache_producer,
+					   elf_fingerprint(elf_symtab__elf(module__symtab(mod))),
+					   sym->strings);
 	return mc->cache;
 }
 

@@ -101,6 +101,8 @@ struct symbolizer_opts {
 	 */
 	const char *cache_dir;
 	uint64_t cache_max_bytes; /* of @cache_dir; 0: SYMCACHE_DEFAULT_MAX_BYTES */
+	/* What writes the cache (the profiler's version): another's files are not read. */
+	const char *cache_producer;
 };
 
 struct symbolizer_stats {

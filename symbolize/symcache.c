@@ -21,6 +21,7 @@
 #define SUFFIX ".sym"
 /* Hex of the longest build-id we meet (a SHA-1's 20 bytes; 64 allowed), NUL-padded. */
 #define BUILD_ID_MAX 136
+#define PRODUCER_MAX 64
 #define NONE UINT32_MAX
 /*
  * A chain is a list of nodes, innermost first, one per line: name, linker
@@ -37,6 +38,9 @@ struct header {
 	uint32_t version;
 	uint32_t header_size;
 	char build_id[BUILD_ID_MAX];
+	/* What wrote it (symcache__open()'s @producer), NUL-padded: another writes other answers. */
+	char producer[PRODUCER_MAX];
+	uint64_t file_sum; /* the fingerprint of the file it is of (symcache__open()) */
 	uint64_t file_size;
 	uint64_t base, span; /* the intervals tile [base, base + span) */
 	uint32_t bucket_shift, nr_buckets;
@@ -70,7 +74,10 @@ struct fresh_chain {
 
 struct symcache {
 	char *dir, *path, *build_id;
-	bool foreign; /* a file we do not trust is there: leave it */
+	char producer[PRODUCER_MAX];
+	uint64_t file_sum;
+	bool foreign;	 /* a file or directory we do not trust is there: leave it */
+	uint64_t lo, hi; /* the span of what the file and this run cover, to keep under 4 GiB */
 
 	struct strset *strset; /* where lookups intern strings */
 	const char **interned; /* the file's strings by id, interned when first used */
@@ -197,7 +204,7 @@ static void file_parts(const void *map, const struct header *h, const struct lay
 {
 	const char *m = map;
 
-	parts[0] = (struct part){ m + l->buckets, h->nr_buckets * 4, l->buckets };
+	parts[0] = (struct part){ m + l->buckets, (size_t)h->nr_buckets * 4, l->buckets };
 	parts[1] = (struct part){ m + l->iv, h->nr_intervals * sizeof(struct interval), l->iv };
 	parts[2] = (struct part){ m + l->chains, h->chain_words * 4, l->chains };
 	parts[3] = (struct part){ m + l->string_offs, (h->nr_strings + 1) * 4, l->string_offs };
@@ -261,6 +268,14 @@ static bool load(struct symcache *c, const char **why)
 		*why = "another build-id";
 		goto out_unmap;
 	}
+	if (strncmp(h->producer, c->producer, sizeof(h->producer))) {
+		*why = "written by another version of the profiler";
+		goto out_unmap;
+	}
+	if (h->file_sum != c->file_sum) {
+		*why = "of another file with this build-id";
+		goto out_unmap;
+	}
 	*why = "truncated or corrupt";
 	if (!layout_of(h, &l) || h->file_size != (uint64_t)st.st_size || l.end != h->file_size ||
 	    !h->nr_intervals || !h->nr_buckets || h->bucket_shift > 63 ||
@@ -271,6 +286,12 @@ static bool load(struct symcache *c, const char **why)
 		*why = "corrupt (checksum)";
 		goto out_unmap;
 	}
+	/* Nothing of the file is ours until it is all there. */
+	c->interned = calloc(h->nr_strings ? h->nr_strings : 1, sizeof(*c->interned));
+	if (!c->interned) {
+		*why = strerror(ENOMEM);
+		goto out_unmap;
+	}
 	c->map = map;
 	c->map_size = st.st_size;
 	c->h = h;
@@ -279,12 +300,8 @@ static bool load(struct symcache *c, const char **why)
 	c->chains = (const uint32_t *)((char *)map + l.chains);
 	c->string_offs = (const uint32_t *)((char *)map + l.string_offs);
 	c->strings = (const char *)map + l.strings;
-	c->interned = calloc(h->nr_strings ? h->nr_strings : 1, sizeof(*c->interned));
-	if (!c->interned) {
-		*why = strerror(ENOMEM);
-		c->map = NULL;
-		goto out_unmap;
-	}
+	c->lo = h->base;
+	c->hi = h->base + h->span;
 	pr_debug("symbolize: using cache file '%s'", c->path);
 	return true;
 
@@ -293,7 +310,25 @@ out_unmap:
 	return false;
 }
 
-struct symcache *symcache__open(const char *dir, const char *build_id, struct strset *strings)
+/*
+ * Is @dir, when there is one, a directory of ours that no one else may
+ * write? Else a file in it could be anyone's, or be replaced under us.
+ */
+static bool dir_ok(const char *dir, const char **why)
+{
+	struct stat st;
+
+	if (lstat(dir, &st))
+		return errno == ENOENT;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
+		*why = "not a directory of ours, or writable by others";
+		return false;
+	}
+	return true;
+}
+
+struct symcache *symcache__open(const char *dir, const char *build_id, const char *producer,
+				uint64_t file_sum, struct strset *strings)
 {
 	struct symcache *c;
 	const char *why = NULL;
@@ -314,8 +349,15 @@ struct symcache *symcache__open(const char *dir, const char *build_id, struct st
 	}
 	hashtab__init(&c->chain_ids);
 	c->strset = strings;
-	if (!load(c, &why) && why)
+	strncpy(c->producer, producer ? producer : "", sizeof(c->producer) - 1);
+	c->file_sum = file_sum;
+	c->lo = UINT64_MAX;
+	if (!dir_ok(dir, &why)) {
+		pr_warn("symbolize: not using cache directory '%s': %s", dir, why);
+		c->foreign = true;
+	} else if (!load(c, &why) && why) {
 		pr_warn("symbolize: ignoring cache file '%s': %s", c->path, why);
+	}
 	return c;
 }
 
@@ -473,7 +515,7 @@ static bool file_covers(const struct symcache *c, uint64_t lo, uint64_t hi)
 	uint64_t from, to;
 	size_t i, k;
 
-	if (!h || hi <= h->base || lo - h->base >= h->span)
+	if (!h || hi <= h->base || (lo >= h->base && lo - h->base >= h->span))
 		return false;
 	from = lo > h->base ? lo - h->base : 0;
 	to = hi - h->base < h->span ? hi - h->base : h->span;
@@ -544,6 +586,9 @@ int symcache__add(struct symcache *c, uint64_t lo, uint64_t hi, const struct sym
 
 	if (lo >= hi || nr < 1 || nr > SYMCACHE_MAX_LINES)
 		return -EINVAL;
+	/* The file keeps addresses as 32-bit offsets from the lowest. */
+	if ((hi > c->hi ? hi : c->hi) - (lo < c->lo ? lo : c->lo) > UINT32_MAX)
+		return -EINVAL;
 	/* Zeroed padding, so that equal chains compare equal as bytes. */
 	memset(copy, 0, nr * sizeof(*copy));
 	for (int i = 0; i < nr; i++)
@@ -573,7 +618,9 @@ int symcache__add(struct symcache *c, uint64_t lo, uint64_t hi, const struct sym
 		}
 		if ((at < c->nr_runs && c->runs[at].lo < hi) || (at && c->runs[at - 1].hi > lo))
 			return -EINVAL;
-		if (array__reserve(&c->runs, &c->alloc_runs, c->nr_runs + 1, sizeof(*c->runs)))
+		/* Room for its interval first: a run is never left empty. */
+		if (array__reserve(&c->runs, &c->alloc_runs, c->nr_runs + 1, sizeof(*c->runs)) ||
+		    array__reserve(&c->fresh, &c->alloc_fresh, c->nr_fresh + 1, sizeof(*c->fresh)))
 			return -ENOMEM;
 		memmove(&c->runs[at + 1], &c->runs[at], (c->nr_runs - at) * sizeof(*c->runs));
 		c->runs[at] = (struct fresh_run){ .lo = lo, .hi = lo, .first = c->nr_fresh };
@@ -589,6 +636,8 @@ int symcache__add(struct symcache *c, uint64_t lo, uint64_t hi, const struct sym
 	c->fresh[c->nr_fresh++] = (struct fresh_interval){ lo, chain };
 	r->nr++;
 	r->hi = hi;
+	c->lo = lo < c->lo ? lo : c->lo;
+	c->hi = hi > c->hi ? hi : c->hi;
 	return 0;
 }
 
@@ -951,6 +1000,8 @@ static int write_file(int fd, const struct symcache *c, struct writer *w)
 
 	memcpy(h.magic, MAGIC, sizeof(h.magic));
 	strncpy(h.build_id, c->build_id, sizeof(h.build_id) - 1);
+	memcpy(h.producer, c->producer, sizeof(h.producer));
+	h.file_sum = c->file_sum;
 	h.base = w->base;
 	h.span = w->end - w->base;
 	h.nr_intervals = w->nr_iv;
@@ -1005,6 +1056,7 @@ int symcache__save(struct symcache *c, uint64_t max_bytes)
 	struct writer w = { 0 };
 	uint32_t *file_map = NULL, *fresh_map = NULL;
 	char *tmp_path = NULL;
+	const char *why = NULL;
 	int fd = -1, err;
 
 	if (!c->nr_fresh)
@@ -1026,6 +1078,12 @@ int symcache__save(struct symcache *c, uint64_t max_bytes)
 	err = make_dirs(c->dir);
 	if (err)
 		goto out;
+	/* Made now, or there already: ours alone, or nothing is written there. */
+	if (!dir_ok(c->dir, &why)) {
+		pr_warn("symbolize: not writing cache directory '%s': %s", c->dir, why);
+		err = -EPERM;
+		goto out;
+	}
 	if (asprintf(&tmp_path, "%s.tmp.%d", c->path, (int)getpid()) < 0) {
 		tmp_path = NULL;
 		err = -ENOMEM;

@@ -24,8 +24,9 @@
  * id, then the bytes, each string NUL-terminated).
  *
  * Trust: a file is read only when it is a regular file owned by our
- * effective user and writable by no one else, its header and checksum
- * hold, and it is of this format version and build-id; any other is
+ * effective user and writable by no one else, in a directory that is ours
+ * and writable by no one else, its header and checksum hold, and it is of
+ * this format version, build-id, producer and file fingerprint; any other is
  * ignored with a one-line warning and never believed. Every lookup is
  * still bounds-checked, so that no file can make us read outside it. A
  * file is written under a temporary name and renamed into place, so that a
@@ -43,7 +44,7 @@
 #include <stdint.h>
 
 /* Bumped whenever what a file holds changes meaning: older files are then ignored. */
-#define SYMCACHE_VERSION 1
+#define SYMCACHE_VERSION 2
 /* The default size limit of a cache directory. */
 #define SYMCACHE_DEFAULT_MAX_BYTES (1ULL << 30)
 /* The deepest chain kept; deeper ones are not cached (the symbolizer's limit too). */
@@ -62,13 +63,17 @@ struct strset;
 
 /*
  * The cache of the file with build-id @build_id (lowercase hex) in
- * directory @dir, whose lookups intern the strings they answer in
- * @strings (which must outlive it): what its cache file holds, if there is one we trust
+ * directory @dir. @producer names what writes the answers (the profiler's
+ * version): a file another wrote is not used, as its answers may differ.
+ * @file_sum is a fingerprint of the file (of its ELF and section headers):
+ * a file another with the same build-id wrote is not used either. Lookups
+ * intern the strings they answer in @strings (which must outlive it): what its cache file holds, if there is one we trust
  * (else empty, with a warning naming the file and why when there was one).
  * NULL and errno ENOMEM when memory runs out, EINVAL for a build-id that
  * is not hex.
  */
-struct symcache *symcache__open(const char *dir, const char *build_id, struct strset *strings);
+struct symcache *symcache__open(const char *dir, const char *build_id, const char *producer,
+				uint64_t file_sum, struct strset *strings);
 void symcache__free(struct symcache *c);
 
 /*

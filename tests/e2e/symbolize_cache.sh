@@ -13,7 +13,9 @@
 BIN=$OUTPUT/fixtures/symbols-pie
 [[ -r $BIN ]] || { fail "symbolize cache: fixture $BIN is not built"; exit 0; }
 
+# Root takes XDG_CACHE_HOME only from a directory of its own that no one else may write.
 export XDG_CACHE_HOME=$TMP/xdg
+mkdir -m 0700 "$XDG_CACHE_HOME"
 CACHE=$XDG_CACHE_HOME/profiler
 
 # Every function of the fixture, and a few bytes into each.
@@ -189,4 +191,28 @@ if [[ $(id -u) -eq 0 ]]; then
 	fi
 else
 	skip "symbolize cache: a file of another user" "needs root to chown"
+fi
+
+# A cache directory others may write is not used: one line, the same answers.
+rm -rf "$CACHE"
+mkdir -m 0777 "$CACHE"
+run open-dir "$BIN"
+if cmp -s "$TMP/nocache.out" "$TMP/open-dir.out" && [[ $(wc -l <"$TMP/open-dir.err") -eq 1 ]] &&
+	grep -q "not using cache directory '$CACHE'" "$TMP/open-dir.err" &&
+	[[ -z $(ls -A "$CACHE") ]]; then
+	ok "symbolize cache: a cache directory others may write is not used ($(cat "$TMP/open-dir.err"))"
+else
+	fail "symbolize cache: a cache directory others may write ($(ls -A "$CACHE"))"
+	sed 's/^/#   /' "$TMP/open-dir.err"
+fi
+if [[ $(id -u) -eq 0 ]]; then
+	# Root takes no XDG_CACHE_HOME of another's: its own /var/cache/profiler instead.
+	mkdir -m 0700 "$TMP/users"
+	chown 65534 "$TMP/users"
+	XDG_CACHE_HOME=$TMP/users run root-xdg "$BIN"
+	if cmp -s "$TMP/nocache.out" "$TMP/root-xdg.out" && [[ -z $(ls -A "$TMP/users") ]]; then
+		ok "symbolize cache: root writes nothing under another user's XDG_CACHE_HOME"
+	else
+		fail "symbolize cache: root and another user's XDG_CACHE_HOME ($(ls -A "$TMP/users"))"
+	fi
 fi

@@ -44,15 +44,18 @@
  */
 #define VERSION_OFFSET 8
 #define HEADER_SIZE_OFFSET 12
-#define NR_BUCKETS_OFFSET 180
-#define NR_INTERVALS_OFFSET 184
-#define CHAIN_WORDS_OFFSET 192
-#define NR_STRINGS_OFFSET 200
-#define STRINGS_SIZE_OFFSET 208
-#define BODY_SUM_OFFSET 216
-#define HEADER_SUM_OFFSET 224
-#define HEADER_SIZE 232
+#define NR_BUCKETS_OFFSET 252
+#define NR_INTERVALS_OFFSET 256
+#define CHAIN_WORDS_OFFSET 264
+#define NR_STRINGS_OFFSET 272
+#define STRINGS_SIZE_OFFSET 280
+#define BODY_SUM_OFFSET 288
+#define HEADER_SUM_OFFSET 296
+#define HEADER_SIZE 304
 #define NR_PARTS 5
+/* What the tests say wrote their files, and of which file. */
+#define PRODUCER "profiler test"
+#define FILE_SUM 0x1234abcdULL
 
 /* --- what is added ---------------------------------------------------------- */
 
@@ -315,6 +318,9 @@ struct env {
 
 /* The one open, which in_dir() closes when a failed check left it so. */
 static struct env live;
+/* What env_open() says wrote the file, and of which file: a test may change them. */
+static const char *open_producer = PRODUCER;
+static uint64_t open_file_sum = FILE_SUM;
 
 /* Open the cache of @build_id in @dir, counting the warnings from none. */
 static bool env_open(struct env *e, const char *dir, const char *build_id)
@@ -322,7 +328,7 @@ static bool env_open(struct env *e, const char *dir, const char *build_id)
 	nr_warnings = 0;
 	last_warning[0] = '\0';
 	e->set = strset__new();
-	e->c = e->set ? symcache__open(dir, build_id, e->set) : NULL;
+	e->c = e->set ? symcache__open(dir, build_id, open_producer, open_file_sum, e->set) : NULL;
 	live = *e;
 	return e->c;
 }
@@ -578,11 +584,11 @@ static void round_trip(const char *dir)
 	CHECK_U64(count_entries(dir, ""), 1);
 	/* Not a build-id: nothing is opened outside the directory. */
 	errno = 0;
-	CHECK(!symcache__open(dir, "../x", NULL) && errno == EINVAL);
+	CHECK(!symcache__open(dir, "../x", PRODUCER, FILE_SUM, NULL) && errno == EINVAL);
 	errno = 0;
-	CHECK(!symcache__open(dir, "", NULL) && errno == EINVAL);
+	CHECK(!symcache__open(dir, "", PRODUCER, FILE_SUM, NULL) && errno == EINVAL);
 	errno = 0;
-	CHECK(!symcache__open(dir, "ABCDEF", NULL) && errno == EINVAL);
+	CHECK(!symcache__open(dir, "ABCDEF", PRODUCER, FILE_SUM, NULL) && errno == EINVAL);
 	CHECK(env_open(&e, dir, "abcdef"));
 	env_close(&e);
 }
@@ -845,6 +851,25 @@ static void version_and_build_id(const char *dir)
 	CHECK_U64(nr_warnings, 0);
 	CHECK(answers_none(e.c, FIRST));
 	env_close(&e);
+
+	/* Written by another profiler, or of another file with this build-id: ignored. */
+	CHECK(env_open(&e, dir, OTHER_ID));
+	CHECK(answers_all(e.c, GEN(1), e.set));
+	env_close(&e);
+	open_producer = "profiler 0.0.1";
+	CHECK(env_open(&e, dir, OTHER_ID));
+	CHECK(answers_none(e.c, GEN(1)));
+	CHECK_U64(nr_warnings, 1);
+	CHECK(strstr(last_warning, "another version"));
+	env_close(&e);
+	open_producer = PRODUCER;
+	open_file_sum = FILE_SUM + 1;
+	CHECK(env_open(&e, dir, OTHER_ID));
+	CHECK(answers_none(e.c, GEN(1)));
+	CHECK_U64(nr_warnings, 1);
+	CHECK(strstr(last_warning, "another file"));
+	env_close(&e);
+	open_file_sum = FILE_SUM;
 }
 
 TEST(symcache_version_and_build_id)
