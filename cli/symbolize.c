@@ -498,7 +498,15 @@ int symbolize_main(int argc, char **argv)
 		fprintf(stderr, "profiler: symbolize: cannot read stdin: %s\n", strerror(-err));
 	if (!err)
 		ret = 0;
-	/* The answers are out: the memo's room is the cache writer's now. */
+	/*
+	 * The answers are out, and stdout is closed, so that whoever reads them
+	 * is done before the cache is learned and written; the memo's room is
+	 * the cache's now.
+	 */
+	if (fclose(stdout) && !err) {
+		fprintf(stderr, "profiler: symbolize: cannot write the output\n");
+		ret = 1;
+	}
 	answerer__release(&a);
 	symbolizer__save_cache(sym);
 out:

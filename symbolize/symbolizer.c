@@ -83,8 +83,11 @@ struct demangled {
 
 /* The answers kept of a module between runs; @cache is NULL when they are not kept. */
 struct module_cache {
-	const struct module *mod;
+	struct module *mod;
 	struct symcache *cache;
+	/* Addresses the cache had no answer for: their regions are learned when it is saved. */
+	uint64_t *learn;
+	size_t nr_learn, alloc_learn;
 };
 
 /* The perf map of a process, NULL when it has none. */
@@ -293,6 +296,7 @@ void symbolizer__free(struct symbolizer *sym)
 		return;
 	hashtab__for_each_entry(&sym->caches, i, mc) {
 		symcache__free(mc->cache);
+		free(mc->learn);
 		free(mc);
 	}
 	hashtab__release(&sym->caches);
@@ -855,8 +859,8 @@ static bool module_cache_eq(const void *entry, const void *key)
 	return ((const struct module_cache *)entry)->mod == key;
 }
 
-/* The cache of module @mod, opened the first time; NULL when its answers are not kept. */
-static struct symcache *symbolizer__cache(struct symbolizer *sym, struct module *mod)
+/* The cache of module @mod, opened the first time; NULL on ENOMEM. */
+static struct module_cache *symbolizer__cache(struct symbolizer *sym, struct module *mod)
 {
 	uint64_t hash = hash_u64((uintptr_t)mod);
 	const char *build_id;
@@ -866,7 +870,7 @@ static struct symcache *symbolizer__cache(struct symbolizer *sym, struct module 
 
 	mc = hashtab__find_or_add(&sym->caches, hash, module_cache_eq, mod, sizeof(*mc), &added);
 	if (!mc || !added)
-		return mc ? mc->cache : NULL;
+		return mc;
 	mc->mod = mod;
 	build_id = elf_symtab__build_id(module__symtab(mod));
 	owner = elf_file__owner(elf_symtab__file(module__symtab(mod)));
@@ -879,7 +883,7 @@ static struct symcache *symbolizer__cache(struct symbolizer *sym, struct module 
 		mc->cache = symcache__open(sym->cache_dir, build_id, sym->cache_producer,
 					   elf_fingerprint(elf_symtab__elf(module__symtab(mod))),
 					   sym->strings);
-	return mc->cache;
+	return mc;
 }
 
 /* @name of a module, interned and demangled, as a cached line holds it; NULL on ENOMEM. */
@@ -952,31 +956,30 @@ static int symbolizer__cache_region(struct symbolizer *sym, struct module *mod, 
 }
 
 /*
- * The lines of @vaddr of @m from the cache of its module, which learns the
- * region first when it does not cover it; as symbolizer__module_lines().
- * 0 when the cache cannot answer.
+ * The lines of @vaddr of @m from the cache of its module; as
+ * symbolizer__module_lines(). 0 when the cache cannot answer: the address
+ * is then noted, for its region to be learned when the cache is saved
+ * (symbolizer__save_cache()), after the answers are out.
  */
 static int symbolizer__cached_lines(struct symbolizer *sym, struct mapping_entry *m, uint64_t vaddr,
 				    struct profile_line *lines, char *placeholder, size_t size,
 				    enum profile_frame_source *source)
 {
 	struct symcache_line cl[SYMCACHE_MAX_LINES];
-	struct symcache *c = symbolizer__cache(sym, m->mod);
+	struct module_cache *mc = symbolizer__cache(sym, m->mod);
 	int nr;
 
-	if (!c)
+	if (!mc)
+		return -ENOMEM;
+	if (!mc->cache)
 		return 0;
-	nr = symcache__lookup(c, vaddr, cl);
+	nr = symcache__lookup(mc->cache, vaddr, cl);
 	if (!nr) {
-		int err = symbolizer__cache_region(sym, m->mod, c, vaddr);
-
-		if (err == -ENOMEM)
-			return -ENOMEM;
-		if (err)
-			return 0;
-		nr = symcache__lookup(c, vaddr, cl);
-		if (!nr)
-			return 0;
+		/* When memory runs out, a region goes unlearned: nothing else. */
+		if (!array__reserve(&mc->learn, &mc->alloc_learn, mc->nr_learn + 1,
+				    sizeof(*mc->learn)))
+			mc->learn[mc->nr_learn++] = vaddr;
+		return 0;
 	}
 	for (int i = 0; i < nr; i++) {
 		struct profile_line *l = &lines[i];
@@ -1010,6 +1013,16 @@ void symbolizer__save_cache(struct symbolizer *sym)
 	hashtab__for_each_entry(&sym->caches, i, mc) {
 		if (!mc->cache)
 			continue;
+		/* The regions of the addresses it had no answer for, each once. */
+		err = 0;
+		for (size_t k = 0; k < mc->nr_learn && err != -ENOMEM; k++) {
+			struct symcache_line cl[SYMCACHE_MAX_LINES];
+
+			if (!symcache__lookup(mc->cache, mc->learn[k], cl))
+				err = symbolizer__cache_region(sym, mc->mod, mc->cache,
+							       mc->learn[k]);
+		}
+		mc->nr_learn = 0;
 		err = symcache__save(mc->cache, sym->cache_max_bytes);
 		if (err && err != -EPERM)
 			pr_warn("symbolize: cannot write cache file '%s': %s",

@@ -165,9 +165,11 @@ const struct profile_frame *symbolizer__elf_lookup(struct symbolizer *sym,
 void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *stats);
 
 /*
- * Write the cache file of each file whose answers this symbolizer added to
- * (symbolizer_opts.cache_dir). Failures are warned about, once per file,
- * and otherwise ignored: the cache is only ever a shortcut.
+ * Learn, for each file with a cache (symbolizer_opts.cache_dir), the
+ * regions of the addresses its cache had no answer for (symcache.h), and
+ * write its cache file: the work of a first run is done here, once the
+ * answers are out. Failures are warned about, once per file, and otherwise
+ * ignored: the cache is only ever a shortcut.
  */
 void symbolizer__save_cache(struct symbolizer *sym);
 

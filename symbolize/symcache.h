@@ -11,9 +11,10 @@
  * mapped into memory.
  *
  * Ranges are added a region at a time (module__region(): one DWARF unit,
- * or one symbol between units), the first time an address falls in it, so
- * a run pays only for the parts of the file it needs, and the cache file
- * grows with what runs have needed.
+ * or one symbol between units), for the regions that addresses of a run
+ * fell in, after its answers are out (symbolizer__save_cache()): a run
+ * pays only for the parts of the file it needs, and the cache file grows
+ * with what runs have needed.
  *
  * The file (DIR/BUILD-ID.sym, host byte order, never leaving the machine):
  * a header (magic, format version, build-id, sizes, checksums); a bucket
