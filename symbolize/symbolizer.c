@@ -812,6 +812,23 @@ static const char *symbolizer__placeholder(struct mapping_entry *m, uint64_t vad
 	return buf;
 }
 
+/*
+ * The name of a line of the frame at ELF address @vaddr of @m that nothing
+ * names: for the function holding the address (@outermost), its
+ * placeholder, written into @placeholder (@size bytes) or else interned;
+ * for a function inlined there, "??". NULL on ENOMEM.
+ */
+static const char *symbolizer__unnamed_line(struct symbolizer *sym, struct mapping_entry *m,
+					    uint64_t vaddr, bool outermost, char *placeholder,
+					    size_t size)
+{
+	if (!outermost)
+		return sym->unnamed;
+	if (placeholder)
+		return symbolizer__placeholder(m, vaddr, placeholder, size);
+	return symbolizer__unnamed(sym, m, vaddr);
+}
+
 /* How the @nr @lines of a frame of @m were found, into @source; what @m has, into its flags. */
 static void symbolizer__line_flags(struct mapping_entry *m, const struct profile_line *lines,
 				   int nr, enum profile_frame_source *source)
@@ -989,14 +1006,9 @@ static int symbolizer__cached_lines(struct symbolizer *sym, struct mapping_entry
 		/* Interned already, the names demangled. */
 		l->filename = cl[i].file;
 		l->system_name = cl[i].system_name;
-		if (cl[i].name)
-			l->name = cl[i].name;
-		else if (i == nr - 1 && placeholder)
-			l->name = symbolizer__placeholder(m, vaddr, placeholder, size);
-		else if (i == nr - 1)
-			l->name = symbolizer__unnamed(sym, m, vaddr);
-		else
-			l->name = sym->unnamed;
+		l->name = cl[i].name ? cl[i].name :
+				       symbolizer__unnamed_line(sym, m, vaddr, i == nr - 1,
+								placeholder, size);
 		if (!l->name)
 			return -ENOMEM;
 	}
@@ -1064,12 +1076,9 @@ static int symbolizer__module_lines(struct symbolizer *sym, struct mapping_entry
 		};
 		if (locs[i].name)
 			l->name = symbolizer__name(sym, locs[i].name, true, &l->system_name);
-		else if (i == nr - 1 && placeholder)
-			l->name = symbolizer__placeholder(m, vaddr, placeholder, size);
-		else if (i == nr - 1)
-			l->name = symbolizer__unnamed(sym, m, vaddr);
 		else
-			l->name = sym->unnamed;
+			l->name = symbolizer__unnamed_line(sym, m, vaddr, i == nr - 1, placeholder,
+							   size);
 		if (!l->name)
 			return -ENOMEM;
 		if (locs[i].file) {

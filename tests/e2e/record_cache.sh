@@ -44,18 +44,7 @@ fi
 # The DWARF zeroed in a copy, its headers and build-id kept: the second
 # recording, of the copy, can only name the inline frames from the cache.
 cp "$BIN" "$TMP/inline"
-python3 - "$TMP/inline" <<'PY'
-import subprocess, sys
-path = sys.argv[1]
-out = subprocess.run(["readelf", "-SW", path], capture_output=True, text=True).stdout
-with open(path, "r+b") as f:
-    for line in out.splitlines():
-        for name in (".debug_info ", ".debug_line "):
-            if name in line:
-                fields = line.split(name)[1].split()
-                f.seek(int(fields[2], 16))
-                f.write(b"\0" * int(fields[3], 16))
-PY
+zero_dwarf "$TMP/inline"
 "$PROFILER" symbolize --no-cache -f -e "$TMP/inline" \
 	"$(nm "$TMP/inline" | awk '$3 == "caller_a" { print $1 }')" >"$TMP/wiped" 2>&1
 BIN=$TMP/inline

@@ -62,19 +62,7 @@ fi
 
 # Wipe the copy's .debug_info and .debug_line (the build-id stays): without the
 # cache it loses its lines, with it the answers are as before.
-python3 - "$TMP/copy" <<'PY'
-import subprocess, sys
-path = sys.argv[1]
-out = subprocess.run(["readelf", "-SW", path], capture_output=True, text=True).stdout
-with open(path, "r+b") as f:
-    for line in out.splitlines():
-        for name in (".debug_info ", ".debug_line "):
-            if name in line:
-                fields = line.split(name)[1].split()
-                off, size = int(fields[2], 16), int(fields[3], 16)
-                f.seek(off)
-                f.write(b"\0" * size)
-PY
+zero_dwarf "$TMP/copy"
 run wiped "$TMP/copy" --no-cache
 run warm "$TMP/copy"
 if ! cmp -s "$TMP/nocache.out" "$TMP/wiped.out" && cmp -s "$TMP/nocache.out" "$TMP/warm.out" &&
