@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -508,6 +509,8 @@ int symbolize_main(int argc, char **argv)
 		ret = 1;
 	}
 	answerer__release(&a);
+	/* The memo's many small blocks back to the system, before the cache takes its share. */
+	malloc_trim(0);
 	symbolizer__save_cache(sym);
 out:
 	answerer__release(&a);
