@@ -520,6 +520,13 @@ out_errno:
 	return NULL;
 }
 
+bool debuginfo__has_altlink(Elf *elf)
+{
+	GElf_Shdr shdr;
+
+	return find_section(elf, ".gnu_debugaltlink", &shdr);
+}
+
 bool debuginfo__has_dwarf(Elf *elf)
 {
 	static const char *const names[] = { ".debug_line", ".zdebug_line" };

@@ -79,4 +79,7 @@ void *debuginfo__minidebuginfo(Elf *elf, size_t *size);
 /* Does @elf carry DWARF line information itself (a non-empty .debug_line or .zdebug_line)? */
 bool debuginfo__has_dwarf(Elf *elf);
 
+/* Does @elf keep some of its DWARF in a dwz file (a .gnu_debugaltlink section)? */
+bool debuginfo__has_altlink(Elf *elf);
+
 #endif

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
-#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -172,31 +171,12 @@ int module__lookup(struct module *mod, uint64_t vaddr, struct module_loc *locs)
 	return nr;
 }
 
-/* Does @elf name a dwz file (.gnu_debugaltlink) that some of its DWARF is in? */
-static bool has_altlink(Elf *elf)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
-		    !strcmp(name, ".gnu_debugaltlink"))
-			return true;
-	}
-	return false;
-}
-
 bool module__self_contained(struct module *mod)
 {
 	Elf *elf = elf_symtab__elf(mod->tab);
 	size_t nr;
 
-	if (has_altlink(elf))
+	if (debuginfo__has_altlink(elf))
 		return false;
 	/* Once read: the DWARF was indexed, and no other file was opened. */
 	if (mod->debug_loaded)

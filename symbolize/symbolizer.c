@@ -903,7 +903,7 @@ static struct module_cache *symbolizer__cache(struct symbolizer *sym, struct mod
 	return mc;
 }
 
-/* @name of a module, interned and demangled, as a cached line holds it; NULL on ENOMEM. */
+/* The line @loc of a module as a cache keeps it, its strings interned, its name demangled: 0 or -ENOMEM. */
 static int symbolizer__cache_line(struct symbolizer *sym, const struct module_loc *loc,
 				  struct symcache_line *line)
 {

@@ -69,8 +69,11 @@ struct fresh_run {
 struct fresh_chain {
 	uint32_t first; /* in lines */
 	uint32_t nr;
-	uint64_t hash;
 };
+
+/* Chains are compared as bytes (chain_eq()): a line has no padding to differ in. */
+_Static_assert(sizeof(struct symcache_line) == 3 * sizeof(const char *) + 2 * sizeof(uint32_t),
+	       "struct symcache_line has padding");
 
 struct symcache {
 	char *dir, *path, *build_id;
@@ -95,7 +98,7 @@ struct symcache {
 	/* What this run added. */
 	struct fresh_run *runs; /* sorted by lo, disjoint */
 	size_t nr_runs, alloc_runs;
-	size_t open_run; /* the run being added to, nr_runs when none */
+	size_t open_run; /* the run added to last, whose intervals end fresh[] */
 	struct fresh_interval *fresh;
 	size_t nr_fresh, alloc_fresh;
 	struct fresh_chain *fresh_chains;
@@ -567,12 +570,9 @@ static int64_t fresh_chain(struct symcache *c, const struct symcache_line *lines
 			   sizeof(*c->fresh_chains)) ||
 	    hashtab__insert(&c->chain_ids, hash, (void *)(uintptr_t)(c->nr_fresh_chains + 1)))
 		return -ENOMEM;
-	/* Padding and all: chain_eq() compares the lines as bytes. */
-	memset(c->lines + c->nr_lines, 0, nr * sizeof(*c->lines));
-	for (int i = 0; i < nr; i++)
-		c->lines[c->nr_lines + i] = lines[i];
+	memcpy(c->lines + c->nr_lines, lines, nr * sizeof(*lines));
 	c->fresh_chains[c->nr_fresh_chains] =
-		(struct fresh_chain){ .first = c->nr_lines, .nr = nr, .hash = hash };
+		(struct fresh_chain){ .first = c->nr_lines, .nr = nr };
 	c->nr_lines += nr;
 	return c->nr_fresh_chains++;
 }
@@ -580,8 +580,9 @@ static int64_t fresh_chain(struct symcache *c, const struct symcache_line *lines
 int symcache__add(struct symcache *c, uint64_t lo, uint64_t hi, const struct symcache_line *lines,
 		  int nr)
 {
-	struct symcache_line copy[SYMCACHE_MAX_LINES];
 	struct fresh_run *r = c->open_run < c->nr_runs ? &c->runs[c->open_run] : NULL;
+	bool grows = r && r->hi == lo;
+	size_t at = 0, top = c->nr_runs;
 	int64_t chain;
 
 	if (lo >= hi || nr < 1 || nr > SYMCACHE_MAX_LINES)
@@ -589,50 +590,40 @@ int symcache__add(struct symcache *c, uint64_t lo, uint64_t hi, const struct sym
 	/* The file keeps addresses as 32-bit offsets from the lowest. */
 	if ((hi > c->hi ? hi : c->hi) - (lo < c->lo ? lo : c->lo) > UINT32_MAX)
 		return -EINVAL;
-	/* Zeroed padding, so that equal chains compare equal as bytes. */
-	memset(copy, 0, nr * sizeof(*copy));
-	for (int i = 0; i < nr; i++)
-		copy[i] = lines[i];
-	chain = fresh_chain(c, copy, nr);
+	/* Where a new run would go, among the runs sorted by start. */
+	while (!grows && at < top) {
+		size_t mid = at + (top - at) / 2;
+
+		if (c->runs[mid].lo < lo)
+			at = mid + 1;
+		else
+			top = mid;
+	}
+	/* Nothing it covers may be covered already, by the file or by this run. */
+	if (file_covers(c, lo, hi) ||
+	    (grows && c->open_run + 1 < c->nr_runs && c->runs[c->open_run + 1].lo < hi) ||
+	    (!grows &&
+	     ((at < c->nr_runs && c->runs[at].lo < hi) || (at && c->runs[at - 1].hi > lo))))
+		return -EINVAL;
+	chain = fresh_chain(c, lines, nr);
 	if (chain < 0)
 		return chain;
-	if (file_covers(c, lo, hi) ||
-	    (r && r->hi == lo && c->open_run + 1 < c->nr_runs && c->runs[c->open_run + 1].lo < hi))
-		return -EINVAL;
-	if (r && r->hi == lo) {
-		/* The same answer as the interval before: it grows. */
-		if (c->fresh[r->first + r->nr - 1].chain == chain) {
-			r->hi = hi;
-			return 0;
-		}
-	} else {
-		size_t at = 0, top = c->nr_runs;
-
-		while (at < top) {
-			size_t mid = at + (top - at) / 2;
-
-			if (c->runs[mid].lo < lo)
-				at = mid + 1;
-			else
-				top = mid;
-		}
-		if ((at < c->nr_runs && c->runs[at].lo < hi) || (at && c->runs[at - 1].hi > lo))
-			return -EINVAL;
-		/* Room for its interval first: a run is never left empty. */
-		if (array__reserve(&c->runs, &c->alloc_runs, c->nr_runs + 1, sizeof(*c->runs)) ||
-		    array__reserve(&c->fresh, &c->alloc_fresh, c->nr_fresh + 1, sizeof(*c->fresh)))
-			return -ENOMEM;
+	/* The same answer as the interval before: that one grows. */
+	if (grows && c->fresh[c->nr_fresh - 1].chain == chain) {
+		r->hi = hi;
+		return 0;
+	}
+	/* Room for its interval first: a run is never left empty. */
+	if (array__reserve(&c->fresh, &c->alloc_fresh, c->nr_fresh + 1, sizeof(*c->fresh)) ||
+	    (!grows && array__reserve(&c->runs, &c->alloc_runs, c->nr_runs + 1, sizeof(*c->runs))))
+		return -ENOMEM;
+	if (!grows) {
 		memmove(&c->runs[at + 1], &c->runs[at], (c->nr_runs - at) * sizeof(*c->runs));
-		c->runs[at] = (struct fresh_run){ .lo = lo, .hi = lo, .first = c->nr_fresh };
+		c->runs[at] = (struct fresh_run){ .lo = lo, .first = c->nr_fresh };
 		c->nr_runs++;
 		c->open_run = at;
 		r = &c->runs[at];
 	}
-	if (array__reserve(&c->fresh, &c->alloc_fresh, c->nr_fresh + 1, sizeof(*c->fresh)))
-		return -ENOMEM;
-	/* A run's intervals are the last added: a new run starts at the end of the array. */
-	if (r->first + r->nr != c->nr_fresh)
-		return -EINVAL;
 	c->fresh[c->nr_fresh++] = (struct fresh_interval){ lo, chain };
 	r->nr++;
 	r->hi = hi;
@@ -948,10 +939,9 @@ static void evict(const char *dir, const char *keep, uint64_t max_bytes)
 		return;
 	while ((d = readdir(dp))) {
 		size_t len = strlen(d->d_name);
+		bool tmp = strstr(d->d_name, SUFFIX ".tmp.");
 		struct stat st;
 		char *path;
-
-		bool tmp = strstr(d->d_name, SUFFIX ".tmp.");
 
 		if (!tmp &&
 		    (len <= strlen(SUFFIX) || strcmp(d->d_name + len - strlen(SUFFIX), SUFFIX)))
@@ -990,7 +980,12 @@ static void evict(const char *dir, const char *keep, uint64_t max_bytes)
 	free(e);
 }
 
-/* Write the file of @w's tables to @fd. */
+/*
+ * Write the file of @w's tables to @fd. Not through common/output.h, made
+ * for profiles: a cache file is ours alone (0600, not the umask's mode),
+ * never written through a link or a FIFO, and not worth an fsync (see
+ * symcache__save()).
+ */
 static int write_file(int fd, const struct symcache *c, struct writer *w)
 {
 	struct header h = { .version = SYMCACHE_VERSION, .header_size = sizeof(h) };

@@ -92,11 +92,15 @@ for line in sys.stdin:
 ' "$step" >"$TMP/$name.addrs"
 	ADDRS=$TMP/$name.addrs run "$name.none" "$file" --no-cache
 	ADDRS=$TMP/$name.addrs run "$name.first" "$file"
+	# The second run is one from the cache: the first wrote it.
+	local n lines id
+	id=$(readelf -n "$file" | awk '/Build ID/ { print $3 }')
+	[[ -n $id && -s $CACHE/$id.sym ]] || fail "symbolize cache: no cache file for $name after a first run"
 	ADDRS=$TMP/$name.addrs run "$name.second" "$file"
-	local n lines
 	n=$(wc -l <"$TMP/$name.addrs")
 	lines=$(grep -c ':[1-9]' "$TMP/$name.none.out")
-	if ((n > 100 && lines > 0)) && cmp -s "$TMP/$name.none.out" "$TMP/$name.first.out" &&
+	if ((n > 100 && lines > 0)) && [[ -s $CACHE/$id.sym ]] &&
+		cmp -s "$TMP/$name.none.out" "$TMP/$name.first.out" &&
 		cmp -s "$TMP/$name.none.out" "$TMP/$name.second.out" && [[ ! -s $TMP/$name.second.err ]]; then
 		ok "symbolize cache: $n addresses of $name ($lines lines with a line number) answer as without the cache, first and second run"
 	else
