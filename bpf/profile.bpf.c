@@ -33,6 +33,12 @@ const volatile __u64 offcpu_min_ns = 100000;
  * counts and a thread may block ten thousand times a second.
  */
 const volatile __u64 offcpu_sum_ns;
+/*
+ * Count a thread's samples with the same stacks in `sample_sums` after the
+ * first one is sent: what no output needs one by one (the times of samples)
+ * costs nothing to send. User space reads the counts when profiling stops.
+ */
+const volatile bool sum_samples;
 /* Samples of idle CPUs too (-a), as perf's `swapper`. */
 const volatile bool sample_idle;
 /* Keep each target thread's time on CPU in `oncpu` (--wall). */
@@ -113,9 +119,21 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, PROFILE_MAX_OFFCPU_SUMS);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct offcpu_key);
+	__type(key, struct sum_key);
 	__type(value, struct sample_record);
 } offcpu_sums SEC(".maps");
+
+/*
+ * On-CPU samples counted by thread and stacks (sum_samples), after the first
+ * one of each, which was sent. Preallocated: nothing is allocated in the
+ * sampling interrupt. User space sizes it to 1 when it is not used.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PROFILE_MAX_SAMPLE_SUMS);
+	__type(key, struct sum_key);
+	__type(value, __u64);
+} sample_sums SEC(".maps");
 
 /* Target threads' time on CPU (track_oncpu), read by user space when profiling stops. */
 struct {
@@ -1149,6 +1167,43 @@ static __always_inline void sample_with_copy(void *ctx, __u32 tgid, __u32 tid, _
 }
 
 /*
+ * Count sample @r of thread @tid in `sample_sums` when its thread's first
+ * sample with the same stacks was sent already; otherwise send it, as the
+ * first of a count when there is room for one (SAMPLE_SUMMED). A record
+ * that user space completes (registers to unwind from, Python frames read
+ * from the process) is always sent.
+ */
+static __always_inline void send_or_count(struct sample_record *r, __u32 nr_ips, __u32 tid,
+					  __u8 *state)
+{
+	struct sum_key key = { .tid = tid };
+	__u64 zero = 0, *count;
+
+	if ((r->h.flags & SAMPLE_USER_REGS) || r->h.nr_python) {
+		if (send_record(r, nr_ips, wakeup_flags(r->h.pid, state)))
+			stat_inc(STAT_LOST_SAMPLES);
+		return;
+	}
+	key.stack_hash = profile_stack_hash(r);
+	count = bpf_map_lookup_elem(&sample_sums, &key);
+	if (count) {
+		/* Atomic all the same: the idle threads (tid 0) run on every CPU at once. */
+		__sync_fetch_and_add(count, 1);
+		stat_inc(STAT_SUMMED);
+		count_stack_flags(r->h.flags);
+		return;
+	}
+	if (!bpf_map_update_elem(&sample_sums, &key, &zero, BPF_NOEXIST))
+		r->h.flags |= SAMPLE_SUMMED;
+	if (!send_record(r, nr_ips, wakeup_flags(r->h.pid, state)))
+		return;
+	stat_inc(STAT_LOST_SAMPLES);
+	/* Later samples would be counted for stacks user space never saw. */
+	if (r->h.flags & SAMPLE_SUMMED)
+		bpf_map_delete_elem(&sample_sums, &key);
+}
+
+/*
  * A sample of an idle CPU: its kernel stack (the idle loop, or an interrupt
  * it was handling), with the process and thread named "swapper" on every CPU.
  */
@@ -1164,7 +1219,9 @@ static __always_inline void sample_idle_cpu(void *ctx)
 	n = record_stacks(ctx, r, NULL, false, 0, false, false);
 	__builtin_memcpy(r->h.comm, "swapper\0\0\0\0\0\0\0\0", PROFILE_COMM_LEN);
 	__builtin_memcpy(r->h.pcomm, r->h.comm, PROFILE_COMM_LEN);
-	if (send_record(r, n, wakeup_flags_full()))
+	if (sum_samples)
+		send_or_count(r, n, 0, NULL);
+	else if (send_record(r, n, wakeup_flags_full()))
 		stat_inc(STAT_LOST_SAMPLES);
 }
 
@@ -1193,28 +1250,23 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	sample_head_init(r, tgid, tid);
 	n = record_stacks(ctx, r, proc, user_fp_stack, 0, in_user(ctx), false);
-	if (send_record(r, n, wakeup_flags(tgid, state)))
+	if (sum_samples)
+		send_or_count(r, n, tid, state);
+	else if (send_record(r, n, wakeup_flags(tgid, state)))
 		stat_inc(STAT_LOST_SAMPLES);
 	return 0;
 }
 
 /*
- * The stacks of an off-CPU record, hashed (FNV-1a over whole words): the
- * sums of short intervals are kept by thread and this. A record whose user
- * stack user space unwinds has only the leaf's registers to tell it apart.
+ * The stacks of an off-CPU record, hashed: the sums of short intervals are
+ * kept by thread and this. A record whose user stack user space unwinds
+ * has only the leaf's registers to tell it apart.
  */
-static __always_inline __u64 stack_hash(const struct sample_record *r)
+static __always_inline __u64 offcpu_hash(const struct sample_record *r)
 {
 	const __u64 prime = 0x100000001b3ULL;
-	__u32 n = r->h.nr_kernel + r->h.nr_user + 2 * r->h.nr_python;
-	__u64 h = 0xcbf29ce484222325ULL;
+	__u64 h = profile_stack_hash(r);
 
-	h = (h ^ r->h.flags ^ ((__u64)r->h.nr_kernel << 32)) * prime;
-	for (__u32 i = 0; i < PROFILE_MAX_IPS; i++) {
-		if (i >= n)
-			break;
-		h = (h ^ r->ips[i]) * prime;
-	}
 	if (r->h.flags & SAMPLE_USER_REGS) {
 		h = (h ^ r->user_regs[PROFILE_REG_IP]) * prime;
 		h = (h ^ r->user_regs[PROFILE_REG_SP]) * prime;
@@ -1239,7 +1291,7 @@ static __always_inline void send_offcpu(struct sample_record *r)
  */
 static __always_inline void offcpu_add(struct sample_record *r, __u32 tid, __u64 ns)
 {
-	struct offcpu_key key = { .tid = tid, .stack_hash = stack_hash(r) };
+	struct sum_key key = { .tid = tid, .stack_hash = offcpu_hash(r) };
 	struct sample_record *sum = bpf_map_lookup_elem(&offcpu_sums, &key);
 
 	if (sum) {

@@ -19,6 +19,8 @@
 #define PROFILE_MAX_OFFCPU 65536
 /* Sums of short intervals off CPU (by thread and stack) kept at once. */
 #define PROFILE_MAX_OFFCPU_SUMS 16384
+/* Counts of on-CPU samples (by thread and stack) kept at once: 1.2 MiB of kernel memory. */
+#define PROFILE_MAX_SAMPLE_SUMS 16384
 
 /*
  * The user registers a sample records, indexed by their DWARF numbers in the
@@ -70,6 +72,11 @@ enum event_type {
 #define SAMPLE_PYTHON_ERROR (1U << 12) /* a Python frame could not be read: the rest is missing */
 /* EVENT_ALLOC: no room in alloc_live to watch for the block's free: it counts as live to the end. */
 #define SAMPLE_ALLOC_UNTRACKED (1U << 13)
+/*
+ * EVENT_SAMPLE: the first sample of its thread with these stacks; the later
+ * ones are counted in the kernel (`sample_sums`), not sent.
+ */
+#define SAMPLE_SUMMED (1U << 14)
 
 enum unwind_stop_reason {
 	UNWIND_STOP_NONE,
@@ -84,8 +91,8 @@ enum unwind_stop_reason {
 
 /* Indexes of the per-CPU `stats` array. */
 enum profile_stat {
-	STAT_LOST_SAMPLES,	 /* on-CPU samples lost: no room in the ring buffer */
-	STAT_USER_STACK_ERROR,	 /* records written whose user stack could not be read */
+	STAT_LOST_SAMPLES,     /* on-CPU samples lost: no room in the ring buffer */
+	STAT_USER_STACK_ERROR, /* records written (or counted) whose user stack could not be read */
 	STAT_KERNEL_STACK_ERROR, /* ... whose kernel stack could not be read */
 	STAT_TRUNCATED,		 /* ... with a truncated stack */
 	STAT_OFFCPU_DROPPED,	 /* off-CPU intervals lost: too many threads off CPU */
@@ -99,6 +106,7 @@ enum profile_stat {
 	STAT_LOST_FREES,	 /* frees of sampled blocks lost: ... */
 	STAT_ALLOC_UNTRACKED,	 /* sampled blocks not watched: alloc_live full */
 	STAT_FOREIGN_FREES,	 /* --alloc=1: frees of blocks never seen allocated */
+	STAT_SUMMED,		 /* on-CPU samples counted in `sample_sums`, not sent */
 	STAT__MAX,
 };
 
@@ -152,11 +160,14 @@ struct thread_oncpu {
 	__u32 exited; /* counted to its exit: what follows is not its own */
 };
 
-/* A sum of short intervals off CPU: which thread, with which stacks. */
-struct offcpu_key {
+/*
+ * A sum of short intervals off CPU, or a count of on-CPU samples: which
+ * thread, with which stacks.
+ */
+struct sum_key {
 	__u32 tid;
 	__u32 pad;
-	__u64 stack_hash; /* of the record's flags and addresses (and leaf registers) */
+	__u64 stack_hash; /* profile_stack_hash() (and, off CPU, the leaf registers) */
 };
 
 /* The most Python frames a record holds: a power of two (the BPF program masks with it - 1). */
@@ -178,6 +189,32 @@ struct sample_record {
 	__u64 user_regs[PROFILE_NR_REGS];
 	__u8 user_stack[PROFILE_LEAF_STACK_BYTES];
 };
+
+/*
+ * What tells @r's stacks apart, hashed (FNV-1a over whole words): its flags
+ * but SAMPLE_SUMMED, its thread's name and its addresses. The BPF program
+ * keys its sums with it, and user space finds by it the record a count of
+ * samples goes with, so both compute it here. @r may be a record as sent,
+ * with room for only the addresses it holds.
+ */
+static inline __attribute__((always_inline)) __u64 profile_stack_hash(const struct sample_record *r)
+{
+	const __u64 prime = 0x100000001b3ULL;
+	__u32 n = r->h.nr_kernel + r->h.nr_user + 2 * r->h.nr_python;
+	__u64 h = 0xcbf29ce484222325ULL, comm[2];
+
+	__builtin_memcpy(comm, r->h.comm, sizeof(comm));
+	h = (h ^ (r->h.flags & ~SAMPLE_SUMMED) ^ ((__u64)r->h.nr_kernel << 32)) * prime;
+	h = (h ^ comm[0]) * prime;
+	h = (h ^ comm[1]) * prime;
+	/* A bound the verifier sees. */
+	for (__u32 i = 0; i < PROFILE_MAX_IPS; i++) {
+		if (i >= n)
+			break;
+		h = (h ^ r->ips[i]) * prime;
+	}
+	return h;
+}
 
 /*
  * Unwind tables (--call-graph cfi, the default). User space turns each

@@ -93,6 +93,17 @@ struct broken_file {
 	uint64_t count;
 };
 
+/*
+ * The first sample of a thread's stacks that the BPF program counts the
+ * later ones of (SAMPLE_SUMMED), as it was sent: the record the count goes
+ * with when profiling stops.
+ */
+struct summed_first {
+	struct sum_key key;
+	size_t size;
+	unsigned char record[]; /* @size bytes */
+};
+
 /* What the collector knows of one sampled process. */
 struct proc_state {
 	pid_t pid;
@@ -159,6 +170,9 @@ struct collector {
 	uint64_t nr_broken_by[NR_STACK_ENDS]; /* by UNWIND_STOP_* */
 	struct hashtab broken_files; /* struct broken_file by name: where broken stacks end */
 	struct hashtab thread_cpu;   /* struct thread_cpu by pid and tid, with opts.thread_cpu */
+	struct hashtab summed;	     /* struct summed_first by its key (sum_samples) */
+	uint64_t nr_summed_counts;   /* counts read from `sample_sums` when profiling stopped */
+	uint64_t summed_orphans;     /* ... samples in them whose first sample never came */
 	int err;		     /* first error in the ring-buffer callback */
 	volatile sig_atomic_t stopping;
 	uint64_t deadline; /* CLOCK_MONOTONIC end of sampling (-d), or 0 */
@@ -441,6 +455,19 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	c->skel->rodata->track_oncpu = opts->thread_cpu;
 	c->skel->rodata->stack_copy_bytes = stack_bytes;
 	c->skel->rodata->python_stacks = !opts->no_python;
+	/*
+	 * Where no output needs samples one by one, the BPF program counts a
+	 * thread's samples of the same stacks rather than send each: an agent's
+	 * windows need them as they come.
+	 */
+	c->skel->rodata->sum_samples = opts->no_times && !opts->windows;
+	err = bpf_map__set_max_entries(c->skel->maps.sample_sums, opts->no_times && !opts->windows ?
+									  PROFILE_MAX_SAMPLE_SUMS :
+									  1);
+	if (err) {
+		pr_warn("cannot size the BPF program's sample counts: %s", strerror(-err));
+		goto out_free;
+	}
 	/* Where samples with a stack copy are built: one per CPU, by index. */
 	err = bpf_map__set_max_entries(c->skel->maps.copies, nr_cpus);
 	if (err) {
@@ -574,6 +601,9 @@ void collector__free(struct collector *c)
 	hashtab__for_each_entry(&c->broken_files, i, p)
 		free(p);
 	hashtab__release(&c->broken_files);
+	hashtab__for_each_entry(&c->summed, i, p)
+		free(p);
+	hashtab__release(&c->summed);
 	for (i = 0; i < c->nr_snapshots; i++)
 		proc_maps__free(c->snapshots[i]);
 	free(c->snapshots);
@@ -822,7 +852,8 @@ static int handle_sample(struct collector *c, struct sample_event *e)
 		return 0;
 	}
 	c->nr_records++;
-	c->nr_idle += e->type == EVENT_SAMPLE && !e->tid;
+	if (e->type == EVENT_SAMPLE && !e->tid)
+		c->nr_idle += e->nr_intervals;
 	if (e->type == EVENT_OFFCPU) {
 		c->nr_offcpu += e->nr_intervals;
 		c->nr_offcpu_records++;
@@ -953,18 +984,21 @@ static bool broken_file_eq(const void *entry, const void *key)
  * Count a user stack that unwinding found whole or not (@end says why not),
  * and, if not, the file its last frame is in, from @maps.
  */
-static void count_stack_end(struct collector *c, const struct thread_stacks *s, bool whole,
+static void count_stack_end(struct collector *c, const struct sample_event *e, bool whole,
 			    unsigned int end, const struct proc_maps *maps)
 {
+	const struct thread_stacks *s = &e->stack;
+	/* The samples a record stands for: more than one when the BPF program counted them. */
+	uint64_t n = e->type == EVENT_SAMPLE ? e->nr_intervals : 1;
 	const struct proc_map *map;
 	struct broken_file *f;
 	uint64_t hash;
 
-	c->nr_judged++;
+	c->nr_judged += n;
 	if (whole)
 		return;
-	c->nr_broken++;
-	c->nr_broken_by[end]++;
+	c->nr_broken += n;
+	c->nr_broken_by[end] += n;
 	map = maps && s->nr_user ? proc_maps__find(maps, s->user[s->nr_user - 1]) : NULL;
 	if (!map)
 		return;
@@ -980,7 +1014,7 @@ static void count_stack_end(struct collector *c, const struct thread_stacks *s, 
 			return;
 		}
 	}
-	f->count++;
+	f->count += n;
 }
 
 /* Why the user-space unwinder stopped, as the BPF unwinder would say it. */
@@ -1032,7 +1066,7 @@ static void unwind_sample(struct collector *c, struct event *ev)
 		if (p && (s->flags & SAMPLE_USER_STALE))
 			newer_maps(c, p, p->maps);
 		if (s->nr_user)
-			count_stack_end(c, s, whole,
+			count_stack_end(c, e, whole,
 					(s->flags & SAMPLE_STOP_MASK) >> SAMPLE_STOP_SHIFT,
 					p ? p->maps : NULL);
 		return;
@@ -1068,7 +1102,7 @@ static void unwind_sample(struct collector *c, struct event *ev)
 			s->flags |= SAMPLE_USER_TRUNCATED;
 			c->nr_unwind_truncated++;
 		}
-		count_stack_end(c, s, stop == UNWIND_COMPLETE, user_stack_end(stop), maps);
+		count_stack_end(c, e, stop == UNWIND_COMPLETE, user_stack_end(stop), maps);
 		return;
 	}
 	if (!maps || !s->nr_user || s->user[0] != ip)
@@ -1165,6 +1199,44 @@ static int handle_alloc(struct collector *c, struct sample_event *e)
 	return alloc__add(c->alloc, s, e);
 }
 
+static bool summed_first_eq(const void *entry, const void *key)
+{
+	return !memcmp(&((const struct summed_first *)entry)->key, key, sizeof(struct sum_key));
+}
+
+static uint64_t sum_key_hash(const struct sum_key *key)
+{
+	return hash_mix(key->tid, key->stack_hash);
+}
+
+/*
+ * Keep a copy of @data, a sample the BPF program counts the thread's later
+ * samples of the same stacks after (SAMPLE_SUMMED): what their count is
+ * handled as when profiling stops. event__parse() has checked its size.
+ */
+static int remember_summed(struct collector *c, const void *data, size_t size)
+{
+	const struct sample_record *r = data;
+	struct sum_key key = { .tid = r->h.tid, .stack_hash = profile_stack_hash(r) };
+	uint64_t hash = sum_key_hash(&key);
+	struct summed_first *f;
+
+	/* Sent again: the BPF program lost room for its count meanwhile, or it was a collision. */
+	if (hashtab__find(&c->summed, hash, summed_first_eq, &key))
+		return 0;
+	f = malloc(sizeof(*f) + size);
+	if (!f)
+		return -ENOMEM;
+	f->key = key;
+	f->size = size;
+	memcpy(f->record, data, size);
+	if (hashtab__insert(&c->summed, hash, f)) {
+		free(f);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct collector *c = ctx;
@@ -1180,7 +1252,11 @@ static int handle_event(void *ctx, void *data, size_t size)
 			c->nr_sample_records++;
 			c->sample_record_bytes += size;
 		}
-		err = complete_stacks(c, ev);
+		err = ev->type == EVENT_SAMPLE && (ev->sample.stack.flags & SAMPLE_SUMMED) ?
+			      remember_summed(c, data, size) :
+			      0;
+		if (!err)
+			err = complete_stacks(c, ev);
 		if (!err)
 			err = handle_sample(c, &ev->sample);
 	} else if (ev->type == EVENT_ALLOC) {
@@ -1521,7 +1597,7 @@ static int offcpu_under_way(struct collector *c, uint64_t until, struct collecto
 static int flush_offcpu_sums(struct collector *c)
 {
 	const struct bpf_map *map = c->skel->maps.offcpu_sums;
-	struct offcpu_key key, next;
+	struct sum_key key, next;
 	struct sample_record sum;
 	bool first = true;
 	int err = 0;
@@ -1533,6 +1609,47 @@ static int flush_offcpu_sums(struct collector *c)
 			continue;
 		sum.h.nr_ips_room = PROFILE_MAX_IPS;
 		if (event__parse(&sum, sizeof(sum), &c->event) || c->event.type != EVENT_OFFCPU) {
+			c->malformed++;
+			continue;
+		}
+		err = complete_stacks(c, &c->event);
+		if (!err)
+			err = handle_sample(c, &c->event.sample);
+	}
+	return err;
+}
+
+/*
+ * The samples the BPF program counted rather than sent (sum_samples), each
+ * count handled as its first sample's record standing for that many: as
+ * the record was, with its stacks as they were then completed.
+ */
+static int flush_sample_sums(struct collector *c)
+{
+	const struct bpf_map *map = c->skel->maps.sample_sums;
+	struct sample_record r;
+	const struct summed_first *f;
+	struct sum_key key, next;
+	bool first = true;
+	__u64 count;
+	int err = 0;
+
+	while (!err && !bpf_map__get_next_key(map, first ? NULL : &key, &next, sizeof(next))) {
+		first = false;
+		key = next;
+		if (bpf_map__lookup_elem(map, &key, sizeof(key), &count, sizeof(count), 0) ||
+		    !count)
+			continue;
+		f = hashtab__find(&c->summed, sum_key_hash(&key), summed_first_eq, &key);
+		/* Its first sample was lost after all (the ring buffer was full). */
+		if (!f || f->size > sizeof(r) || count > UINT32_MAX) {
+			c->summed_orphans += count;
+			continue;
+		}
+		c->nr_summed_counts++;
+		memcpy(&r, f->record, f->size);
+		r.h.nr_intervals = count;
+		if (event__parse(&r, f->size, &c->event)) {
 			c->malformed++;
 			continue;
 		}
@@ -1606,6 +1723,12 @@ static void collector__report_unwinding(const struct collector *c)
 		pr_info("ring buffer: %llu on-CPU records, %.0f bytes each on average",
 			(unsigned long long)c->nr_sample_records,
 			(double)c->sample_record_bytes / c->nr_sample_records);
+	if (c->skel->rodata->sum_samples)
+		pr_info("sums: %llu samples counted in the kernel, not sent, in %llu counts; %llu "
+			"lost with their stacks' first sample",
+			(unsigned long long)stat_sum(c, STAT_SUMMED),
+			(unsigned long long)c->nr_summed_counts,
+			(unsigned long long)c->summed_orphans);
 	if (!c->nr_judged)
 		return;
 	pr_info("unwind: %llu of %llu user stacks reach their process's first frame",
@@ -1710,6 +1833,8 @@ int collector__run(struct collector *c)
 		err = ring_buffer__consume(c->rb);
 		err = err < 0 ? err : 0;
 	}
+	if (!err && c->skel->rodata->sum_samples)
+		err = flush_sample_sums(c);
 	if (!err && c->opts.offcpu)
 		err = flush_offcpu_sums(c);
 	if (!err && c->opts.offcpu)
@@ -1890,8 +2015,13 @@ static uint64_t stat_sum(const struct collector *c, enum profile_stat stat)
 
 void collector__stats(const struct collector *c, struct profile_stats *stats)
 {
-	stats->samples = c->nr_records - c->nr_offcpu_records;
-	stats->lost_samples = stat_sum(c, STAT_LOST_SAMPLES) + c->malformed;
+	/*
+	 * A count of samples the BPF program kept is one record once handled
+	 * (at the end); until then its samples are in STAT_SUMMED only.
+	 */
+	stats->samples = c->nr_records - c->nr_offcpu_records - c->nr_summed_counts +
+			 stat_sum(c, STAT_SUMMED) - c->summed_orphans;
+	stats->lost_samples = stat_sum(c, STAT_LOST_SAMPLES) + c->malformed + c->summed_orphans;
 	stats->idle_samples = c->nr_idle;
 	stats->offcpu_intervals = c->nr_offcpu;
 	stats->offcpu_ns = c->offcpu_ns;

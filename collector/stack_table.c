@@ -121,7 +121,7 @@ static bool buckets_full(const struct stack_table *t)
 }
 
 /* Count a sample that has no room anywhere: in @t->drop, never exported. */
-static struct stack_entry *drop_sample(struct stack_table *t)
+static struct stack_entry *drop_sample(struct stack_table *t, uint64_t n)
 {
 	if (!t->drop) {
 		t->drop = calloc(1, sizeof(*t->drop));
@@ -130,9 +130,9 @@ static struct stack_entry *drop_sample(struct stack_table *t)
 			return NULL;
 		}
 	}
-	t->drop->count++;
-	t->dropped++;
-	t->nr_samples++;
+	t->drop->count += n;
+	t->dropped += n;
+	t->nr_samples += n;
 	return t->drop;
 }
 
@@ -142,6 +142,8 @@ struct stack_entry *stack_table__add(struct stack_table *t, const struct sample_
 {
 	struct stack_key key = { e, thread_name, false };
 	uint64_t hash = key_hash(&key);
+	/* Samples the BPF program counted come as one, with their count (only without times). */
+	uint64_t n = e->type == EVENT_SAMPLE && t->no_times ? e->nr_intervals : 1;
 	struct stack_entry *s;
 
 	*is_new = false;
@@ -151,7 +153,7 @@ struct stack_entry *stack_table__add(struct stack_table *t, const struct sample_
 		hash = key_hash(&key);
 		s = hashtab__find(&t->entries, hash, entry_eq, &key);
 		if (!s && buckets_full(t))
-			return drop_sample(t);
+			return drop_sample(t, n);
 	}
 	if (!s) {
 		s = stack_entry__new(&key, process_name);
@@ -168,13 +170,13 @@ struct stack_entry *stack_table__add(struct stack_table *t, const struct sample_
 		*is_new = true;
 	}
 	if (t->no_times)
-		s->count++;
+		s->count += n;
 	else if (push_time(s, e->time_ns))
 		goto out_nomem;
 	s->weight_ns += e->weight_ns;
 	s->nr_intervals += e->nr_intervals;
-	t->overflowed += s->overflow;
-	t->nr_samples++;
+	t->overflowed += s->overflow ? n : 0;
+	t->nr_samples += n;
 	return s;
 
 out_nomem:

@@ -14,6 +14,7 @@ static struct sample_event *event(uint32_t pid, uint32_t tid, uint64_t time, int
 
 	memset(&e, 0, sizeof(e));
 	e.type = EVENT_SAMPLE;
+	e.nr_intervals = 1;
 	e.pid = pid;
 	e.tid = tid;
 	e.time_ns = time;
@@ -181,6 +182,35 @@ TEST(stack_table_counts_without_times)
 		s = stack_table__add(&t, event(10, 11, k, 2, 0x1000), comm, comm, &is_new);
 	CHECK(s && s->count == 100 && s->times == NULL);
 	CHECK_U64(t.nr_samples, 100);
+	stack_table__release(&t);
+	strset__free(strings);
+}
+
+/* A record standing for samples the BPF program counted adds them all, in buckets too. */
+TEST(stack_table_adds_counted_samples)
+{
+	struct strset *strings = strset__new();
+	const char *comm = strset__add(strings, "worker");
+	struct stack_table t;
+	struct stack_entry *s;
+	struct sample_event *e;
+	bool is_new;
+
+	stack_table__init(&t);
+	t.no_times = true;
+	t.max_stacks = 1;
+	CHECK(stack_table__add(&t, event(10, 11, 0, 2, 0x1000), comm, comm, &is_new));
+	e = event(10, 11, 5, 2, 0x1000);
+	e->nr_intervals = 250;
+	s = stack_table__add(&t, e, comm, comm, &is_new);
+	CHECK(s && !is_new && s->count == 251 && !s->overflow);
+	/* A second stack overflows into its thread's bucket, with its count. */
+	e = event(10, 11, 6, 2, 0x2000);
+	e->nr_intervals = 40;
+	s = stack_table__add(&t, e, comm, comm, &is_new);
+	CHECK(s && s->overflow && s->count == 40);
+	CHECK_U64(t.overflowed, 40);
+	CHECK_U64(t.nr_samples, 291);
 	stack_table__release(&t);
 	strset__free(strings);
 }
