@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <bpf/libbpf.h>
@@ -25,17 +26,23 @@ static void print_log(enum log_level level, const char *fmt, va_list args)
 	fputc('\n', stderr);
 }
 
-/* libbpf's warnings repeat our own one-line errors in detail: show them with -v. */
+/*
+ * libbpf's warnings repeat our own one-line errors in detail: show them with
+ * -v. Whole: a verifier's log, which says why a program was refused at its
+ * end, runs to many kilobytes.
+ */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	char buf[1024];
+	char *buf;
 	size_t len;
 
-	vsnprintf(buf, sizeof(buf), fmt, args);
+	if (vasprintf(&buf, fmt, args) < 0)
+		return 0;
 	len = strlen(buf);
 	while (len && buf[len - 1] == '\n')
 		buf[--len] = '\0';
 	log_printf(level == LIBBPF_WARN ? LOG_INFO : LOG_DEBUG, "%s", buf);
+	free(buf);
 	return 0;
 }
 
