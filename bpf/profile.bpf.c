@@ -957,18 +957,14 @@ static __always_inline __u32 record_stacks(void *ctx, struct sample_record *r,
 	r->h.flags = 0;
 	r->h.user_stack_size = 0;
 	/*
-	 * The names, read straight from the tasks (BTF pointers): two loads
+	 * The thread's name (its process's is name_process()'s), read straight
+	 * from the task (a BTF pointer): two loads
 	 * each, where the helpers copy byte by byte (bpf_get_current_comm) or
 	 * fault-check a string (bpf_probe_read_kernel_str): a tenth of a
 	 * sample's cost. A name being changed meanwhile may come out torn;
 	 * user space reads at most PROFILE_COMM_LEN bytes of it.
 	 */
 	__builtin_memcpy(r->h.comm, task->comm, PROFILE_COMM_LEN);
-	/* The main thread is its own group leader. */
-	if (r->h.pid == r->h.tid)
-		__builtin_memcpy(r->h.pcomm, r->h.comm, PROFILE_COMM_LEN);
-	else
-		__builtin_memcpy(r->h.pcomm, task->group_leader->comm, PROFILE_COMM_LEN);
 
 	n = in_user ? 0 : read_stack(ctx, r->ips, 0);
 	if (n < 0) {
@@ -1094,11 +1090,31 @@ static __always_inline const struct unwind_proc *find_proc(__u32 tgid)
 	return proc;
 }
 
+/*
+ * The name of @r's process, from its thread group leader: after
+ * record_stacks() named the thread. Only a record sent needs it (a sample
+ * counted in the kernel goes with its first one's).
+ */
+static __always_inline void name_process(struct sample_record *r)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	/*
+	 * The idle tasks' is set already ("swapper"). A main thread is its own
+	 * group leader: one load more, where a test would have the compiler
+	 * merge two copies from pointers the verifier tells apart.
+	 */
+	if (r->h.pid)
+		__builtin_memcpy(r->h.pcomm, task->group_leader->comm, PROFILE_COMM_LEN);
+}
+
+/*
+ * The head of sample @r as far as counting it needs: whose it is. When and
+ * where it was taken, and its process's name, are stamp_sample()'s.
+ */
 static __always_inline void sample_head_init(struct sample_record *r, __u32 tgid, __u32 tid)
 {
 	r->h.type = EVENT_SAMPLE;
-	r->h.cpu = bpf_get_smp_processor_id();
-	r->h.time_ns = bpf_ktime_get_ns();
 	r->h.weight_ns = 0;
 	r->h.pid = tgid;
 	r->h.tid = tid;
@@ -1106,6 +1122,19 @@ static __always_inline void sample_head_init(struct sample_record *r, __u32 tgid
 	r->h.nr_python = 0;
 	r->h.alloc_func = 0;
 	r->h.alloc_addr = 0;
+}
+
+/*
+ * What a sample sent says besides whose it is and its stacks: when, on
+ * which CPU, and its process's name. Not read for a sample counted in the
+ * kernel: a clock read in a VM, and the group leader's name, are a tenth
+ * of such a sample's cost.
+ */
+static __always_inline void stamp_sample(struct sample_record *r)
+{
+	r->h.cpu = bpf_get_smp_processor_id();
+	r->h.time_ns = bpf_ktime_get_ns();
+	name_process(r);
 }
 
 /* What an EVENT_ALLOC record says besides its stacks. */
@@ -1142,6 +1171,7 @@ static __always_inline void sample_with_copy(void *ctx, __u32 tgid, __u32 tid, _
 	sample_head_init(r, tgid, tid);
 	/* An allocation is sampled in user code, at a uprobe: no kernel stack. */
 	n = record_stacks(ctx, r, NULL, user_fp_stack, stack_copy_bytes, a || in_user(ctx), true);
+	stamp_sample(r);
 	if (a) {
 		alloc_head(r, a);
 		r->h.flags |= a->flags;
@@ -1180,6 +1210,7 @@ static __always_inline void send_or_count(struct sample_record *r, __u32 nr_ips,
 	__u64 zero = 0, *count;
 
 	if ((r->h.flags & SAMPLE_USER_REGS) || r->h.nr_python) {
+		stamp_sample(r);
 		if (send_record(r, nr_ips, wakeup_flags(r->h.pid, state)))
 			stat_inc(STAT_LOST_SAMPLES);
 		return;
@@ -1195,6 +1226,7 @@ static __always_inline void send_or_count(struct sample_record *r, __u32 nr_ips,
 	}
 	if (!bpf_map_update_elem(&sample_sums, &key, &zero, BPF_NOEXIST))
 		r->h.flags |= SAMPLE_SUMMED;
+	stamp_sample(r);
 	if (!send_record(r, nr_ips, wakeup_flags(r->h.pid, state)))
 		return;
 	stat_inc(STAT_LOST_SAMPLES);
@@ -1219,9 +1251,12 @@ static __always_inline void sample_idle_cpu(void *ctx)
 	n = record_stacks(ctx, r, NULL, false, 0, false, false);
 	__builtin_memcpy(r->h.comm, "swapper\0\0\0\0\0\0\0\0", PROFILE_COMM_LEN);
 	__builtin_memcpy(r->h.pcomm, r->h.comm, PROFILE_COMM_LEN);
-	if (sum_samples)
+	if (sum_samples) {
 		send_or_count(r, n, 0, NULL);
-	else if (send_record(r, n, wakeup_flags_full()))
+		return;
+	}
+	stamp_sample(r);
+	if (send_record(r, n, wakeup_flags_full()))
 		stat_inc(STAT_LOST_SAMPLES);
 }
 
@@ -1250,9 +1285,12 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	sample_head_init(r, tgid, tid);
 	n = record_stacks(ctx, r, proc, user_fp_stack, 0, in_user(ctx), false);
-	if (sum_samples)
+	if (sum_samples) {
 		send_or_count(r, n, tid, state);
-	else if (send_record(r, n, wakeup_flags(tgid, state)))
+		return 0;
+	}
+	stamp_sample(r);
+	if (send_record(r, n, wakeup_flags(tgid, state)))
 		stat_inc(STAT_LOST_SAMPLES);
 	return 0;
 }
@@ -1355,6 +1393,7 @@ int BPF_PROG(profile_switch, bool preempt, struct task_struct *prev, struct task
 			record_stacks(ctx, r, proc, !unwind_tables,
 				      stack_copy_bytes ? PROFILE_LEAF_STACK_BYTES : 0, false,
 				      false);
+			name_process(r);
 			if (bpf_map_update_elem(&offcpu, &tid, r, BPF_ANY))
 				stat_inc(STAT_OFFCPU_DROPPED);
 		}
@@ -1517,6 +1556,7 @@ static __always_inline void alloc_return(void *ctx, __u64 ret)
 		return;
 	sample_head_init(r, tgid, tid);
 	n = record_stacks(ctx, r, proc, user_fp_stack, 0, true, false);
+	stamp_sample(r);
 	alloc_head(r, &a);
 	r->h.flags |= a.flags;
 	if (send_record(r, n, wakeup_flags(tgid, state))) {
