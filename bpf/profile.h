@@ -19,7 +19,7 @@
 #define PROFILE_MAX_OFFCPU 65536
 /* Sums of short intervals off CPU (by thread and stack) kept at once. */
 #define PROFILE_MAX_OFFCPU_SUMS 16384
-/* Counts of on-CPU samples (by thread and stack) kept at once: 1.2 MiB of kernel memory. */
+/* Counts of on-CPU samples (by thread and stack) kept at once: 1.4 MiB of kernel memory. */
 #define PROFILE_MAX_SAMPLE_SUMS 16384
 
 /*
