@@ -461,9 +461,8 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	 * windows need them as they come.
 	 */
 	c->skel->rodata->sum_samples = opts->no_times && !opts->windows;
-	err = bpf_map__set_max_entries(c->skel->maps.sample_sums, opts->no_times && !opts->windows ?
-									  PROFILE_MAX_SAMPLE_SUMS :
-									  1);
+	err = bpf_map__set_max_entries(c->skel->maps.sample_sums,
+				       c->skel->rodata->sum_samples ? PROFILE_MAX_SAMPLE_SUMS : 1);
 	if (err) {
 		pr_warn("cannot size the BPF program's sample counts: %s", strerror(-err));
 		goto out_free;
