@@ -888,7 +888,8 @@ static __always_inline __u32 python_stack(const struct python_proc *py, struct s
 	interp = py_read_ptr(py->runtime, o->runtime_interpreters_head);
 	cached = bpf_map_lookup_elem(&python_threads, &r->h.tid);
 	if (cached && cached->runtime == py->runtime && !cached->tstate &&
-	    r->h.time_ns - cached->missed_ns < PY_SEARCH_AGAIN_NS && interp == cached->interp &&
+	    bpf_ktime_get_ns() - cached->missed_ns < PY_SEARCH_AGAIN_NS &&
+	    interp == cached->interp &&
 	    py_read_ptr(interp, o->interp_threads_head) == cached->threads)
 		return 0;
 	if (cached && cached->runtime == py->runtime && cached->tstate &&
@@ -903,7 +904,8 @@ static __always_inline __u32 python_stack(const struct python_proc *py, struct s
 		found.interp = w->found ? w->interp : interp;
 		found.tstate = w->found ? w->tstate : 0;
 		found.threads = w->found ? 0 : py_read_ptr(interp, o->interp_threads_head);
-		found.missed_ns = r->h.time_ns;
+		/* The clock, not the record's time: stamp_sample() sets that later, if at all. */
+		found.missed_ns = bpf_ktime_get_ns();
 		bpf_map_update_elem(&python_threads, &r->h.tid, &found, BPF_ANY);
 		if (!w->found)
 			return 0;
@@ -958,8 +960,8 @@ static __always_inline __u32 record_stacks(void *ctx, struct sample_record *r,
 	r->h.user_stack_size = 0;
 	/*
 	 * The thread's name (its process's is name_process()'s), read straight
-	 * from the task (a BTF pointer): two loads
-	 * each, where the helpers copy byte by byte (bpf_get_current_comm) or
+	 * from the task (a BTF pointer): two loads, where the helpers copy byte
+	 * by byte (bpf_get_current_comm) or
 	 * fault-check a string (bpf_probe_read_kernel_str): a tenth of a
 	 * sample's cost. A name being changed meanwhile may come out torn;
 	 * user space reads at most PROFILE_COMM_LEN bytes of it.
@@ -1037,6 +1039,9 @@ static __always_inline __u64 wakeup_flags(__u32 tgid, __u8 *state)
 {
 	__u8 one = 1;
 
+	/* The idle threads (tgid 0) have no maps to read. */
+	if (!tgid)
+		return wakeup_flags_full();
 	/* A target's state says it, where there is one: no second lookup. */
 	if (state) {
 		if (*state & TARGET_SEEN)
@@ -1206,7 +1211,8 @@ static __always_inline void sample_with_copy(void *ctx, __u32 tgid, __u32 tid, _
 static __always_inline void send_or_count(struct sample_record *r, __u32 nr_ips, __u32 tid,
 					  __u8 *state)
 {
-	struct sum_key key = { .tid = tid };
+	/* The idle threads (tid 0) are one per CPU: keyed by theirs, no two CPUs share a count. */
+	struct sum_key key = { .tid = tid, .pid = tid ? r->h.pid : bpf_get_smp_processor_id() };
 	__u64 zero = 0, *count;
 
 	if ((r->h.flags & SAMPLE_USER_REGS) || r->h.nr_python) {
@@ -1218,14 +1224,16 @@ static __always_inline void send_or_count(struct sample_record *r, __u32 nr_ips,
 	key.stack_hash = profile_stack_hash(r);
 	count = bpf_map_lookup_elem(&sample_sums, &key);
 	if (count) {
-		/* Atomic all the same: the idle threads (tid 0) run on every CPU at once. */
-		__sync_fetch_and_add(count, 1);
+		/* A thread is sampled on one CPU at a time: no one else writes @count. */
+		*count += 1;
 		stat_inc(STAT_SUMMED);
 		count_stack_flags(r->h.flags);
 		return;
 	}
 	if (!bpf_map_update_elem(&sample_sums, &key, &zero, BPF_NOEXIST))
 		r->h.flags |= SAMPLE_SUMMED;
+	else
+		stat_inc(STAT_SUMS_FULL);
 	stamp_sample(r);
 	if (!send_record(r, nr_ips, wakeup_flags(r->h.pid, state)))
 		return;

@@ -107,6 +107,7 @@ enum profile_stat {
 	STAT_ALLOC_UNTRACKED,	 /* sampled blocks not watched: alloc_live full */
 	STAT_FOREIGN_FREES,	 /* --alloc=1: frees of blocks never seen allocated */
 	STAT_SUMMED,		 /* on-CPU samples counted in `sample_sums`, not sent */
+	STAT_SUMS_FULL,		 /* ... sent: no room in `sample_sums` to count their stacks */
 	STAT__MAX,
 };
 
@@ -141,7 +142,8 @@ struct sample_head {
 	/*
 	 * Off CPU: the intervals this record stands for. Short ones of one
 	 * thread and stack are summed in the BPF program (--wall), from the
-	 * first one's @time_ns on; 1 for samples.
+	 * first one's @time_ns on. 1 for samples; user space sets it to the
+	 * count of the samples the program counted after this one (SAMPLE_SUMMED).
 	 */
 	__u32 nr_intervals;
 	__u16 nr_python;  /* Python frames after the user stack */
@@ -166,7 +168,12 @@ struct thread_oncpu {
  */
 struct sum_key {
 	__u32 tid;
-	__u32 pad;
+	/*
+	 * On CPU: the thread's process (a tid reused by another process is
+	 * another thread), or for an idle thread (tid 0, one per CPU) its CPU.
+	 * Off CPU: 0.
+	 */
+	__u32 pid;
 	__u64 stack_hash; /* profile_stack_hash() (and, off CPU, the leaf registers) */
 };
 

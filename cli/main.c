@@ -36,8 +36,10 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	char *buf;
 	size_t len;
 
-	if (vasprintf(&buf, fmt, args) < 0)
+	if (vasprintf(&buf, fmt, args) < 0) {
+		log_printf(LOG_DEBUG, "a libbpf message, out of memory: %s", fmt);
 		return 0;
+	}
 	len = strlen(buf);
 	while (len && buf[len - 1] == '\n')
 		buf[--len] = '\0';

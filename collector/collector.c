@@ -458,9 +458,9 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	/*
 	 * Where no output needs samples one by one, the BPF program counts a
 	 * thread's samples of the same stacks rather than send each: an agent's
-	 * windows need them as they come.
+	 * windows need them as they come; --alloc takes no clock samples.
 	 */
-	c->skel->rodata->sum_samples = opts->no_times && !opts->windows;
+	c->skel->rodata->sum_samples = opts->no_times && !opts->windows && !opts->alloc_rate;
 	err = bpf_map__set_max_entries(c->skel->maps.sample_sums,
 				       c->skel->rodata->sum_samples ? PROFILE_MAX_SAMPLE_SUMS : 1);
 	if (err) {
@@ -1216,11 +1216,13 @@ static uint64_t sum_key_hash(const struct sum_key *key)
 static int remember_summed(struct collector *c, const void *data, size_t size)
 {
 	const struct sample_record *r = data;
-	struct sum_key key = { .tid = r->h.tid, .stack_hash = profile_stack_hash(r) };
+	struct sum_key key = { .tid = r->h.tid,
+			       .pid = r->h.tid ? r->h.pid : r->h.cpu,
+			       .stack_hash = profile_stack_hash(r) };
 	uint64_t hash = sum_key_hash(&key);
 	struct summed_first *f;
 
-	/* Sent again: the BPF program lost room for its count meanwhile, or it was a collision. */
+	/* Two stacks of a thread whose hashes collide: the first one's stands for both. */
 	if (hashtab__find(&c->summed, hash, summed_first_eq, &key))
 		return 0;
 	f = malloc(sizeof(*f) + size);
@@ -1631,6 +1633,7 @@ static int flush_sample_sums(struct collector *c)
 	struct sum_key key, next;
 	bool first = true;
 	__u64 count;
+	size_t i;
 	int err = 0;
 
 	while (!err && !bpf_map__get_next_key(map, first ? NULL : &key, &next, sizeof(next))) {
@@ -1648,6 +1651,8 @@ static int flush_sample_sums(struct collector *c)
 		c->nr_summed_counts++;
 		memcpy(&r, f->record, f->size);
 		r.h.nr_intervals = count;
+		/* Its first record had the maps looked at again: too late now, and done. */
+		r.h.flags &= ~SAMPLE_USER_STALE;
 		if (event__parse(&r, f->size, &c->event)) {
 			c->malformed++;
 			continue;
@@ -1656,6 +1661,9 @@ static int flush_sample_sums(struct collector *c)
 		if (!err)
 			err = handle_sample(c, &c->event.sample);
 	}
+	hashtab__for_each_entry(&c->summed, i, f)
+		free((void *)f);
+	hashtab__release(&c->summed);
 	return err;
 }
 
@@ -1722,12 +1730,6 @@ static void collector__report_unwinding(const struct collector *c)
 		pr_info("ring buffer: %llu on-CPU records, %.0f bytes each on average",
 			(unsigned long long)c->nr_sample_records,
 			(double)c->sample_record_bytes / c->nr_sample_records);
-	if (c->skel->rodata->sum_samples)
-		pr_info("sums: %llu samples counted in the kernel, not sent, in %llu counts; %llu "
-			"lost with their stacks' first sample",
-			(unsigned long long)stat_sum(c, STAT_SUMMED),
-			(unsigned long long)c->nr_summed_counts,
-			(unsigned long long)c->summed_orphans);
 	if (!c->nr_judged)
 		return;
 	pr_info("unwind: %llu of %llu user stacks reach their process's first frame",
@@ -1791,6 +1793,14 @@ static void collector__report_ring(const struct collector *c)
 		pr_info("off-CPU: %llu short intervals sent alone: more than %d threads and stacks "
 			"at once",
 			(unsigned long long)alone, PROFILE_MAX_OFFCPU_SUMS);
+	if (c->skel->rodata->sum_samples)
+		pr_info("sums: %llu samples counted in the kernel, not sent, in %llu counts; %llu "
+			"lost with their stacks' first sample; %llu sent with no room to count "
+			"more than %d threads and stacks",
+			(unsigned long long)stat_sum(c, STAT_SUMMED),
+			(unsigned long long)c->nr_summed_counts,
+			(unsigned long long)c->summed_orphans,
+			(unsigned long long)stat_sum(c, STAT_SUMS_FULL), PROFILE_MAX_SAMPLE_SUMS);
 }
 
 int collector__run(struct collector *c)

@@ -86,7 +86,10 @@ void stack_table__init(struct stack_table *t);
 void stack_table__release(struct stack_table *t);
 
 /*
- * Count @e. @thread_name and @process_name are interned. When the stack is
+ * Count @e: with @no_times, as many samples as a sample record stands for
+ * (@nr_intervals, for samples the BPF program counted); with times, one,
+ * since samples are only counted so where no times are kept.
+ * @thread_name and @process_name are interned. When the stack is
  * new, *@is_new is set and the entry is returned so the caller can attach a
  * maps snapshot. Past max_stacks the entry returned is an overflow bucket,
  * or for a dropped sample an entry that is not in the table. Returns NULL
