@@ -46,11 +46,15 @@ if "$PROFILER" --wall --no-inherit -F 499 -o "$TMP/noinherit.pb.gz" -- \
 	share=$(pct "$TMP/noinherit.pb.gz" child_work cum)
 	parent=$(pct "$TMP/noinherit.pb.gz" main cum)
 	pids=$(tag_count "$TMP/noinherit.pb.gz" pid)
-	if within "$parent" 100 5 && [[ $pids -eq 1 ]] && within "$share" 0 5; then
+	# The parent's main holds most of the time, not all: an interval off CPU
+	# that starts before its unwind tables are loaded keeps only the top of
+	# its stack, which need not reach main: a slow profiler loads them later
+	# (seen under ASan: main on 79%, with 4 truncated stacks).
+	if within "$parent" 75 25 && [[ $pids -eq 1 ]] && within "$share" 0 5; then
 		ok "--no-inherit leaves children out (child_work on $share%, the parent's main on $parent%)"
 	else
 		fail "--no-inherit leaves children out (child_work on $share%, expected <= 5;" \
-			"main on $parent% in $pids processes, expected 100 in 1)"
+			"main on $parent% in $pids processes, expected 50 to 100 in 1)"
 		pprof -top -nodecount=15 "$TMP/noinherit.pb.gz" 2>&1 | sed 's/^/#   /'
 	fi
 else
