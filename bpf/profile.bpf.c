@@ -961,9 +961,8 @@ static __always_inline __u32 record_stacks(void *ctx, struct sample_record *r,
 	/*
 	 * The thread's name (its process's is name_process()'s), read straight
 	 * from the task (a BTF pointer): two loads, where the helpers copy byte
-	 * by byte (bpf_get_current_comm) or
-	 * fault-check a string (bpf_probe_read_kernel_str): a tenth of a
-	 * sample's cost. A name being changed meanwhile may come out torn;
+	 * by byte (bpf_get_current_comm) or fault-check a string
+	 * (bpf_probe_read_kernel_str): a tenth of a sample's cost. A name being changed meanwhile may come out torn;
 	 * user space reads at most PROFILE_COMM_LEN bytes of it.
 	 */
 	__builtin_memcpy(r->h.comm, task->comm, PROFILE_COMM_LEN);
@@ -1202,26 +1201,37 @@ static __always_inline void sample_with_copy(void *ctx, __u32 tgid, __u32 tid, _
 }
 
 /*
- * Count sample @r of thread @tid in `sample_sums` when its thread's first
- * sample with the same stacks was sent already; otherwise send it, as the
+ * Send sample @r, its @nr_ips addresses used, stamped; a sample lost for
+ * want of room is counted. Returns 0, or negative when it was lost.
+ */
+static __always_inline long send_sample(struct sample_record *r, __u32 nr_ips, __u8 *state)
+{
+	long err;
+
+	stamp_sample(r);
+	err = send_record(r, nr_ips, wakeup_flags(r->h.pid, state));
+	if (err)
+		stat_inc(STAT_LOST_SAMPLES);
+	return err;
+}
+
+/*
+ * Count sample @r in `sample_sums` when its thread's first sample with the
+ * same stacks was sent already (sum_samples); otherwise send it, as the
  * first of a count when there is room for one (SAMPLE_SUMMED). A record
  * that user space completes (registers to unwind from, Python frames read
  * from the process) is always sent.
  */
-static __always_inline void send_or_count(struct sample_record *r, __u32 nr_ips, __u32 tid,
-					  __u8 *state)
+static __always_inline void send_or_count(struct sample_record *r, __u32 nr_ips, __u8 *state)
 {
-	/* The idle threads (tid 0) are one per CPU: keyed by theirs, no two CPUs share a count. */
-	struct sum_key key = { .tid = tid, .pid = tid ? r->h.pid : bpf_get_smp_processor_id() };
+	struct sum_key key;
 	__u64 zero = 0, *count;
 
-	if ((r->h.flags & SAMPLE_USER_REGS) || r->h.nr_python) {
-		stamp_sample(r);
-		if (send_record(r, nr_ips, wakeup_flags(r->h.pid, state)))
-			stat_inc(STAT_LOST_SAMPLES);
+	if (!sum_samples || (r->h.flags & SAMPLE_USER_REGS) || r->h.nr_python) {
+		send_sample(r, nr_ips, state);
 		return;
 	}
-	key.stack_hash = profile_stack_hash(r);
+	key = profile_sum_key(r, bpf_get_smp_processor_id());
 	count = bpf_map_lookup_elem(&sample_sums, &key);
 	if (count) {
 		/* A thread is sampled on one CPU at a time: no one else writes @count. */
@@ -1234,12 +1244,8 @@ static __always_inline void send_or_count(struct sample_record *r, __u32 nr_ips,
 		r->h.flags |= SAMPLE_SUMMED;
 	else
 		stat_inc(STAT_SUMS_FULL);
-	stamp_sample(r);
-	if (!send_record(r, nr_ips, wakeup_flags(r->h.pid, state)))
-		return;
-	stat_inc(STAT_LOST_SAMPLES);
-	/* Later samples would be counted for stacks user space never saw. */
-	if (r->h.flags & SAMPLE_SUMMED)
+	/* Lost: later samples would be counted for stacks user space never saw. */
+	if (send_sample(r, nr_ips, state) && (r->h.flags & SAMPLE_SUMMED))
 		bpf_map_delete_elem(&sample_sums, &key);
 }
 
@@ -1259,13 +1265,7 @@ static __always_inline void sample_idle_cpu(void *ctx)
 	n = record_stacks(ctx, r, NULL, false, 0, false, false);
 	__builtin_memcpy(r->h.comm, "swapper\0\0\0\0\0\0\0\0", PROFILE_COMM_LEN);
 	__builtin_memcpy(r->h.pcomm, r->h.comm, PROFILE_COMM_LEN);
-	if (sum_samples) {
-		send_or_count(r, n, 0, NULL);
-		return;
-	}
-	stamp_sample(r);
-	if (send_record(r, n, wakeup_flags_full()))
-		stat_inc(STAT_LOST_SAMPLES);
+	send_or_count(r, n, NULL);
 }
 
 SEC("perf_event")
@@ -1293,13 +1293,7 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	sample_head_init(r, tgid, tid);
 	n = record_stacks(ctx, r, proc, user_fp_stack, 0, in_user(ctx), false);
-	if (sum_samples) {
-		send_or_count(r, n, tid, state);
-		return 0;
-	}
-	stamp_sample(r);
-	if (send_record(r, n, wakeup_flags(tgid, state)))
-		stat_inc(STAT_LOST_SAMPLES);
+	send_or_count(r, n, state);
 	return 0;
 }
 

@@ -224,6 +224,20 @@ static inline __attribute__((always_inline)) __u64 profile_stack_hash(const stru
 }
 
 /*
+ * The key of the count of sample @r's thread and stacks, taken on CPU @cpu
+ * (the BPF program's, or the record's as sent): the same on both sides.
+ */
+static inline __attribute__((always_inline)) struct sum_key
+profile_sum_key(const struct sample_record *r, __u32 cpu)
+{
+	/* The idle threads (tid 0) are one per CPU: keyed by theirs, no two CPUs share a count. */
+	struct sum_key key = { .tid = r->h.tid, .pid = r->h.tid ? r->h.pid : cpu };
+
+	key.stack_hash = profile_stack_hash(r);
+	return key;
+}
+
+/*
  * Unwind tables (--call-graph cfi, the default). User space turns each
  * mapped file's call frame information into rows sorted by address, each
  * saying from where on, up to the next row, which rule finds the caller:

@@ -852,7 +852,7 @@ static int handle_sample(struct collector *c, struct sample_event *e)
 	}
 	c->nr_records++;
 	if (e->type == EVENT_SAMPLE && !e->tid)
-		c->nr_idle += e->nr_intervals;
+		c->nr_idle += event__count(e);
 	if (e->type == EVENT_OFFCPU) {
 		c->nr_offcpu += e->nr_intervals;
 		c->nr_offcpu_records++;
@@ -987,8 +987,7 @@ static void count_stack_end(struct collector *c, const struct sample_event *e, b
 			    unsigned int end, const struct proc_maps *maps)
 {
 	const struct thread_stacks *s = &e->stack;
-	/* The samples a record stands for: more than one when the BPF program counted them. */
-	uint64_t n = e->type == EVENT_SAMPLE ? e->nr_intervals : 1;
+	uint64_t n = event__count(e);
 	const struct proc_map *map;
 	struct broken_file *f;
 	uint64_t hash;
@@ -1216,9 +1215,7 @@ static uint64_t sum_key_hash(const struct sum_key *key)
 static int remember_summed(struct collector *c, const void *data, size_t size)
 {
 	const struct sample_record *r = data;
-	struct sum_key key = { .tid = r->h.tid,
-			       .pid = r->h.tid ? r->h.pid : r->h.cpu,
-			       .stack_hash = profile_stack_hash(r) };
+	struct sum_key key = profile_sum_key(r, r->h.cpu);
 	uint64_t hash = sum_key_hash(&key);
 	struct summed_first *f;
 

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "bpf/profile.h"
 
@@ -39,7 +40,12 @@ struct sample_event {
 	__u64 weight_ns; /* off CPU: how long; EVENT_ALLOC: the bytes asked for */
 	__u32 pid;
 	__u32 tid;
-	__u32 nr_intervals; /* off CPU: intervals in @weight_ns (at least 1) */
+	/*
+	 * Off CPU: intervals in @weight_ns; on CPU, the samples the record
+	 * stands for (more than one for those the BPF program counted). At
+	 * least 1.
+	 */
+	__u32 nr_intervals;
 	struct thread_stacks stack;
 	__u16 alloc_func; /* EVENT_ALLOC: enum alloc_func */
 	__u64 alloc_addr; /* EVENT_ALLOC: the block */
@@ -76,5 +82,15 @@ int event__parse(const void *data, size_t size, struct event *ev);
 
 /* Are @s's stack lengths within its arrays? */
 bool event__stacks_valid(const struct thread_stacks *s);
+
+/*
+ * The samples or intervals @e counts as: a sample record stands for as
+ * many samples as the BPF program counted with it, an off-CPU or
+ * allocation record counts once (its intervals are in its weight).
+ */
+static inline uint64_t event__count(const struct sample_event *e)
+{
+	return e->type == EVENT_SAMPLE ? e->nr_intervals : 1;
+}
 
 #endif

@@ -375,8 +375,7 @@ int python__merge(struct python *py, struct sample_event *e)
 
 	/* A Python stack cut short is the user stack cut short: its outer frames are missing. */
 	if (s->flags & (SAMPLE_PYTHON_TRUNCATED | SAMPLE_PYTHON_ERROR)) {
-		/* As many as the record stands for: samples the BPF program counted come as one. */
-		py->stats.truncated += e->type == EVENT_SAMPLE ? e->nr_intervals : 1;
+		py->stats.truncated += event__count(e);
 		s->flags |= SAMPLE_USER_TRUNCATED;
 	}
 	if (!np)

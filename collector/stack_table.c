@@ -143,7 +143,7 @@ struct stack_entry *stack_table__add(struct stack_table *t, const struct sample_
 	struct stack_key key = { e, thread_name, false };
 	uint64_t hash = key_hash(&key);
 	/* Samples the BPF program counted come as one, with their count (only without times). */
-	uint64_t n = e->type == EVENT_SAMPLE && t->no_times ? e->nr_intervals : 1;
+	uint64_t n = t->no_times ? event__count(e) : 1;
 	struct stack_entry *s;
 
 	*is_new = false;

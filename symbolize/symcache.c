@@ -214,6 +214,12 @@ static void file_parts(const void *map, const struct header *h, const struct lay
 	parts[4] = (struct part){ m + l->strings, h->strings_size, l->strings };
 }
 
+/* Is @st of type @type (S_IFREG, S_IFDIR), ours, and not writable by others? */
+static bool ours(const struct stat *st, mode_t type)
+{
+	return (st->st_mode & S_IFMT) == type && st->st_uid == geteuid() && !(st->st_mode & 022);
+}
+
 /* Map the cache file and check it all; false (with @why set, or errno) when it is not to be used. */
 static bool load(struct symcache *c, const char **why)
 {
@@ -238,7 +244,7 @@ static bool load(struct symcache *c, const char **why)
 		close(fd);
 		return false;
 	}
-	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
+	if (!ours(&st, S_IFREG)) {
 		*why = "not a regular file of ours, or writable by others";
 		c->foreign = true;
 		close(fd);
@@ -323,7 +329,7 @@ static bool dir_ok(const char *dir, const char **why)
 
 	if (lstat(dir, &st))
 		return errno == ENOENT;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
+	if (!ours(&st, S_IFDIR)) {
 		*why = "not a directory of ours, or writable by others";
 		return false;
 	}
