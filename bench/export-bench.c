@@ -23,8 +23,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "collector/event.h"
-#include "collector/stack_table.h"
+#include "common/stack_table.h"
 #include "common/profile.h"
 #include "common/strset.h"
 #include "export/export.h"
@@ -85,34 +84,30 @@ static unsigned int draw_stack(uint64_t i, uint64_t *ips)
 
 static int aggregate(struct strset *strings, unsigned long nr_stacks, unsigned long nr_samples)
 {
-	struct sample_event *e = calloc(1, sizeof(*e));
+	struct stack_sample e = { .pid = 1000, .nr_intervals = 1, .count = 1 };
 	const char *comm[NR_THREADS];
-	uint64_t seed = 42, ids[MAX_DEPTH];
+	uint64_t seed = 42, ids[MAX_DEPTH], user[MAX_DEPTH];
 	struct stack_table t;
 	int err = 0;
 
-	if (!e)
-		return -1;
 	for (unsigned int i = 0; i < NR_THREADS; i++)
 		comm[i] = strset__addf(strings, "worker-%u", i);
 	stack_table__init(&t);
-	e->type = EVENT_SAMPLE;
-	e->pid = 1000;
+	e.user = user;
 	for (unsigned long i = 0; i < nr_samples && !err; i++) {
 		uint64_t stack = next_random(&seed) % nr_stacks;
 		unsigned int tid = stack % NR_THREADS, depth = draw_stack(stack, ids);
 		bool is_new;
 
-		e->tid = 1000 + tid;
-		e->time_ns = i * 1000;
-		e->stack.nr_user = depth;
+		e.tid = 1000 + tid;
+		e.time_ns = i * 1000;
+		e.nr_user = depth;
 		for (unsigned int d = 0; d < depth; d++)
-			e->stack.user[d] = frames[ids[d]].address;
-		if (!stack_table__add(&t, e, comm[tid], comm[0], &is_new))
+			user[d] = frames[ids[d]].address;
+		if (!stack_table__add(&t, &e, comm[tid], comm[0], &is_new))
 			err = -1;
 	}
 	stack_table__release(&t);
-	free(e);
 	return err;
 }
 

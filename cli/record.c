@@ -22,7 +22,7 @@
 #include "child.h"
 #include "collector/alloc.h"
 #include "collector/collector.h"
-#include "collector/stack_table.h"
+#include "common/stack_table.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/output.h"

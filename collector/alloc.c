@@ -27,7 +27,7 @@
 #include "elf/elf_file.h"
 #include "event.h"
 #include "profile.skel.h"
-#include "stack_table.h"
+#include "common/stack_table.h"
 
 /* enum bpf_attach_type's BPF_TRACE_UPROBE_SESSION (Linux 6.13), which Debian 12's headers lack. */
 #define ALLOC_UPROBE_SESSION 57

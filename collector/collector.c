@@ -34,7 +34,7 @@
 #include "jvm.h"
 #include "profile.skel.h"
 #include "python.h"
-#include "stack_table.h"
+#include "common/stack_table.h"
 #include "unwind.h"
 #include "unwind_maps.h"
 
@@ -94,14 +94,25 @@ struct broken_file {
 };
 
 /*
+ * How the user stack of a record was judged whole or not (count_stack_end()),
+ * for the samples counted with it later to be judged the same.
+ */
+struct stack_judgement {
+	bool judged, whole;
+	uint8_t end;		  /* UNWIND_STOP_* when not @whole */
+	struct broken_file *file; /* where it ended, when known */
+};
+
+/*
  * The first sample of a thread's stacks that the BPF program counts the
- * later ones of (SAMPLE_SUMMED), as it was sent: the record the count goes
- * with when profiling stops.
+ * later ones of (SAMPLE_SUMMED), as it was counted: the stack entry the
+ * count is added to when profiling stops, and how the sample was judged.
  */
 struct summed_first {
 	struct sum_key key;
-	size_t size;
-	unsigned char record[]; /* @size bytes */
+	struct stack_entry *entry;
+	struct stack_judgement judgement;
+	bool idle;
 };
 
 /* What the collector knows of one sampled process. */
@@ -168,6 +179,7 @@ struct collector {
 	/* User stacks whose unwinding says whether they are whole, and those that are not. */
 	uint64_t nr_judged, nr_broken;
 	uint64_t nr_broken_by[NR_STACK_ENDS]; /* by UNWIND_STOP_* */
+	struct stack_judgement judgement;     /* of the record being handled */
 	struct hashtab broken_files; /* struct broken_file by name: where broken stacks end */
 	struct hashtab thread_cpu;   /* struct thread_cpu by pid and tid, with opts.thread_cpu */
 	struct hashtab summed;	     /* struct summed_first by its key (sum_samples) */
@@ -798,10 +810,12 @@ static const char *intern_comm(struct strset *strings, const char *comm)
 	return strset__add_len(strings, comm, strnlen(comm, PROFILE_COMM_LEN));
 }
 
-/* Count @e in window @w. 0 or -ENOMEM. */
-static int window_add(struct collector *c, struct collector_window *w, const struct sample_event *e)
+/* Count @e in window @w, into the entry *@entry (if not NULL). 0 or -ENOMEM. */
+static int window_add(struct collector *c, struct collector_window *w, const struct sample_event *e,
+		      struct stack_entry **entry)
 {
 	const char *thread_name, *process_name;
+	struct stack_sample sample;
 	struct stack_entry *s;
 	bool is_new;
 
@@ -809,21 +823,27 @@ static int window_add(struct collector *c, struct collector_window *w, const str
 	process_name = intern_comm(w->strings, e->stack.pcomm);
 	if (!thread_name || !process_name)
 		return -ENOMEM;
-	s = stack_table__add(&w->stacks, e, thread_name, process_name, &is_new);
+	event__stack_sample(e, &sample);
+	s = stack_table__add(&w->stacks, &sample, thread_name, process_name, &is_new);
 	if (!s)
 		return -ENOMEM;
 	if (is_new) {
 		stack_entry__set_maps(c, s);
 		stack_entry__set_cmdline(c, w, s);
 	}
+	if (entry)
+		*entry = s;
 	return 0;
 }
 
 /*
  * Count @e in @w: a sample when its time is in @w's span; an interval off
  * CPU for the part of it in the span, if any (@e is changed meanwhile).
+ * The entry it was counted in goes into *@entry, if it was and @entry is
+ * not NULL.
  */
-static int window_count(struct collector *c, struct collector_window *w, struct sample_event *e)
+static int window_count(struct collector *c, struct collector_window *w, struct sample_event *e,
+			struct stack_entry **entry)
 {
 	uint64_t time = e->time_ns, weight = e->weight_ns;
 	uint64_t from = time > w->begin_ns ? time : w->begin_ns;
@@ -831,18 +851,22 @@ static int window_count(struct collector *c, struct collector_window *w, struct 
 	int err;
 
 	if (e->type != EVENT_OFFCPU || !weight)
-		return time >= w->begin_ns && time < w->end_ns ? window_add(c, w, e) : 0;
+		return time >= w->begin_ns && time < w->end_ns ? window_add(c, w, e, entry) : 0;
 	if (from >= to)
 		return 0;
 	e->time_ns = from;
 	e->weight_ns = to - from;
-	err = window_add(c, w, e);
+	err = window_add(c, w, e, entry);
 	e->time_ns = time;
 	e->weight_ns = weight;
 	return err;
 }
 
-static int handle_sample(struct collector *c, struct sample_event *e)
+/*
+ * Count @e in every window; the entry it was counted in last goes into
+ * *@entry, if not NULL (a recording has one window).
+ */
+static int handle_sample(struct collector *c, struct sample_event *e, struct stack_entry **entry)
 {
 	int err = 0;
 
@@ -859,7 +883,7 @@ static int handle_sample(struct collector *c, struct sample_event *e)
 		c->offcpu_ns += e->weight_ns;
 	}
 	for (size_t i = 0; i < c->nr_windows && !err; i++)
-		err = window_count(c, c->windows[i], e);
+		err = window_count(c, c->windows[i], e, entry);
 	return err;
 }
 
@@ -979,40 +1003,57 @@ static bool broken_file_eq(const void *entry, const void *key)
 	return ((const struct broken_file *)entry)->name == key;
 }
 
+/* Count @n user stacks judged as @j says. */
+static void count_judgement(struct collector *c, const struct stack_judgement *j, uint64_t n)
+{
+	if (!j->judged)
+		return;
+	c->nr_judged += n;
+	if (j->whole)
+		return;
+	c->nr_broken += n;
+	c->nr_broken_by[j->end] += n;
+	if (j->file)
+		j->file->count += n;
+}
+
+/* The file @name among those where broken stacks end, added if new; NULL on ENOMEM. */
+static struct broken_file *broken_file(struct collector *c, const char *name)
+{
+	uint64_t hash = hash_mix(0, (uintptr_t)name);
+	struct broken_file *f = hashtab__find(&c->broken_files, hash, broken_file_eq, name);
+
+	if (f)
+		return f;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->name = name;
+	if (hashtab__insert(&c->broken_files, hash, f)) {
+		free(f);
+		return NULL;
+	}
+	return f;
+}
+
 /*
  * Count a user stack that unwinding found whole or not (@end says why not),
- * and, if not, the file its last frame is in, from @maps.
+ * and, if not, the file its last frame is in, from @maps; the judgement is
+ * kept in c->judgement.
  */
 static void count_stack_end(struct collector *c, const struct sample_event *e, bool whole,
 			    unsigned int end, const struct proc_maps *maps)
 {
 	const struct thread_stacks *s = &e->stack;
-	uint64_t n = event__count(e);
+	struct stack_judgement *j = &c->judgement;
 	const struct proc_map *map;
-	struct broken_file *f;
-	uint64_t hash;
 
-	c->nr_judged += n;
-	if (whole)
-		return;
-	c->nr_broken += n;
-	c->nr_broken_by[end] += n;
-	map = maps && s->nr_user ? proc_maps__find(maps, s->user[s->nr_user - 1]) : NULL;
-	if (!map)
-		return;
-	hash = hash_mix(0, (uintptr_t)map->name);
-	f = hashtab__find(&c->broken_files, hash, broken_file_eq, map->name);
-	if (!f) {
-		f = calloc(1, sizeof(*f));
-		if (!f)
-			return;
-		f->name = map->name;
-		if (hashtab__insert(&c->broken_files, hash, f)) {
-			free(f);
-			return;
-		}
+	*j = (struct stack_judgement){ .judged = true, .whole = whole, .end = end };
+	if (!whole) {
+		map = maps && s->nr_user ? proc_maps__find(maps, s->user[s->nr_user - 1]) : NULL;
+		j->file = map ? broken_file(c, map->name) : NULL;
 	}
-	f->count += n;
+	count_judgement(c, j, event__count(e));
 }
 
 /* Why the user-space unwinder stopped, as the BPF unwinder would say it. */
@@ -1121,6 +1162,7 @@ static void unwind_sample(struct collector *c, struct event *ev)
 /* @ev's user stack, whole: unwound if it is not yet, with its Python frames in. */
 static int complete_stacks(struct collector *c, struct event *ev)
 {
+	c->judgement.judged = false;
 	unwind_sample(c, ev);
 	return c->python ? python__merge(c->python, &ev->sample) : 0;
 }
@@ -1149,6 +1191,7 @@ static int handle_alloc(struct collector *c, struct sample_event *e)
 {
 	struct thread_stacks *st = &e->stack;
 	const char *thread_name, *process_name;
+	struct stack_sample sample;
 	struct proc_state *p;
 	struct stack_entry *s;
 	uint64_t leaf;
@@ -1182,7 +1225,8 @@ static int handle_alloc(struct collector *c, struct sample_event *e)
 	process_name = intern_comm(c->own.strings, st->pcomm);
 	if (!thread_name || !process_name)
 		return -ENOMEM;
-	s = stack_table__add(&c->own.stacks, e, thread_name, process_name, &is_new);
+	event__stack_sample(e, &sample);
+	s = stack_table__add(&c->own.stacks, &sample, thread_name, process_name, &is_new);
 	if (!s)
 		return -ENOMEM;
 	if (is_new) {
@@ -1208,26 +1252,28 @@ static uint64_t sum_key_hash(const struct sum_key *key)
 }
 
 /*
- * Keep a copy of @data, a sample the BPF program counts the thread's later
- * samples of the same stacks after (SAMPLE_SUMMED): what their count is
- * handled as when profiling stops. event__parse() has checked its size.
+ * Remember where sample @ev was counted (@entry) and how it was judged,
+ * one the BPF program counts the thread's later samples of the same
+ * stacks after (SAMPLE_SUMMED): their count is added there when profiling
+ * stops. @r is its record, which event__parse() has checked.
  */
-static int remember_summed(struct collector *c, const void *data, size_t size)
+static int remember_summed(struct collector *c, const struct sample_record *r,
+			   const struct event *ev, struct stack_entry *entry)
 {
-	const struct sample_record *r = data;
 	struct sum_key key = profile_sum_key(r, r->h.cpu);
 	uint64_t hash = sum_key_hash(&key);
 	struct summed_first *f;
 
 	/* Two stacks of a thread whose hashes collide: the first one's stands for both. */
-	if (hashtab__find(&c->summed, hash, summed_first_eq, &key))
+	if (!entry || hashtab__find(&c->summed, hash, summed_first_eq, &key))
 		return 0;
-	f = malloc(sizeof(*f) + size);
+	f = malloc(sizeof(*f));
 	if (!f)
 		return -ENOMEM;
 	f->key = key;
-	f->size = size;
-	memcpy(f->record, data, size);
+	f->entry = entry;
+	f->judgement = c->judgement;
+	f->idle = !ev->sample.tid;
 	if (hashtab__insert(&c->summed, hash, f)) {
 		free(f);
 		return -ENOMEM;
@@ -1246,17 +1292,18 @@ static int handle_event(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	if (ev->type == EVENT_SAMPLE || ev->type == EVENT_OFFCPU) {
+		bool summed = ev->type == EVENT_SAMPLE && (ev->sample.stack.flags & SAMPLE_SUMMED);
+		struct stack_entry *entry = NULL;
+
 		if (ev->type == EVENT_SAMPLE) {
 			c->nr_sample_records++;
 			c->sample_record_bytes += size;
 		}
-		err = ev->type == EVENT_SAMPLE && (ev->sample.stack.flags & SAMPLE_SUMMED) ?
-			      remember_summed(c, data, size) :
-			      0;
+		err = complete_stacks(c, ev);
 		if (!err)
-			err = complete_stacks(c, ev);
-		if (!err)
-			err = handle_sample(c, &ev->sample);
+			err = handle_sample(c, &ev->sample, summed ? &entry : NULL);
+		if (!err && summed)
+			err = remember_summed(c, data, ev, entry);
 	} else if (ev->type == EVENT_ALLOC) {
 		if (c->alloc)
 			alloc_fresh_maps(c, &ev->sample);
@@ -1586,7 +1633,7 @@ static int offcpu_under_way(struct collector *c, uint64_t until, struct collecto
 		e->tid = tid;
 		err = complete_stacks(c, &c->event);
 		if (!err)
-			err = w ? window_count(c, w, e) : handle_sample(c, e);
+			err = w ? window_count(c, w, e, NULL) : handle_sample(c, e, NULL);
 	}
 	return err;
 }
@@ -1612,20 +1659,18 @@ static int flush_offcpu_sums(struct collector *c)
 		}
 		err = complete_stacks(c, &c->event);
 		if (!err)
-			err = handle_sample(c, &c->event.sample);
+			err = handle_sample(c, &c->event.sample, NULL);
 	}
 	return err;
 }
 
 /*
  * The samples the BPF program counted rather than sent (sum_samples), each
- * count handled as its first sample's record standing for that many: as
- * the record was, with its stacks as they were then completed.
+ * count added to the stack entry of its first sample, judged as that one.
  */
 static int flush_sample_sums(struct collector *c)
 {
 	const struct bpf_map *map = c->skel->maps.sample_sums;
-	struct sample_record r;
 	const struct summed_first *f;
 	struct sum_key key, next;
 	bool first = true;
@@ -1641,22 +1686,14 @@ static int flush_sample_sums(struct collector *c)
 			continue;
 		f = hashtab__find(&c->summed, sum_key_hash(&key), summed_first_eq, &key);
 		/* Its first sample was lost after all (the ring buffer was full). */
-		if (!f || f->size > sizeof(r) || count > UINT32_MAX) {
+		if (!f) {
 			c->summed_orphans += count;
 			continue;
 		}
 		c->nr_summed_counts++;
-		memcpy(&r, f->record, f->size);
-		r.h.nr_intervals = count;
-		/* Its first record had the maps looked at again: too late now, and done. */
-		r.h.flags &= ~SAMPLE_USER_STALE;
-		if (event__parse(&r, f->size, &c->event)) {
-			c->malformed++;
-			continue;
-		}
-		err = complete_stacks(c, &c->event);
-		if (!err)
-			err = handle_sample(c, &c->event.sample);
+		err = stack_table__add_count(&c->own.stacks, f->entry, count);
+		count_judgement(c, &f->judgement, count);
+		c->nr_idle += f->idle ? count : 0;
 	}
 	hashtab__for_each_entry(&c->summed, i, f)
 		free((void *)f);
@@ -2022,11 +2059,11 @@ static uint64_t stat_sum(const struct collector *c, enum profile_stat stat)
 void collector__stats(const struct collector *c, struct profile_stats *stats)
 {
 	/*
-	 * A count of samples the BPF program kept is one record once handled
-	 * (at the end); until then its samples are in STAT_SUMMED only.
+	 * The samples the BPF program counted rather than sent are in
+	 * STAT_SUMMED, but those whose first sample was lost (known at the end).
 	 */
-	stats->samples = c->nr_records - c->nr_offcpu_records - c->nr_summed_counts +
-			 stat_sum(c, STAT_SUMMED) - c->summed_orphans;
+	stats->samples =
+		c->nr_records - c->nr_offcpu_records + stat_sum(c, STAT_SUMMED) - c->summed_orphans;
 	stats->lost_samples = stat_sum(c, STAT_LOST_SAMPLES) + c->malformed + c->summed_orphans;
 	stats->idle_samples = c->nr_idle;
 	stats->offcpu_intervals = c->nr_offcpu;

@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "collector/stack_table.h"
+#include "common/stack_table.h"
 #include "common/profile.h"
 
 struct elf_cache;

@@ -93,3 +93,24 @@ int event__parse(const void *data, size_t size, struct event *ev)
 		return -EINVAL;
 	}
 }
+
+void event__stack_sample(const struct sample_event *e, struct stack_sample *out)
+{
+	const struct thread_stacks *st = &e->stack;
+
+	*out = (struct stack_sample){
+		.pid = e->pid,
+		.tid = e->tid,
+		.offcpu = e->type == EVENT_OFFCPU,
+		.truncated = (st->flags & SAMPLE_USER_TRUNCATED ? STACK_USER_TRUNCATED : 0) |
+			     (st->flags & SAMPLE_KERNEL_TRUNCATED ? STACK_KERNEL_TRUNCATED : 0),
+		.time_ns = e->time_ns,
+		.weight_ns = e->weight_ns,
+		.nr_intervals = e->nr_intervals,
+		.count = event__count(e),
+		.nr_kernel = st->nr_kernel,
+		.nr_user = st->nr_user,
+		.kernel = (const uint64_t *)st->kernel,
+		.user = (const uint64_t *)st->user,
+	};
+}

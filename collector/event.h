@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "bpf/profile.h"
+#include "common/stack_table.h"
 
 /* Stacks and names of a thread, as one sample or one interval off CPU records them. */
 struct thread_stacks {
@@ -92,5 +93,8 @@ static inline uint64_t event__count(const struct sample_event *e)
 {
 	return e->type == EVENT_SAMPLE ? e->nr_intervals : 1;
 }
+
+/* @e as the stack table counts it (common/stack_table.h): its stacks are pointed to. */
+void event__stack_sample(const struct sample_event *e, struct stack_sample *out);
 
 #endif

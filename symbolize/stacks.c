@@ -3,8 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpf/profile.h"
-#include "collector/stack_table.h"
+#include "common/stack_table.h"
 #include "common/strset.h"
 #include "stacks.h"
 #include "symbolizer.h"
@@ -29,8 +28,8 @@ static bool is_bpf_frame(const struct profile_frame *f)
 }
 
 /*
- * The frames of @s into @frames (room for 2 * PROFILE_MAX_STACK + 1, the
- * overflow frame included), by the rules of stacks.h. Returns how many.
+ * The frames of @s into @frames (room for its addresses and the overflow
+ * frame), by the rules of stacks.h. Returns how many.
  */
 static uint32_t stack_frames(struct symbolizer *sym, const struct stack_entry *s,
 			     const struct profile_frame *overflow,
@@ -153,10 +152,14 @@ int stacks__symbolize(struct profile *p, struct symbolizer *sym, const struct st
 	const struct profile_frame **frames;
 	struct stack_entry *s;
 	uint64_t *times = NULL;
-	size_t i, alloc_times = 0;
+	size_t i, alloc_times = 0, most = 0;
 	int err = 0;
 
-	frames = malloc((2 * PROFILE_MAX_STACK + 1) * sizeof(*frames));
+	/* Room for the deepest stack, and an overflow frame. */
+	stack_table__for_each_entry(stacks, i, s)
+		if ((size_t)s->nr_kernel + s->nr_user > most)
+			most = (size_t)s->nr_kernel + s->nr_user;
+	frames = malloc((most + 1) * sizeof(*frames));
 	if (!frames)
 		return -ENOMEM;
 	stack_table__for_each_entry(stacks, i, s) {
@@ -168,7 +171,7 @@ int stacks__symbolize(struct profile *p, struct symbolizer *sym, const struct st
 			.cmdline = s->cmdline,
 			.cgroup = s->cgroup,
 			.count = s->count,
-			.truncated = s->flags & (SAMPLE_USER_TRUNCATED | SAMPLE_KERNEL_TRUNCATED),
+			.truncated = s->truncated != 0,
 			.offcpu = s->offcpu,
 			.offcpu_ns = s->weight_ns,
 			.intervals = s->offcpu ? s->nr_intervals : 0,

@@ -1,28 +1,32 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Aggregation of samples into distinct stacks. */
+#include <errno.h>
 #include <stdlib.h>
 
-#include "collector/event.h"
-#include "collector/stack_table.h"
+#include "common/stack_table.h"
 #include "common/strset.h"
 #include "test.h"
 
-static struct sample_event *event(uint32_t pid, uint32_t tid, uint64_t time, int nr_user,
+/* A sample of @nr_user user frames (at most 8) from @leaf, under one kernel frame. */
+static struct stack_sample *event(uint32_t pid, uint32_t tid, uint64_t time, int nr_user,
 				  uint64_t leaf)
 {
-	static struct sample_event e;
+	static const uint64_t kernel[] = { 0xffffffff81000000ULL };
+	static uint64_t user[8];
+	static struct stack_sample e;
 
 	memset(&e, 0, sizeof(e));
-	e.type = EVENT_SAMPLE;
 	e.nr_intervals = 1;
+	e.count = 1;
 	e.pid = pid;
 	e.tid = tid;
 	e.time_ns = time;
-	e.stack.nr_kernel = 1;
-	e.stack.kernel[0] = 0xffffffff81000000ULL;
-	e.stack.nr_user = nr_user;
+	e.nr_kernel = 1;
+	e.kernel = kernel;
+	e.nr_user = nr_user;
+	e.user = user;
 	for (int i = 0; i < nr_user; i++)
-		e.stack.user[i] = leaf + i * 0x10;
+		user[i] = leaf + i * 0x10;
 	return &e;
 }
 
@@ -78,7 +82,7 @@ TEST(stack_table_keeps_offcpu_apart)
 {
 	struct strset *strings = strset__new();
 	const char *comm = strset__add(strings, "worker");
-	struct sample_event *e;
+	struct stack_sample *e;
 	struct stack_table t;
 	struct stack_entry *on, *off;
 	bool is_new;
@@ -87,12 +91,12 @@ TEST(stack_table_keeps_offcpu_apart)
 	on = stack_table__add(&t, event(10, 11, 100, 3, 0x1000), comm, comm, &is_new);
 	/* The same stack off CPU is another entry, whose weights add up. */
 	e = event(10, 11, 200, 3, 0x1000);
-	e->type = EVENT_OFFCPU;
+	e->offcpu = true;
 	e->weight_ns = 1500;
 	off = stack_table__add(&t, e, comm, comm, &is_new);
 	CHECK(on && off && on != off && is_new);
 	e = event(10, 11, 300, 3, 0x1000);
-	e->type = EVENT_OFFCPU;
+	e->offcpu = true;
 	e->weight_ns = 2500;
 	CHECK(stack_table__add(&t, e, comm, comm, &is_new) == off && !is_new);
 	CHECK(off->offcpu && !on->offcpu);
@@ -193,7 +197,7 @@ TEST(stack_table_adds_counted_samples)
 	const char *comm = strset__add(strings, "worker");
 	struct stack_table t;
 	struct stack_entry *s;
-	struct sample_event *e;
+	struct stack_sample *e;
 	bool is_new;
 
 	stack_table__init(&t);
@@ -201,16 +205,61 @@ TEST(stack_table_adds_counted_samples)
 	t.max_stacks = 1;
 	CHECK(stack_table__add(&t, event(10, 11, 0, 2, 0x1000), comm, comm, &is_new));
 	e = event(10, 11, 5, 2, 0x1000);
-	e->nr_intervals = 250;
+	e->nr_intervals = e->count = 250;
 	s = stack_table__add(&t, e, comm, comm, &is_new);
 	CHECK(s && !is_new && s->count == 251 && !s->overflow);
 	/* A second stack overflows into its thread's bucket, with its count. */
 	e = event(10, 11, 6, 2, 0x2000);
-	e->nr_intervals = 40;
+	e->nr_intervals = e->count = 40;
 	s = stack_table__add(&t, e, comm, comm, &is_new);
 	CHECK(s && s->overflow && s->count == 40);
 	CHECK_U64(t.overflowed, 40);
 	CHECK_U64(t.nr_samples, 291);
+	stack_table__release(&t);
+	strset__free(strings);
+}
+
+/*
+ * Samples counted after the first of a stack was added go to that first
+ * one's entry: a kept stack, an overflow bucket, or the dropped samples.
+ */
+TEST(stack_table_adds_a_count_to_an_entry)
+{
+	struct strset *strings = strset__new();
+	const char *comm = strset__add(strings, "worker");
+	struct stack_table t;
+	struct stack_entry *kept, *bucket, *dropped = NULL;
+	bool is_new;
+
+	stack_table__init(&t);
+	t.no_times = true;
+	t.max_stacks = 1;
+	kept = stack_table__add(&t, event(10, 11, 0, 2, 0x1000), comm, comm, &is_new);
+	bucket = stack_table__add(&t, event(10, 11, 1, 2, 0x2000), comm, comm, &is_new);
+	CHECK(kept && bucket && !kept->overflow && bucket->overflow);
+	/* Every thread's bucket taken (64 of them): the next new stack is dropped. */
+	for (uint32_t tid = 100; tid < 200 && !dropped; tid++) {
+		struct stack_entry *s =
+			stack_table__add(&t, event(10, tid, 2, 2, 0x3000), comm, comm, &is_new);
+
+		if (s && s == t.drop)
+			dropped = s;
+	}
+	CHECK(dropped != NULL);
+	CHECK_U64(t.dropped, 1);
+	CHECK(stack_table__add_count(&t, kept, 99) == 0);
+	CHECK(stack_table__add_count(&t, bucket, 9) == 0);
+	CHECK(stack_table__add_count(&t, dropped, 4) == 0);
+	CHECK_U64(kept->count, 100);
+	CHECK_U64(kept->nr_intervals, 100);
+	CHECK_U64(bucket->count, 10);
+	CHECK_U64(t.overflowed, 1 + 63 + 9);
+	CHECK_U64(t.dropped, 5);
+	CHECK_U64(t.nr_samples, 2 + 64 + 99 + 9 + 4);
+	/* A table that keeps times has no count to add to. */
+	t.no_times = false;
+	CHECK(stack_table__add_count(&t, kept, 1) == -EINVAL);
+	CHECK_U64(kept->count, 100);
 	stack_table__release(&t);
 	strset__free(strings);
 }

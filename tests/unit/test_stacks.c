@@ -20,9 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "collector/event.h"
 #include "common/proc_maps.h"
-#include "collector/stack_table.h"
+#include "common/stack_table.h"
 #include "common/profile.h"
 #include "common/strset.h"
 #include "symbolize/stacks.h"
@@ -140,20 +139,23 @@ static void env_release(struct env *e)
 static struct stack_entry *add(struct env *e, uint32_t tid, bool offcpu, uint64_t time,
 			       const uint64_t *kernel, const uint64_t *user)
 {
-	struct sample_event ev = {
-		.type = offcpu ? EVENT_OFFCPU : EVENT_SAMPLE,
+	struct stack_sample ev = {
+		.offcpu = offcpu,
 		.pid = e->fx.pid,
 		.tid = tid,
 		.time_ns = time,
 		.weight_ns = offcpu ? 500 : 0,
+		.count = 1,
+		.kernel = kernel,
+		.user = user,
 	};
 	struct stack_entry *s;
 	bool is_new;
 
-	for (; kernel && kernel[ev.stack.nr_kernel]; ev.stack.nr_kernel++)
-		ev.stack.kernel[ev.stack.nr_kernel] = kernel[ev.stack.nr_kernel];
-	for (; user && user[ev.stack.nr_user]; ev.stack.nr_user++)
-		ev.stack.user[ev.stack.nr_user] = user[ev.stack.nr_user];
+	while (kernel && kernel[ev.nr_kernel])
+		ev.nr_kernel++;
+	while (user && user[ev.nr_user])
+		ev.nr_user++;
 	s = stack_table__add(&e->t, &ev, e->comm, e->comm, &is_new);
 	if (s && is_new)
 		s->maps = e->maps;

@@ -4,8 +4,9 @@
  *
  * One entry per distinct (pid, tid, thread name, on or off CPU, kernel stack,
  * user stack), counting how often it was seen, for how long when off CPU,
- * and keeping every record's timestamp for exporters that draw a timeline. An entry also keeps the maps snapshot that
- * was current when it was first seen, for the symbolizer.
+ * and keeping every record's timestamp for exporters that draw a timeline.
+ * An entry also keeps the maps snapshot that was current when it was first
+ * seen, for the symbolizer.
  *
  * Adding a sample that matches an entry costs one hash of the stack and no
  * allocation beyond the timestamp array's geometric growth. Not thread-safe.
@@ -23,13 +24,39 @@
 #ifndef PROFILER_STACK_TABLE_H
 #define PROFILER_STACK_TABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/hashtab.h"
 
-struct sample_event;
 struct proc_maps;
+
+/* Which stacks of a sample are known to be cut short (stack_sample, stack_entry). */
+#define STACK_USER_TRUNCATED (1U << 0)
+#define STACK_KERNEL_TRUNCATED (1U << 1)
+
+/*
+ * One sample or interval off CPU to count, as the collector decoded it:
+ * its thread, its stacks (leaf first, pointed to, copied only when new) and
+ * what it weighs.
+ */
+struct stack_sample {
+	uint32_t pid, tid;
+	bool offcpu;	    /* an interval off CPU, not a sample */
+	uint32_t truncated; /* STACK_*_TRUNCATED */
+	uint64_t time_ns;   /* CLOCK_MONOTONIC */
+	uint64_t weight_ns; /* off CPU: how long; an allocation: its bytes */
+	/*
+	 * Off CPU: intervals in @weight_ns; on CPU, the samples it stands for
+	 * (more than one for those the BPF program counted). At least 1.
+	 */
+	uint32_t nr_intervals;
+	/* What it counts as: @nr_intervals for a sample, 1 for anything else. */
+	uint64_t count;
+	uint16_t nr_kernel, nr_user;
+	const uint64_t *kernel, *user;
+};
 
 /*
  * What the sampled allocations of one stack add up to (--alloc), scaled to
@@ -55,7 +82,7 @@ struct stack_entry {
 	const char *cgroup;	      /* interned: the process's cgroup v2 path then, or NULL */
 	const struct proc_maps *maps; /* snapshot in effect when first seen, or NULL */
 	bool maps_stale;	      /* @maps misses the leaf: look again at the end */
-	uint32_t flags;		      /* SAMPLE_* of the first sample */
+	uint32_t truncated;	      /* STACK_*_TRUNCATED of the first sample */
 	uint16_t nr_kernel, nr_user;
 	bool offcpu;		  /* intervals off CPU, not samples */
 	bool overflow;		  /* an overflow bucket: new stacks past max_stacks, no frames */
@@ -86,18 +113,27 @@ void stack_table__init(struct stack_table *t);
 void stack_table__release(struct stack_table *t);
 
 /*
- * Count @e: with @no_times, as many samples as a sample record stands for
- * (@nr_intervals, for samples the BPF program counted); with times, one,
- * since samples are only counted so where no times are kept.
+ * Count @e: with @no_times, as many samples as it stands for (@count, for
+ * samples the BPF program counted); with times, one, since samples are
+ * only counted so where no times are kept.
  * @thread_name and @process_name are interned. When the stack is
  * new, *@is_new is set and the entry is returned so the caller can attach a
  * maps snapshot. Past max_stacks the entry returned is an overflow bucket,
  * or for a dropped sample an entry that is not in the table. Returns NULL
  * on ENOMEM.
  */
-struct stack_entry *stack_table__add(struct stack_table *t, const struct sample_event *e,
+struct stack_entry *stack_table__add(struct stack_table *t, const struct stack_sample *e,
 				     const char *thread_name, const char *process_name,
 				     bool *is_new);
+
+/*
+ * Count @n more samples of the stack of entry @s, which stack_table__add()
+ * returned (an overflow bucket or the dropped samples' entry included), as
+ * if as many samples as its first had been added: for samples the BPF
+ * program counted after the first it sent. Only without times: 0, or
+ * -EINVAL when @t keeps them.
+ */
+int stack_table__add_count(struct stack_table *t, struct stack_entry *s, uint64_t n);
 
 /*
  * Processes with user stacks in @t but no maps to symbolize them with.

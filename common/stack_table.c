@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "event.h"
 #include "stack_table.h"
 
 /* Overflow buckets allowed: a share of max_stacks, and enough for a few threads. */
@@ -11,7 +10,7 @@
 #define BUCKETS_SHARE 16
 
 struct stack_key {
-	const struct sample_event *e;
+	const struct stack_sample *e;
 	const char *thread_name;
 	bool overflow; /* the thread's overflow bucket, not @e's stack */
 };
@@ -20,29 +19,28 @@ static bool entry_eq(const void *entry, const void *key)
 {
 	const struct stack_entry *s = entry;
 	const struct stack_key *k = key;
-	const struct sample_event *e = k->e;
-	const struct thread_stacks *st = &e->stack;
+	const struct stack_sample *e = k->e;
 
 	if (s->tid != e->tid || s->pid != e->pid || s->thread_name != k->thread_name ||
-	    s->offcpu != (e->type == EVENT_OFFCPU) || s->overflow != k->overflow)
+	    s->offcpu != e->offcpu || s->overflow != k->overflow)
 		return false;
 	if (k->overflow)
 		return true;
-	return s->nr_kernel == st->nr_kernel && s->nr_user == st->nr_user &&
-	       !memcmp(s->ips, st->kernel, st->nr_kernel * sizeof(uint64_t)) &&
-	       !memcmp(s->ips + st->nr_kernel, st->user, st->nr_user * sizeof(uint64_t));
+	return s->nr_kernel == e->nr_kernel && s->nr_user == e->nr_user &&
+	       !memcmp(s->ips, e->kernel, e->nr_kernel * sizeof(uint64_t)) &&
+	       !memcmp(s->ips + e->nr_kernel, e->user, e->nr_user * sizeof(uint64_t));
 }
 
 static uint64_t key_hash(const struct stack_key *k)
 {
-	const struct sample_event *e = k->e;
+	const struct stack_sample *e = k->e;
 	uint64_t h = hash_mix(((uint64_t)e->pid << 32) | e->tid,
-			      (uintptr_t)k->thread_name + e->type + k->overflow);
+			      (uintptr_t)k->thread_name + e->offcpu + k->overflow);
 
 	if (k->overflow)
 		return h;
-	h = hash_words(h, e->stack.kernel, e->stack.nr_kernel);
-	return hash_words(h ^ 0x5bd1e995, e->stack.user, e->stack.nr_user);
+	h = hash_words(h, e->kernel, e->nr_kernel);
+	return hash_words(h ^ 0x5bd1e995, e->user, e->nr_user);
 }
 
 void stack_table__init(struct stack_table *t)
@@ -85,9 +83,8 @@ static int push_time(struct stack_entry *s, uint64_t time)
 /* A new entry for @k: @e's stack, or no frames for an overflow bucket. NULL on ENOMEM. */
 static struct stack_entry *stack_entry__new(const struct stack_key *k, const char *process_name)
 {
-	const struct sample_event *e = k->e;
-	const struct thread_stacks *st = &e->stack;
-	size_t nr = k->overflow ? 0 : (size_t)st->nr_kernel + st->nr_user;
+	const struct stack_sample *e = k->e;
+	size_t nr = k->overflow ? 0 : (size_t)e->nr_kernel + e->nr_user;
 	struct stack_entry *s = calloc(1, sizeof(*s) + nr * sizeof(s->ips[0]));
 
 	if (!s)
@@ -96,15 +93,15 @@ static struct stack_entry *stack_entry__new(const struct stack_key *k, const cha
 	s->tid = e->tid;
 	s->thread_name = k->thread_name;
 	s->process_name = process_name;
-	s->offcpu = e->type == EVENT_OFFCPU;
+	s->offcpu = e->offcpu;
 	s->overflow = k->overflow;
 	if (k->overflow)
 		return s;
-	s->flags = st->flags;
-	s->nr_kernel = st->nr_kernel;
-	s->nr_user = st->nr_user;
-	memcpy(s->ips, st->kernel, st->nr_kernel * sizeof(uint64_t));
-	memcpy(s->ips + st->nr_kernel, st->user, st->nr_user * sizeof(uint64_t));
+	s->truncated = e->truncated;
+	s->nr_kernel = e->nr_kernel;
+	s->nr_user = e->nr_user;
+	memcpy(s->ips, e->kernel, e->nr_kernel * sizeof(uint64_t));
+	memcpy(s->ips + e->nr_kernel, e->user, e->nr_user * sizeof(uint64_t));
 	return s;
 }
 
@@ -136,14 +133,14 @@ static struct stack_entry *drop_sample(struct stack_table *t, uint64_t n)
 	return t->drop;
 }
 
-struct stack_entry *stack_table__add(struct stack_table *t, const struct sample_event *e,
+struct stack_entry *stack_table__add(struct stack_table *t, const struct stack_sample *e,
 				     const char *thread_name, const char *process_name,
 				     bool *is_new)
 {
 	struct stack_key key = { e, thread_name, false };
 	uint64_t hash = key_hash(&key);
 	/* Samples the BPF program counted come as one, with their count (only without times). */
-	uint64_t n = t->no_times ? event__count(e) : 1;
+	uint64_t n = t->no_times ? e->count : 1;
 	struct stack_entry *s;
 
 	*is_new = false;
@@ -182,6 +179,22 @@ struct stack_entry *stack_table__add(struct stack_table *t, const struct sample_
 out_nomem:
 	errno = ENOMEM;
 	return NULL;
+}
+
+int stack_table__add_count(struct stack_table *t, struct stack_entry *s, uint64_t n)
+{
+	if (!t->no_times)
+		return -EINVAL;
+	if (s == t->drop) {
+		drop_sample(t, n);
+		return 0;
+	}
+	/* As stack_table__add() counts a sample record of @n samples. */
+	s->count += n;
+	s->nr_intervals += n;
+	t->overflowed += s->overflow ? n : 0;
+	t->nr_samples += n;
+	return 0;
 }
 
 static bool same_pid(const void *entry, const void *key)
