@@ -31,9 +31,9 @@
 #include "collector.h"
 #include "elf/elf_cache.h"
 #include "event.h"
-#include "jvm.h"
+#include "procs.h"
 #include "profile.skel.h"
-#include "python.h"
+#include "runtime.h"
 #include "common/stack_table.h"
 #include "unwind.h"
 #include "unwind_maps.h"
@@ -67,18 +67,6 @@
  * the addresses it has; a deeper one takes the room of shallower ones.
  */
 #define RINGBUF_RECORD_BYTES (sizeof(struct sample_head) + 64 * sizeof(__u64))
-/* A process's maps are re-read at most this often, for addresses they do not cover. */
-#define MAPS_REFRESH_NS (20ULL * 1000 * 1000)
-/* How long the end of a recording waits for the JVMs' last perf maps. */
-#define JVM_FINISH_NS (3000ULL * 1000 * 1000)
-
-struct target {
-	pid_t pid;
-	int pidfd; /* readable once the process has exited; -1 if pidfd_open() is missing */
-	bool exited;
-	bool child;	    /* the command we started: reap it */
-	bool alloc_pending; /* exited: its blocks to be released (--alloc) */
-};
 
 /*
  * Why a user stack ends before its process's first frame: the BPF
@@ -115,15 +103,10 @@ struct summed_first {
 	bool idle;
 };
 
-/* What the collector knows of one sampled process. */
-struct proc_state {
-	pid_t pid;
-	struct proc_maps *maps; /* latest snapshot, or NULL if none could be read */
-	uint64_t snapshot_time; /* CLOCK_MONOTONIC of the last attempt */
-	char *cmdline;		/* shortened (procfs.h); NULL: empty or unreadable */
-	char *cgroup;		/* its cgroup v2 path (procfs.h); NULL: unknown */
-	uint64_t cmdline_seq;	/* both read for this window (collector_window.seq); 0: not yet */
-	bool followed;		/* a live target added with its maps: -p, or a descendant */
+/* A language runtime the collector runs (runtime.h). */
+struct runtime {
+	const struct runtime_ops *ops;
+	void *state;
 };
 
 struct collector {
@@ -135,9 +118,10 @@ struct collector {
 	struct bpf_link **links;
 	int nr_cpus;
 
-	struct target *targets;
-	size_t nr_targets, alloc_targets;
-	int child_status;
+	struct procs *procs; /* the processes sampled and followed */
+	struct runtime *runtimes;
+	size_t nr_runtimes;
+	struct runtime_env runtime_env;
 
 	/*
 	 * Where samples are counted: @own for a recording, or the windows
@@ -149,12 +133,8 @@ struct collector {
 	size_t nr_windows, alloc_windows;
 	uint64_t windows_attached; /* the last window's seq */
 	uint64_t nr_records;
-	struct file_table *files;
-	struct elf_cache *elves;      /* the files' ELF images, shared with the symbolizer */
-	struct hashtab procs;	      /* struct proc_state by pid */
-	struct proc_maps **snapshots; /* every snapshot taken, owned */
-	size_t nr_stale;	      /* stacks whose snapshot misses their leaf */
-	size_t nr_snapshots, alloc_snapshots;
+	struct elf_cache *elves; /* the files' ELF images, shared with the symbolizer */
+	size_t nr_stale;	 /* stacks whose snapshot misses their leaf */
 
 	uint64_t start_mono, start_real, stop_mono;
 	uint64_t malformed;	   /* records too short or with impossible counts */
@@ -172,7 +152,6 @@ struct collector {
 	uint64_t nr_idle;	      /* samples of idle CPUs */
 	uint64_t offcpu_ns;	      /* their total length */
 	struct unwind_maps *unwind_maps; /* CALL_GRAPH_CFI's tables */
-	struct python *python;		 /* NULL with no_python */
 	struct alloc *alloc;		 /* NULL without alloc_rate */
 	struct py_frames py_frames;	 /* what Python frames' addresses stand for */
 	uint64_t nr_sample_records, sample_record_bytes; /* on-CPU records drained */
@@ -189,12 +168,7 @@ struct collector {
 	volatile sig_atomic_t stopping;
 	uint64_t deadline; /* CLOCK_MONOTONIC end of sampling (-d), or 0 */
 	bool draining;	   /* sampling has stopped: take every record left */
-
-	/* Asks the JVMs seen for perf maps (jvm.h); NULL if it could not start. */
-	struct jvm_mapper *jvm;
 };
-
-static void proc_state__free(struct proc_state *p);
 
 static uint64_t round_up_pow2(uint64_t v)
 {
@@ -381,6 +355,134 @@ static uint64_t ringbuf_bytes(const struct collector_opts *opts, int nr_cpus, ui
 	return per_second;
 }
 
+/*
+ * Start the runtimes the options want (runtime.h), with the BPF program
+ * loaded. 0 or -errno, the reason logged.
+ */
+static int start_runtimes(struct collector *c)
+{
+	size_t n = 0;
+
+	while (runtimes[n])
+		n++;
+	c->runtimes = calloc(n, sizeof(*c->runtimes));
+	if (n && !c->runtimes)
+		return -ENOMEM;
+	c->runtime_env = (struct runtime_env){ c->skel, c->elves, &c->py_frames };
+	for (size_t i = 0; i < n; i++) {
+		const struct runtime_ops *ops = runtimes[i];
+		void *state;
+
+		if (!ops->wanted(&c->opts))
+			continue;
+		state = ops->new (&c->runtime_env);
+		if (!state && ops->optional) {
+			pr_debug("%s: cannot start: %s", ops->name, strerror(errno));
+			continue;
+		}
+		if (!state) {
+			int err = -errno;
+
+			pr_warn("cannot start the collector's %s support: %s", ops->name,
+				strerror(-err));
+			return err;
+		}
+		c->runtimes[c->nr_runtimes++] = (struct runtime){ ops, state };
+	}
+	return 0;
+}
+
+static void stop_runtimes(struct collector *c)
+{
+	for (size_t i = 0; i < c->nr_runtimes; i++)
+		c->runtimes[i].ops->free(c->runtimes[i].state);
+	free(c->runtimes);
+	c->runtimes = NULL;
+	c->nr_runtimes = 0;
+}
+
+/* A new snapshot: load the unwind tables of its files for the BPF program. */
+static void unwind_tables_see(void *um, const struct proc_maps *maps)
+{
+	int err = unwind_maps__load(um, maps);
+
+	if (err)
+		pr_debug("pid %d: cannot load unwind tables: %s", maps->pid, strerror(-err));
+}
+
+static void unwind_tables_forget(void *um, bool (*known)(pid_t pid, void *arg), void *arg)
+{
+	(void)known;
+	(void)arg;
+	unwind_maps__forget_exited(um);
+}
+
+/* A target is gone: a new process could reuse the pid, so stop sampling it. */
+static void target_gone(void *ctx, pid_t pid)
+{
+	struct collector *c = ctx;
+	__u32 key = pid;
+
+	bpf_map__delete_elem(c->skel->maps.targets, &key, sizeof(key), 0);
+}
+
+/* --alloc: the old program's blocks went with it (its records came before this). */
+static void alloc_exec(void *ctx, pid_t pid, uint64_t time_ns)
+{
+	struct collector *c = ctx;
+
+	alloc__exit(c->alloc, pid, time_ns);
+	if (alloc__exec(c->alloc, pid)) {
+		pr_debug("pid %u: its allocations after the exec are not sampled", pid);
+		c->alloc_unprobed++;
+	}
+}
+
+/* --alloc: the blocks of a process that exited are not live any more. */
+static void alloc_exit(void *ctx, pid_t pid, uint64_t time_ns)
+{
+	struct collector *c = ctx;
+
+	alloc__exit(c->alloc, pid, time_ns);
+}
+
+/*
+ * What hears of processes (procs.h), in this order: the heap profiler,
+ * the BPF program's targets, the runtimes, the unwind tables.
+ */
+static int watch_procs(struct collector *c)
+{
+	struct proc_watcher targets = { .gone = target_gone, .ctx = c };
+	int err = 0;
+
+	if (c->alloc) {
+		struct proc_watcher w = { .exec = alloc_exec, .exit = alloc_exit, .ctx = c };
+
+		err = procs__watch(c->procs, &w);
+	}
+	if (!err)
+		err = procs__watch(c->procs, &targets);
+	for (size_t i = 0; i < c->nr_runtimes && !err; i++) {
+		const struct runtime_ops *ops = c->runtimes[i].ops;
+		struct proc_watcher w = {
+			.snapshot = ops->snapshot,
+			.exec = ops->exec,
+			.forget = ops->forget,
+			.ctx = c->runtimes[i].state,
+		};
+
+		err = procs__watch(c->procs, &w);
+	}
+	if (!err && c->unwind_maps) {
+		struct proc_watcher w = { .snapshot = unwind_tables_see,
+					  .forget = unwind_tables_forget,
+					  .ctx = c->unwind_maps };
+
+		err = procs__watch(c->procs, &w);
+	}
+	return err;
+}
+
 struct collector *collector__new(const struct collector_opts *opts, struct strset *strings)
 {
 	struct collector *c;
@@ -403,7 +505,6 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	c->opts = *opts;
 	c->strings = strings;
 	c->nr_cpus = nr_cpus;
-	c->child_status = -1;
 	if (!opts->windows) {
 		c->own.strings = strings;
 		c->own.end_ns = UINT64_MAX;
@@ -413,19 +514,16 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 			goto out_free;
 		}
 	}
-	c->files = file_table__new(strings);
 	c->elves = elf_cache__new();
+	c->procs = c->elves ? procs__new(strings, c->elves) : NULL;
 	if (py_frames__init(&c->py_frames)) {
 		err = -ENOMEM;
 		pr_warn("cannot start the collector: %s", strerror(-err));
 		goto out_free;
 	}
-	c->jvm = opts->no_java ? NULL : jvm_mapper__new();
-	if (!c->jvm && !opts->no_java)
-		pr_debug("jvm: cannot ask JVMs for perf maps: %s", strerror(errno));
 	c->perf_fds = malloc(nr_cpus * sizeof(*c->perf_fds));
 	c->links = calloc(nr_cpus, sizeof(*c->links));
-	if (!c->files || !c->elves || !c->perf_fds || !c->links) {
+	if (!c->procs || !c->elves || !c->perf_fds || !c->links) {
 		err = -ENOMEM;
 		pr_warn("cannot start the collector: %s", strerror(-err));
 		goto out_free;
@@ -466,7 +564,9 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	c->skel->rodata->sample_idle = opts->idle && opts->system_wide && !opts->cgroup;
 	c->skel->rodata->track_oncpu = opts->thread_cpu;
 	c->skel->rodata->stack_copy_bytes = stack_bytes;
-	c->skel->rodata->python_stacks = !opts->no_python;
+	for (size_t i = 0; runtimes[i]; i++)
+		if (runtimes[i]->configure)
+			runtimes[i]->configure(c->skel, runtimes[i]->wanted(opts));
 	/*
 	 * Where no output needs samples one by one, the BPF program counts a
 	 * thread's samples of the same stacks rather than send each: an agent's
@@ -540,15 +640,9 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 		if (err)
 			goto out_free;
 	}
-	if (!opts->no_python) {
-		c->python = python__new(c->elves, bpf_map__fd(c->skel->maps.python_procs),
-					&c->py_frames);
-		if (!c->python) {
-			err = -errno;
-			pr_warn("cannot start the collector: %s", strerror(-err));
-			goto out_free;
-		}
-	}
+	err = start_runtimes(c);
+	if (err)
+		goto out_free;
 	if (opts->alloc_rate) {
 		c->alloc = alloc__new(c->skel, opts->alloc_rate);
 		if (!c->alloc) {
@@ -568,6 +662,11 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 			goto out_free;
 		}
 	}
+	err = watch_procs(c);
+	if (err) {
+		pr_warn("cannot start the collector: %s", strerror(-err));
+		goto out_free;
+	}
 	return c;
 
 out_free:
@@ -578,12 +677,12 @@ out_free:
 
 void collector__free(struct collector *c)
 {
-	struct proc_state *p;
+	struct proc *p;
 	size_t i;
 
 	if (!c)
 		return;
-	jvm_mapper__free(c->jvm);
+	stop_runtimes(c);
 	alloc__free(c->alloc);
 	ring_buffer__free(c->rb);
 	for (int cpu = 0; c->links && cpu < c->nr_cpus; cpu++)
@@ -594,31 +693,20 @@ void collector__free(struct collector *c)
 	profile_bpf__destroy(c->skel);
 	unwind_maps__free(c->unwind_maps);
 	unwinder__free(c->unwinder);
-	python__free(c->python);
 	py_frames__release(&c->py_frames);
 	elf_cache__free(c->elves);
 	hashtab__for_each_entry(&c->thread_cpu, i, p)
 		free(p);
 	hashtab__release(&c->thread_cpu);
-	for (i = 0; i < c->nr_targets; i++)
-		if (c->targets[i].pidfd >= 0)
-			close(c->targets[i].pidfd);
-	free(c->targets);
 	stack_table__release(&c->own.stacks);
 	free(c->windows);
-	hashtab__for_each_entry(&c->procs, i, p)
-		proc_state__free(p);
-	hashtab__release(&c->procs);
 	hashtab__for_each_entry(&c->broken_files, i, p)
 		free(p);
 	hashtab__release(&c->broken_files);
 	hashtab__for_each_entry(&c->summed, i, p)
 		free(p);
 	hashtab__release(&c->summed);
-	for (i = 0; i < c->nr_snapshots; i++)
-		proc_maps__free(c->snapshots[i]);
-	free(c->snapshots);
-	file_table__free(c->files);
+	procs__free(c->procs);
 	free(c->links);
 	free(c->perf_fds);
 	free(c);
@@ -634,87 +722,6 @@ struct elf_cache *collector__elf_cache(struct collector *c)
 	return c->elves;
 }
 
-static bool proc_eq(const void *entry, const void *key)
-{
-	return ((const struct proc_state *)entry)->pid == *(const pid_t *)key;
-}
-
-static struct proc_state *proc_state__find(struct collector *c, pid_t pid)
-{
-	return hashtab__find(&c->procs, hash_mix(0, pid), proc_eq, &pid);
-}
-
-static void proc_state__free(struct proc_state *p)
-{
-	free(p->cmdline);
-	free(p->cgroup);
-	free(p);
-}
-
-static struct proc_state *proc_state__get(struct collector *c, pid_t pid)
-{
-	bool added;
-	struct proc_state *p = hashtab__find_or_add(&c->procs, hash_mix(0, pid), proc_eq, &pid,
-						    sizeof(*p), &added);
-
-	if (p && added)
-		p->pid = pid;
-	return p;
-}
-
-/* Take a new snapshot of @p's maps; on failure keep the previous one. */
-static void proc_state__snapshot(struct collector *c, struct proc_state *p)
-{
-	struct proc_maps *maps;
-
-	p->snapshot_time = clock_ns(CLOCK_MONOTONIC);
-	if (array__reserve(&c->snapshots, &c->alloc_snapshots, c->nr_snapshots + 1,
-			   sizeof(*c->snapshots)))
-		return;
-	maps = proc_maps__read(p->pid, c->files);
-	if (!maps) {
-		pr_debug("cannot read maps of pid %d: %s", p->pid, strerror(errno));
-		return;
-	}
-	c->snapshots[c->nr_snapshots++] = maps;
-	p->maps = maps;
-	pr_debug("pid %d: snapshot of %zu executable mappings", p->pid, maps->nr);
-	if (c->python) {
-		python__snapshot(c->python, maps);
-		/* From the first, samples look for their process's interpreter. */
-		if (python__loaded(c->python))
-			c->skel->bss->python_loaded = true;
-	}
-	jvm_mapper__see(c->jvm, maps);
-	if (c->unwind_maps) {
-		int err = unwind_maps__load(c->unwind_maps, maps);
-
-		if (err)
-			pr_debug("pid %d: cannot load unwind tables: %s", p->pid, strerror(-err));
-	}
-}
-
-/*
- * Read @p's command line and cgroup, as they are now: when the process is
- * first seen, after it exec'd, and in each window of an agent (see
- * stack_entry__set_cmdline()). A command line that cannot be read (the
- * process exited, /proc hides it) or is empty (a kernel thread) is NULL:
- * exporters show the name.
- */
-static void proc_state__read_cmdline(struct proc_state *p)
-{
-	char buf[PROCFS_CMDLINE_MAX + 1];
-	ssize_t n = procfs__read_cmdline(p->pid, buf, sizeof(buf));
-
-	free(p->cmdline);
-	p->cmdline = n > 0 ? strdup(buf) : NULL;
-	if (n < 0)
-		pr_debug("cannot read the command line of pid %d: %s", p->pid, strerror(-n));
-	n = procfs__read_cgroup(p->pid, buf, sizeof(buf));
-	free(p->cgroup);
-	p->cgroup = n > 0 ? strdup(buf) : NULL;
-}
-
 /*
  * Give a new stack of window @w its process's command line and cgroup, read
  * at the process's first stack in the window: a recording's one window has
@@ -725,14 +732,12 @@ static void proc_state__read_cmdline(struct proc_state *p)
 static void stack_entry__set_cmdline(struct collector *c, struct collector_window *w,
 				     struct stack_entry *s)
 {
-	struct proc_state *p = proc_state__get(c, s->pid);
+	struct proc *p = procs__get(c->procs, s->pid);
 
 	if (!p)
 		return;
-	if (p->cmdline_seq != w->seq) {
-		proc_state__read_cmdline(p);
-		p->cmdline_seq = w->seq;
-	}
+	if (p->cmdline_seq != w->seq)
+		procs__read_cmdline(p, w->seq);
 	s->cmdline = p->cmdline ? strset__add(w->strings, p->cmdline) : NULL;
 	s->cgroup = p->cgroup ? strset__add(w->strings, p->cgroup) : NULL;
 }
@@ -750,22 +755,22 @@ static bool covers_leaf(const struct proc_maps *maps, const struct stack_entry *
  * stack's leaf is outside it. Only the leaf is tested: it is the sampled
  * program counter, always inside some mapping, while outer frames unwound
  * through code without frame pointers are often garbage that would miss
- * every time. A miss within MAPS_REFRESH_NS of the last snapshot (a burst
+ * every time. A miss within PROCS_REFRESH_NS of the last snapshot (a burst
  * of new stacks as a program maps its libraries) is settled at the end.
  */
 static void stack_entry__set_maps(struct collector *c, struct stack_entry *s)
 {
-	struct proc_state *p;
+	struct proc *p;
 
 	/* Nothing to map (a kernel thread has no maps at all). */
 	if (!s->nr_user)
 		return;
-	p = proc_state__get(c, s->pid);
+	p = procs__get(c->procs, s->pid);
 	if (!p)
 		return;
 	if (!p->snapshot_time || (!covers_leaf(p->maps, s) &&
-				  clock_ns(CLOCK_MONOTONIC) - p->snapshot_time >= MAPS_REFRESH_NS))
-		proc_state__snapshot(c, p);
+				  clock_ns(CLOCK_MONOTONIC) - p->snapshot_time >= PROCS_REFRESH_NS))
+		procs__snapshot(c->procs, p);
 	s->maps = p->maps;
 	s->maps_stale = !covers_leaf(p->maps, s);
 	c->nr_stale += s->maps_stale;
@@ -773,7 +778,7 @@ static void stack_entry__set_maps(struct collector *c, struct stack_entry *s)
 
 /*
  * Give stacks whose leaf their snapshot missed a newer snapshot that covers
- * it, taking one if the last is older than MAPS_REFRESH_NS (or @force).
+ * it, taking one if the last is older than PROCS_REFRESH_NS (or @force).
  * Called from the drain loop, so a process that exits soon after mapping a
  * library is looked at again while it still runs, and once at the end.
  */
@@ -785,17 +790,17 @@ static void settle_stale_maps(struct collector *c, bool force)
 
 	for (size_t w = 0; w < c->nr_windows; w++)
 		stack_table__for_each_entry(&c->windows[w]->stacks, i, s) {
-			struct proc_state *p;
+			struct proc *p;
 
 			if (!s->maps_stale)
 				continue;
-			p = proc_state__get(c, s->pid);
+			p = procs__get(c->procs, s->pid);
 			if (!p)
 				continue;
 			if (p->maps == s->maps) {
-				if (!force && now - p->snapshot_time < MAPS_REFRESH_NS)
+				if (!force && now - p->snapshot_time < PROCS_REFRESH_NS)
 					continue;
-				proc_state__snapshot(c, p);
+				procs__snapshot(c->procs, p);
 			}
 			/* One snapshot newer than the stack settles it, whether it covers it or not. */
 			if (p->maps && covers_leaf(p->maps, s))
@@ -888,47 +893,6 @@ static int handle_sample(struct collector *c, struct sample_event *e, struct sta
 }
 
 /*
- * Follow @pid until it exits, through a pidfd (which also sees a zombie as
- * exited) or, where there is none, kill(); read its maps if @snapshot.
- * 0 or -errno (-ESRCH: no such process).
- */
-static int add_target(struct collector *c, pid_t pid, bool child, bool snapshot)
-{
-	struct target *t;
-	struct proc_state *p;
-	int pidfd;
-
-	pidfd = syscall(SYS_pidfd_open, pid, 0);
-	/* Before Linux 5.3 (and under valgrind) there is no pidfd: poll with kill(). */
-	if (pidfd < 0 && errno != ENOSYS)
-		return -errno;
-	if (pidfd < 0 && kill(pid, 0) && errno == ESRCH)
-		return -ESRCH;
-	if (array__reserve(&c->targets, &c->alloc_targets, c->nr_targets + 1,
-			   sizeof(*c->targets))) {
-		if (pidfd >= 0)
-			close(pidfd);
-		return -ENOMEM;
-	}
-	t = &c->targets[c->nr_targets++];
-	t->pid = pid;
-	t->pidfd = pidfd;
-	t->child = child;
-	t->exited = false;
-	if (!snapshot)
-		return 0;
-	/* Snapshot first: the process may be short-lived, and its first sample is near. */
-	p = proc_state__get(c, pid);
-	if (!p)
-		return -ENOMEM;
-	proc_state__snapshot(c, p);
-	proc_state__read_cmdline(p);
-	p->cmdline_seq = c->windows_attached;
-	p->followed = true;
-	return 0;
-}
-
-/*
  * A target forked a process, which the BPF program now samples too: follow
  * it until it exits. Its maps are read when it is first sampled (that sample
  * wakes the reader) or when it execs. A process that exec'd gets its maps
@@ -937,16 +901,14 @@ static int add_target(struct collector *c, pid_t pid, bool child, bool snapshot)
  */
 static int handle_process_event(struct collector *c, const struct process_event *e)
 {
-	struct proc_state *p;
 	int err;
 
 	if (e->type == EVENT_FORK) {
 		pr_debug("pid %u forked pid %u", e->ppid, e->pid);
 		/* Found already by collector__add_descendants(), forked as it walked. */
-		p = proc_state__find(c, e->pid);
-		if (p && p->followed)
+		if (procs__followed(c->procs, e->pid))
 			return 0;
-		err = add_target(c, e->pid, false, false);
+		err = procs__follow(c->procs, e->pid, false, false, 0);
 		/* Probed late: what it allocates before this is missed. */
 		if (!err && c->alloc && alloc__attach(c->alloc, e->pid, NULL)) {
 			pr_debug("pid %u: its allocations are not sampled", e->pid);
@@ -955,38 +917,8 @@ static int handle_process_event(struct collector *c, const struct process_event 
 		/* Gone already: it left nothing to follow. */
 		return err == -ESRCH ? 0 : err;
 	}
-	p = proc_state__find(c, e->pid);
-	if (!p && !c->opts.system_wide)
-		p = proc_state__get(c, e->pid);
-	if (!p)
-		return 0;
-	pr_debug("pid %u exec'd", e->pid);
-	/* The old program's blocks went with it (its records came before this one). */
-	if (c->alloc)
-		alloc__exit(c->alloc, e->pid, e->time_ns);
-	if (c->alloc && alloc__exec(c->alloc, e->pid)) {
-		pr_debug("pid %u: its allocations after the exec are not sampled", e->pid);
-		c->alloc_unprobed++;
-	}
-	if (c->python)
-		python__exec(c->python, e->pid);
-	proc_state__snapshot(c, p);
-	proc_state__read_cmdline(p);
-	p->cmdline_seq = c->windows_attached;
-	return 0;
-}
-
-/*
- * A newer snapshot of @p's maps than @maps, for a stack that has an address
- * outside them: taken now unless the last one is younger than
- * MAPS_REFRESH_NS. NULL when there is none.
- */
-static const struct proc_maps *newer_maps(struct collector *c, struct proc_state *p,
-					  const struct proc_maps *maps)
-{
-	if (p->maps == maps && clock_ns(CLOCK_MONOTONIC) - p->snapshot_time >= MAPS_REFRESH_NS)
-		proc_state__snapshot(c, p);
-	return p->maps != maps ? p->maps : NULL;
+	err = procs__exec(c->procs, e->pid, e->time_ns, c->windows_attached, !c->opts.system_wide);
+	return err == -ENOENT ? 0 : err;
 }
 
 /* Is every one of the @n addresses at @ips inside a mapping of @maps? */
@@ -1073,7 +1005,7 @@ static unsigned int user_stack_end(enum unwind_stop stop)
  * Finish the user stack of sample or interval off CPU @ev. One the BPF
  * program unwound from tables is done; one through code mapped since its
  * process's tables were loaded has them loaded again (at most every
- * MAPS_REFRESH_NS). One that carries registers and stack bytes instead is
+ * PROCS_REFRESH_NS). One that carries registers and stack bytes instead is
  * unwound here: without a user stack, from its copy, with CFI, as perf's
  * --call-graph dwarf does, as far as the copy goes; a stack from frame
  * pointers (off CPU, in a process without tables) gets the
@@ -1091,7 +1023,7 @@ static void unwind_sample(struct collector *c, struct event *ev)
 				   ev->user_stack_size };
 	const uint64_t ip = e->user_regs[PROFILE_REG_IP];
 	const struct proc_maps *maps, *newer;
-	struct proc_state *p;
+	struct proc *p;
 	enum unwind_stop stop;
 	uint64_t ra;
 	size_t n;
@@ -1101,9 +1033,9 @@ static void unwind_sample(struct collector *c, struct event *ev)
 		bool whole = s->flags & SAMPLE_USER_COMPLETE;
 
 		/* Most stacks are whole and through known code: no process to look up. */
-		p = whole && !(s->flags & SAMPLE_USER_STALE) ? NULL : proc_state__get(c, e->pid);
+		p = whole && !(s->flags & SAMPLE_USER_STALE) ? NULL : procs__get(c->procs, e->pid);
 		if (p && (s->flags & SAMPLE_USER_STALE))
-			newer_maps(c, p, p->maps);
+			procs__newer_maps(c->procs, p, p->maps);
 		if (s->nr_user)
 			count_stack_end(c, e, whole,
 					(s->flags & SAMPLE_STOP_MASK) >> SAMPLE_STOP_SHIFT,
@@ -1112,11 +1044,11 @@ static void unwind_sample(struct collector *c, struct event *ev)
 	}
 	if (!c->unwinder || !(s->flags & SAMPLE_USER_REGS))
 		return;
-	p = proc_state__get(c, e->pid);
+	p = procs__get(c->procs, e->pid);
 	if (!p)
 		return;
 	if (!p->snapshot_time)
-		proc_state__snapshot(c, p);
+		procs__snapshot(c->procs, p);
 	maps = p->maps;
 	/* No user stack yet: unwind it from the copy, as far as the copy goes. */
 	if (!s->nr_user) {
@@ -1129,7 +1061,8 @@ static void unwind_sample(struct collector *c, struct event *ev)
 		 * the CFI of code mapped since (the snapshot at exec precedes the
 		 * libraries): unwind it again with a newer one.
 		 */
-		if (maps && !all_mapped(maps, s->user, n) && (newer = newer_maps(c, p, maps))) {
+		if (maps && !all_mapped(maps, s->user, n) &&
+		    (newer = procs__newer_maps(c->procs, p, maps))) {
 			maps = newer;
 			n = unwinder__unwind(c->unwinder, maps, &in, (uint64_t *)s->user,
 					     PROFILE_MAX_STACK, &stop);
@@ -1147,7 +1080,7 @@ static void unwind_sample(struct collector *c, struct event *ev)
 	if (!maps || !s->nr_user || s->user[0] != ip)
 		return;
 	err = unwinder__leaf_caller(c->unwinder, maps, &in, &ra);
-	if (err == -ENXIO && (newer = newer_maps(c, p, maps)))
+	if (err == -ENXIO && (newer = procs__newer_maps(c->procs, p, maps)))
 		err = unwinder__leaf_caller(c->unwinder, newer, &in, &ra);
 	if (err || (s->nr_user > 1 && s->user[1] == ra))
 		return;
@@ -1164,7 +1097,14 @@ static int complete_stacks(struct collector *c, struct event *ev)
 {
 	c->judgement.judged = false;
 	unwind_sample(c, ev);
-	return c->python ? python__merge(c->python, &ev->sample) : 0;
+	for (size_t i = 0; i < c->nr_runtimes; i++) {
+		const struct runtime *rt = &c->runtimes[i];
+		int err = rt->ops->merge ? rt->ops->merge(rt->state, &ev->sample) : 0;
+
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 /*
@@ -1176,11 +1116,11 @@ static int complete_stacks(struct collector *c, struct event *ev)
  */
 static void alloc_fresh_maps(struct collector *c, const struct sample_event *e)
 {
-	struct proc_state *p = proc_state__get(c, e->pid);
+	struct proc *p = procs__get(c->procs, e->pid);
 
 	if (p && (!p->snapshot_time ||
 		  (p->snapshot_time < e->time_ns && !alloc__func_address(c->alloc, p->maps, e))))
-		proc_state__snapshot(c, p);
+		procs__snapshot(c->procs, p);
 }
 
 /*
@@ -1192,7 +1132,7 @@ static int handle_alloc(struct collector *c, struct sample_event *e)
 	struct thread_stacks *st = &e->stack;
 	const char *thread_name, *process_name;
 	struct stack_sample sample;
-	struct proc_state *p;
+	struct proc *p;
 	struct stack_entry *s;
 	uint64_t leaf;
 	bool is_new;
@@ -1202,11 +1142,11 @@ static int handle_alloc(struct collector *c, struct sample_event *e)
 		return 0;
 	}
 	c->nr_records++;
-	p = proc_state__get(c, e->pid);
+	p = procs__get(c->procs, e->pid);
 	if (!p)
 		return -ENOMEM;
 	if (!p->snapshot_time)
-		proc_state__snapshot(c, p);
+		procs__snapshot(c->procs, p);
 	if (alloc__by_allocator(c->alloc, p->maps, e)) {
 		c->allocator_mmaps++;
 		return 0;
@@ -1333,29 +1273,16 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Undo add_target() of the last target, which the BPF program could not take (its map is full). */
-static void forget_target(struct collector *c)
-{
-	struct target *t = &c->targets[--c->nr_targets];
-	struct proc_state *p = proc_state__find(c, t->pid);
-
-	if (t->pidfd >= 0)
-		close(t->pidfd);
-	if (p)
-		p->followed = false;
-}
-
 int collector__add_target(struct collector *c, pid_t pid, bool child)
 {
 	__u8 state = child ? TARGET_AT_EXEC : TARGET_ACTIVE;
-	struct proc_state *p = proc_state__find(c, pid);
 	__u32 key = pid;
 	int err;
 
-	if (p && p->followed)
+	if (procs__followed(c->procs, pid))
 		return 0;
 	/* A command about to exec: its maps are read at the exec. */
-	err = add_target(c, pid, child, !child);
+	err = procs__follow(c->procs, pid, child, !child, c->windows_attached);
 	if (err)
 		return err;
 	err = bpf_map__update_elem(c->skel->maps.targets, &key, sizeof(key), &state, sizeof(state),
@@ -1363,7 +1290,7 @@ int collector__add_target(struct collector *c, pid_t pid, bool child)
 	if (!err && c->alloc)
 		err = alloc__attach(c->alloc, pid, child ? c->opts.command_path : NULL);
 	if (err)
-		forget_target(c);
+		procs__unfollow_last(c->procs);
 	return err;
 }
 
@@ -1376,10 +1303,9 @@ struct descendants {
 static int add_descendant(pid_t pid, void *arg)
 {
 	struct descendants *d = arg;
-	struct proc_state *p = proc_state__find(d->c, pid);
 	int err;
 
-	if (p && p->followed)
+	if (procs__followed(d->c->procs, pid))
 		return 0;
 	err = collector__add_target(d->c, pid, false);
 	if (!err)
@@ -1537,67 +1463,19 @@ int collector__start(struct collector *c)
 	return 0;
 }
 
-static bool target__running(const struct target *t, int *status)
-{
-	struct pollfd pfd = { .fd = t->pidfd, .events = POLLIN };
-
-	if (t->pidfd >= 0)
-		return poll(&pfd, 1, 0) == 0;
-	if (t->child)
-		return waitpid(t->pid, status, WNOHANG) == 0;
-	return !kill(t->pid, 0) || errno != ESRCH;
-}
-
 /* Note exited targets; true while at least one is alive. */
 static bool targets_alive(struct collector *c)
 {
-	/* Without processes to follow (-a, --cgroup), only -d or a signal ends it. */
-	bool alive = !c->nr_targets;
-	struct proc_state *p;
 	char path[64];
-	__u32 key;
 
 	/* With -t, the thread ends it, not its process (the one target). */
-	if (c->opts.tid && c->nr_targets) {
-		snprintf(path, sizeof(path), "/proc/%d/task/%d", c->targets[0].pid, c->opts.tid);
+	if (c->opts.tid && procs__nr_targets(c->procs)) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d", procs__first_target(c->procs),
+			 c->opts.tid);
 		if (access(path, F_OK))
 			return false;
 	}
-
-	for (size_t i = 0; i < c->nr_targets; i++) {
-		struct target *t = &c->targets[i];
-
-		/*
-		 * --alloc: the blocks of a process seen exited in the last look
-		 * are not live any more. Its records all came before its exit,
-		 * and a drain since has handled them.
-		 */
-		if (t->exited && t->alloc_pending && c->alloc) {
-			alloc__exit(c->alloc, t->pid, clock_ns(CLOCK_MONOTONIC));
-			t->alloc_pending = false;
-		}
-		if (t->exited)
-			continue;
-		if (target__running(t, &c->child_status)) {
-			alive = true;
-			continue;
-		}
-		pr_debug("pid %d exited", t->pid);
-		t->exited = true;
-		t->alloc_pending = c->alloc != NULL;
-		p = proc_state__find(c, t->pid);
-		if (p)
-			p->followed = false;
-		/* A new process could reuse the pid: stop sampling it. */
-		key = t->pid;
-		bpf_map__delete_elem(c->skel->maps.targets, &key, sizeof(key), 0);
-		if (t->child && t->pidfd >= 0 && waitpid(t->pid, &c->child_status, 0) < 0)
-			c->child_status = -1;
-		if (t->pidfd >= 0)
-			close(t->pidfd);
-		t->pidfd = -1;
-	}
-	return alive;
+	return procs__reap(c->procs);
 }
 
 /*
@@ -1795,26 +1673,6 @@ static void collector__report_unwinding(const struct collector *c)
 }
 
 /* What the ring buffer could not take, besides samples and intervals (profile_stats has those). */
-/* -v: what was read of Python processes' frames. */
-static void collector__report_python(const struct collector *c)
-{
-	struct python_stats st;
-
-	if (!c->python)
-		return;
-	python__stats(c->python, &st);
-	if (!st.processes)
-		return;
-	pr_info("Python: %llu processes, %llu records with Python frames, %llu code objects read, "
-		"%llu frames not named; %llu Python stacks cut short (%llu at the %d-frame limit, "
-		"%llu at memory that could not be read)",
-		(unsigned long long)st.processes, (unsigned long long)st.samples,
-		(unsigned long long)st.code_reads, (unsigned long long)st.unnamed,
-		(unsigned long long)st.truncated,
-		(unsigned long long)stat_sum(c, STAT_PYTHON_TRUNCATED), PROFILE_MAX_PYTHON,
-		(unsigned long long)stat_sum(c, STAT_PYTHON_ERROR));
-}
-
 static void collector__report_ring(const struct collector *c)
 {
 	uint64_t lost = stat_sum(c, STAT_LOST_PROCESS), alone = stat_sum(c, STAT_OFFCPU_SUMS_FULL);
@@ -1904,10 +1762,13 @@ int collector__run(struct collector *c)
 		settle_stale_maps(c, true);
 	targets_alive(c);
 	collector__report_unwinding(c);
-	collector__report_python(c);
+	for (size_t i = 0; i < c->nr_runtimes; i++)
+		if (c->runtimes[i].ops->report)
+			c->runtimes[i].ops->report(c->runtimes[i].state, &c->runtime_env);
 	collector__report_ring(c);
-	/* The JVMs' maps as they are now, for the symbolizer that runs next. */
-	jvm_mapper__finish(c->jvm, JVM_FINISH_NS);
+	for (size_t i = 0; i < c->nr_runtimes; i++)
+		if (c->runtimes[i].ops->finish)
+			c->runtimes[i].ops->finish(c->runtimes[i].state);
 	return err;
 }
 
@@ -1947,92 +1808,26 @@ void collector__detach(struct collector *c, struct collector_window *w)
 		c->nr_stale -= s->maps_stale;
 }
 
-/* Is @file in @used, a set of files (elf_cache_keep_fn)? */
-static bool file_in_use(const struct mapped_file *file, void *used)
-{
-	return ptr_set__has(used, file);
-}
-
-/* A process still there, or followed until its exit is seen. */
-static bool proc_state__alive(void *entry, void *arg)
-{
-	const struct proc_state *p = entry;
-
-	(void)arg;
-	return p->followed || !kill(p->pid, 0) || errno != ESRCH;
-}
-
-static void proc_state__drop(void *entry, void *arg)
-{
-	(void)arg;
-	proc_state__free(entry);
-}
-
-static bool proc_known(pid_t pid, void *arg)
-{
-	return proc_state__find(arg, pid) != NULL;
-}
-
 void collector__forget_exited(struct collector *c)
 {
 	struct hashtab used = HASHTAB_INIT;
-	struct proc_state *p;
 	struct stack_entry *s;
-	size_t i, kept = 0;
+	size_t i;
 
-	/* Targets whose exit was seen (their descriptors closed), but the command's. */
-	for (i = 0; i < c->nr_targets; i++)
-		if (!c->targets[i].exited || c->targets[i].child)
-			c->targets[kept++] = c->targets[i];
-	c->nr_targets = kept;
-	kept = 0;
-
-	/* The processes that exited. */
-	if (hashtab__retain(&c->procs, proc_state__alive, proc_state__drop, NULL))
-		return;
-	if (c->python)
-		python__retain(c->python, proc_known, c);
-
-	/* Then the snapshots that neither a live process nor a window's stack has. */
-	hashtab__for_each_entry(&c->procs, i, p)
-		if (p->maps && ptr_set__add(&used, p->maps))
-			goto out_nomem;
+	/* The snapshots the windows' stacks point to stay. */
 	for (size_t w = 0; w < c->nr_windows; w++)
 		stack_table__for_each_entry(&c->windows[w]->stacks, i, s)
 			if (s->maps && ptr_set__add(&used, s->maps))
-				goto out_nomem;
-	for (i = 0; i < c->nr_snapshots; i++) {
-		if (ptr_set__has(&used, c->snapshots[i]))
-			c->snapshots[kept++] = c->snapshots[i];
-		else
-			proc_maps__free(c->snapshots[i]);
-	}
-	c->nr_snapshots = kept;
-	hashtab__release(&used);
-
-	/* Then the files that no snapshot left maps, and what was read of them. */
-	for (i = 0; i < c->nr_snapshots; i++)
-		for (size_t m = 0; m < c->snapshots[i]->nr; m++) {
-			const struct mapped_file *f = c->snapshots[i]->maps[m].file;
-
-			if (f && ptr_set__add(&used, f))
-				goto out_nomem;
-		}
-	if (c->unwind_maps)
-		unwind_maps__forget_exited(c->unwind_maps);
-	elf_cache__retain(c->elves, file_in_use, &used);
-	file_table__retain(c->files, file_in_use, &used);
-	hashtab__release(&used);
-	return;
-
-out_nomem:
-	/* Nothing is freed that could still be needed: try again next time. */
+				goto out;
+	/* Nothing is freed that could still be needed: what is left goes next time. */
+	procs__forget_exited(c->procs, &used);
+out:
 	hashtab__release(&used);
 }
 
 size_t collector__nr_processes(const struct collector *c)
 {
-	return c->procs.nr;
+	return procs__nr(c->procs);
 }
 
 const struct stack_table *collector__stacks(const struct collector *c)
@@ -2108,7 +1903,7 @@ uint64_t collector__duration(const struct collector *c)
 
 int collector__child_status(const struct collector *c)
 {
-	return c->child_status;
+	return procs__child_status(c->procs);
 }
 
 int collector__bpf_stats(const struct collector *c, bool offcpu, uint64_t *run_time_ns,

@@ -25,7 +25,9 @@
 #include "common/log.h"
 #include "common/proc_maps.h"
 #include "common/procfs.h"
+#include "collector.h"
 #include "jvm.h"
+#include "runtime.h"
 
 #define NS_PER_MS (1000ULL * 1000)
 /* How long a JVM may take to open its attach socket after SIGQUIT. */
@@ -1394,3 +1396,48 @@ void jvm_mapper__finish(struct jvm_mapper *jm, uint64_t timeout_ns)
 		pr_info("jvm: final perf map requests: %u, %s in %.1f ms", reply.asked,
 			reply.answered == reply.asked ? "answered" : "not all answered", ms);
 }
+
+/* How long the end of a recording waits for the JVMs' last perf maps. */
+#define JVM_FINISH_NS (3000ULL * 1000 * 1000)
+
+/*
+ * The JVM plug-in (runtime.h): JIT-compiled methods named by the perf
+ * maps the mapper asks each JVM for; the symbolizer reads them.
+ */
+static bool jvm_runtime__wanted(const struct collector_opts *opts)
+{
+	return !opts->no_java;
+}
+
+static void *jvm_runtime__new(const struct runtime_env *env)
+{
+	(void)env;
+	return jvm_mapper__new();
+}
+
+static void jvm_runtime__free(void *jm)
+{
+	jvm_mapper__free(jm);
+}
+
+static void jvm_runtime__snapshot(void *jm, const struct proc_maps *maps)
+{
+	jvm_mapper__see(jm, maps);
+}
+
+static void jvm_runtime__finish(void *jm)
+{
+	/* The JVMs' maps as they are now, for the symbolizer that runs next. */
+	jvm_mapper__finish(jm, JVM_FINISH_NS);
+}
+
+const struct runtime_ops jvm_runtime = {
+	.name = "jvm",
+	/* Without the mapper, JIT frames are unnamed: the rest of the profile stands. */
+	.optional = true,
+	.wanted = jvm_runtime__wanted,
+	.new = jvm_runtime__new,
+	.free = jvm_runtime__free,
+	.snapshot = jvm_runtime__snapshot,
+	.finish = jvm_runtime__finish,
+};

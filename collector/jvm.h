@@ -58,6 +58,7 @@
 
 struct proc_maps;
 struct jvm_mapper;
+struct runtime_ops;
 struct stat;
 
 /* How often a live JVM is asked again. */
@@ -144,5 +145,8 @@ bool jvm__may_ask(bool map_exists, bool asked_before);
  * owned by the JVM's effective uid @uid. A regular file only.
  */
 bool jvm__may_remove(const struct stat *now, dev_t dev, ino_t ino, uid_t uid);
+
+/* The plug-in that asks the JVMs it sees for their perf maps (runtime.h). */
+extern const struct runtime_ops jvm_runtime;
 
 #endif

@@ -7,9 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/bpf_stats.h"
+#include "collector/collector.h"
 #include "collector/event.h"
 #include "collector/python_code.h"
 #include "collector/python_offsets.h"
+#include "collector/runtime.h"
 #include "common/hashtab.h"
 #include "common/log.h"
 #include "common/proc_maps.h"
@@ -17,6 +20,7 @@
 #include "elf/elf_cache.h"
 #include "elf/elf_file.h"
 #include "elf/fde_table.h"
+#include "profile.skel.h"
 
 /* What a Python frame is named when its code object cannot be read. */
 #define UNNAMED_FRAME "[unknown Python code]"
@@ -451,3 +455,109 @@ void python__stats(const struct python *py, struct python_stats *stats)
 {
 	*stats = py->stats;
 }
+
+/*
+ * The Python plug-in (runtime.h). The BPF program reads a process's frames
+ * once python__snapshot() put it in python_procs, and looks for that
+ * map's entry only once a process has been put there (python_loaded).
+ */
+struct python_runtime {
+	struct python *py;
+	struct profile_bpf *skel;
+};
+
+static bool python_runtime__wanted(const struct collector_opts *opts)
+{
+	return !opts->no_python;
+}
+
+static void python_runtime__configure(struct profile_bpf *skel, bool on)
+{
+	skel->rodata->python_stacks = on;
+}
+
+static void *python_runtime__new(const struct runtime_env *env)
+{
+	struct python_runtime *rt = calloc(1, sizeof(*rt));
+
+	if (!rt)
+		return NULL;
+	rt->skel = env->skel;
+	rt->py = python__new(env->elves, bpf_map__fd(env->skel->maps.python_procs), env->frames);
+	if (!rt->py) {
+		free(rt);
+		return NULL;
+	}
+	return rt;
+}
+
+static void python_runtime__free(void *ctx)
+{
+	struct python_runtime *rt = ctx;
+
+	python__free(rt->py);
+	free(rt);
+}
+
+static void python_runtime__snapshot(void *ctx, const struct proc_maps *maps)
+{
+	struct python_runtime *rt = ctx;
+
+	python__snapshot(rt->py, maps);
+	if (python__loaded(rt->py))
+		rt->skel->bss->python_loaded = true;
+}
+
+static void python_runtime__exec(void *ctx, pid_t pid, uint64_t time_ns)
+{
+	struct python_runtime *rt = ctx;
+
+	(void)time_ns;
+	python__exec(rt->py, pid);
+}
+
+static void python_runtime__forget(void *ctx, bool (*known)(pid_t pid, void *arg), void *arg)
+{
+	struct python_runtime *rt = ctx;
+
+	python__retain(rt->py, known, arg);
+}
+
+static int python_runtime__merge(void *ctx, struct sample_event *e)
+{
+	struct python_runtime *rt = ctx;
+
+	return python__merge(rt->py, e);
+}
+
+static void python_runtime__report(void *ctx, const struct runtime_env *env)
+{
+	struct python_runtime *rt = ctx;
+	struct python_stats st;
+
+	python__stats(rt->py, &st);
+	if (!st.processes)
+		return;
+	pr_info("Python: %llu processes, %llu records with Python frames, %llu code objects read, "
+		"%llu frames not named; %llu Python stacks cut short (%llu at the %d-frame limit, "
+		"%llu at memory that could not be read)",
+		(unsigned long long)st.processes, (unsigned long long)st.samples,
+		(unsigned long long)st.code_reads, (unsigned long long)st.unnamed,
+		(unsigned long long)st.truncated,
+		(unsigned long long)bpf_stats__sum(env->skel, STAT_PYTHON_TRUNCATED),
+		PROFILE_MAX_PYTHON,
+		(unsigned long long)bpf_stats__sum(env->skel, STAT_PYTHON_ERROR));
+}
+
+const struct runtime_ops python_runtime = {
+	.name = "python",
+	.wanted = python_runtime__wanted,
+	.configure = python_runtime__configure,
+	.new = python_runtime__new,
+	.free = python_runtime__free,
+	.snapshot = python_runtime__snapshot,
+	.exec = python_runtime__exec,
+	.forget = python_runtime__forget,
+	.merge = python_runtime__merge,
+	.report = python_runtime__report,
+};

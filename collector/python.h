@@ -34,6 +34,7 @@
 struct elf_cache;
 struct proc_maps;
 struct py_frames;
+struct runtime_ops;
 struct sample_event;
 
 struct python_stats {
@@ -80,5 +81,8 @@ int python__merge(struct python *py, struct sample_event *e);
 void python__retain(struct python *py, bool (*alive)(pid_t pid, void *arg), void *arg);
 
 void python__stats(const struct python *py, struct python_stats *stats);
+
+/* The plug-in that reads CPython's frames (runtime.h). */
+extern const struct runtime_ops python_runtime;
 
 #endif

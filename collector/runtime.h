@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * runtime.h - a language runtime as a plug-in of the collector.
+ *
+ * The native unwinder walks and the symbolizer names machine code that
+ * files describe. A runtime whose functions are data (CPython's
+ * interpreted frames) or code generated at run time (a JVM's JIT) needs
+ * more: finding its processes, handing the BPF program what it needs to
+ * read their frames, and naming those frames. Each runtime is one
+ * `struct runtime_ops` in a user-space file of its own (python.c's
+ * python_runtime is the worked example), one BPF unit (bpf/), and one line
+ * in runtimes[] (runtime.c); the collector calls it and knows nothing else
+ * of it. CONTRIBUTING.md, "Adding a runtime", walks through one.
+ *
+ * The calls, all from the drain thread:
+ *
+ *   wanted     is it on? (options such as --no-python turn it off)
+ *   configure  before the BPF program is loaded, with whether it is on:
+ *              its read-only settings (rodata);
+ *   new        with the program loaded and the runtime on: its state;
+ *   snapshot, exec, forget
+ *              the process table's events (procs.h, struct proc_watcher):
+ *              a snapshot is where a runtime finds its processes and
+ *              writes their per-process data into its BPF maps;
+ *   merge      each sample's stacks once the native user stack is whole:
+ *              put the runtime's frames in it, as addresses that the
+ *              symbolizer names (common/py_frames.h) or that its perf map
+ *              names;
+ *   finish     sampling stopped: anything the symbolizer will need that
+ *              must be fetched while the processes live (a JVM's perf map);
+ *   report     -v, at the end: what it read.
+ *
+ * Every callback but wanted, new and free may be NULL.
+ */
+#ifndef PROFILER_RUNTIME_H
+#define PROFILER_RUNTIME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct collector_opts;
+struct elf_cache;
+struct profile_bpf;
+struct proc_maps;
+struct py_frames;
+struct sample_event;
+
+/* What a runtime may use of the collector's. */
+struct runtime_env {
+	struct profile_bpf *skel; /* the BPF program, loaded: its maps and counters */
+	struct elf_cache *elves;  /* each mapped file's ELF image, read once */
+	struct py_frames *frames; /* where interpreted frames get their addresses */
+};
+
+struct runtime_ops {
+	const char *name;
+	/*
+	 * Can the recording go on without it? A runtime that cannot start
+	 * is then left out, saying why with -v; otherwise the recording fails.
+	 */
+	bool optional;
+	bool (*wanted)(const struct collector_opts *opts);
+	void (*configure)(struct profile_bpf *skel, bool on);
+	/* The runtime's state, or NULL with errno set. */
+	void *(*new)(const struct runtime_env *env);
+	void (*free)(void *rt);
+	void (*snapshot)(void *rt, const struct proc_maps *maps);
+	void (*exec)(void *rt, pid_t pid, uint64_t time_ns);
+	void (*forget)(void *rt, bool (*known)(pid_t pid, void *arg), void *arg);
+	/* 0 or a negative errno, which stops the recording (-ENOMEM). */
+	int (*merge)(void *rt, struct sample_event *e);
+	void (*finish)(void *rt);
+	void (*report)(void *rt, const struct runtime_env *env);
+};
+
+/* Every runtime there is, NULL-terminated, in the order their frames are merged. */
+extern const struct runtime_ops *const runtimes[];
+
+#endif
