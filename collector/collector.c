@@ -28,15 +28,20 @@
 #include "common/py_frames.h"
 #include "common/strset.h"
 #include "alloc.h"
+#include "bpf_stats.h"
 #include "collector.h"
 #include "elf/elf_cache.h"
 #include "event.h"
+#include "privilege.h"
 #include "procs.h"
 #include "profile.skel.h"
 #include "runtime.h"
+#include "sample_sums.h"
+#include "thread_cpu.h"
 #include "common/stack_table.h"
 #include "unwind.h"
 #include "unwind_maps.h"
+#include "user_stacks.h"
 
 /* How long the reader sleeps between drains when nothing wakes it. */
 #define DRAIN_INTERVAL_MS 10
@@ -68,47 +73,6 @@
  */
 #define RINGBUF_RECORD_BYTES (sizeof(struct sample_head) + 64 * sizeof(__u64))
 
-/*
- * Why a user stack ends before its process's first frame: the BPF
- * unwinder's reasons (enum unwind_stop_reason), and one of user space's.
- */
-#define UNWIND_STOP_COPY (UNWIND_STOP_NO_ROOM + 1) /* the end of a stack copy */
-#define NR_STACK_ENDS (UNWIND_STOP_COPY + 1)
-
-/* A file in which broken stacks end, and how many. */
-struct broken_file {
-	const char *name; /* interned */
-	uint64_t count;
-};
-
-/*
- * How the user stack of a record was judged whole or not (count_stack_end()),
- * for the samples counted with it later to be judged the same.
- */
-struct stack_judgement {
-	bool judged, whole;
-	uint8_t end;		  /* UNWIND_STOP_* when not @whole */
-	struct broken_file *file; /* where it ended, when known */
-};
-
-/*
- * The first sample of a thread's stacks that the BPF program counts the
- * later ones of (SAMPLE_SUMMED), as it was counted: the stack entry the
- * count is added to when profiling stops, and how the sample was judged.
- */
-struct summed_first {
-	struct sum_key key;
-	struct stack_entry *entry;
-	struct stack_judgement judgement;
-	bool idle;
-};
-
-/* A language runtime the collector runs (runtime.h). */
-struct runtime {
-	const struct runtime_ops *ops;
-	void *state;
-};
-
 struct collector {
 	struct collector_opts opts;
 	struct strset *strings;
@@ -118,10 +82,8 @@ struct collector {
 	struct bpf_link **links;
 	int nr_cpus;
 
-	struct procs *procs; /* the processes sampled and followed */
-	struct runtime *runtimes;
-	size_t nr_runtimes;
-	struct runtime_env runtime_env;
+	struct procs *procs;	  /* the processes sampled and followed */
+	struct runtimes runtimes; /* the language runtimes it reads the frames of */
 
 	/*
 	 * Where samples are counted: @own for a recording, or the windows
@@ -143,28 +105,18 @@ struct collector {
 	uint64_t alloc_unprobed;   /* processes forked or exec'd whose allocator was not probed */
 	struct event event;	   /* the record being handled: too big for the stack */
 	struct unwinder *unwinder; /* NULL with CALL_GRAPH_FP */
-	uint64_t nr_leaf_repaired; /* samples given the caller that frame pointers skipped */
-	uint64_t nr_unwound;	   /* samples unwound from a copy of the stack, here */
-	uint64_t nr_unwind_truncated; /* ... whose unwinding stopped short of the outermost frame */
-	uint64_t unwind_ns;	      /* CLOCK_MONOTONIC time spent unwinding them */
-	uint64_t nr_offcpu;	      /* intervals off CPU received */
-	uint64_t nr_offcpu_records;   /* ... in this many records (short ones are summed) */
-	uint64_t nr_idle;	      /* samples of idle CPUs */
-	uint64_t offcpu_ns;	      /* their total length */
+	struct user_stacks *user_stacks;
+	uint64_t nr_offcpu;		 /* intervals off CPU received */
+	uint64_t nr_offcpu_records;	 /* ... in this many records (short ones are summed) */
+	uint64_t nr_idle;		 /* samples of idle CPUs */
+	uint64_t offcpu_ns;		 /* their total length */
 	struct unwind_maps *unwind_maps; /* CALL_GRAPH_CFI's tables */
 	struct alloc *alloc;		 /* NULL without alloc_rate */
 	struct py_frames py_frames;	 /* what Python frames' addresses stand for */
 	uint64_t nr_sample_records, sample_record_bytes; /* on-CPU records drained */
-	/* User stacks whose unwinding says whether they are whole, and those that are not. */
-	uint64_t nr_judged, nr_broken;
-	uint64_t nr_broken_by[NR_STACK_ENDS]; /* by UNWIND_STOP_* */
-	struct stack_judgement judgement;     /* of the record being handled */
-	struct hashtab broken_files; /* struct broken_file by name: where broken stacks end */
-	struct hashtab thread_cpu;   /* struct thread_cpu by pid and tid, with opts.thread_cpu */
-	struct hashtab summed;	     /* struct summed_first by its key (sum_samples) */
-	uint64_t nr_summed_counts;   /* counts read from `sample_sums` when profiling stopped */
-	uint64_t summed_orphans;     /* ... samples in them whose first sample never came */
-	int err;		     /* first error in the ring-buffer callback */
+	struct thread_cpu *thread_cpu; /* with opts.thread_cpu, once sampling stopped */
+	struct sample_sums sums;       /* with sum_samples */
+	int err;		       /* first error in the ring-buffer callback */
 	volatile sig_atomic_t stopping;
 	uint64_t deadline; /* CLOCK_MONOTONIC end of sampling (-d), or 0 */
 	bool draining;	   /* sampling has stopped: take every record left */
@@ -195,83 +147,6 @@ int collector__check_offcpu(const char *btf_path)
 	}
 	btf__free(btf);
 	return err;
-}
-
-/* Older headers lack the capabilities split out of CAP_SYS_ADMIN in 5.8. */
-#ifndef CAP_PERFMON
-#define CAP_PERFMON 38
-#endif
-#ifndef CAP_BPF
-#define CAP_BPF 39
-#endif
-
-/* Is @cap in this process's effective set? */
-static bool has_capability(int cap)
-{
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[2] = { 0 };
-
-	if (syscall(SYS_capget, &hdr, data))
-		return false;
-	return data[cap / 32].effective & (1U << (cap % 32));
-}
-
-/*
- * Is this process in a user namespace other than the machine's (a
- * container's)? Its capabilities are then its namespace's only, which
- * bpf() and system-wide perf events do not take.
- */
-static bool in_user_namespace(void)
-{
-	char *map = procfs__read_file("/proc/self/uid_map", NULL);
-	unsigned long inside, outside, count;
-	bool nested;
-
-	if (!map)
-		return false;
-	nested = sscanf(map, "%lu %lu %lu", &inside, &outside, &count) != 3 || inside || outside ||
-		 count != 4294967295UL;
-	free(map);
-	return nested;
-}
-
-/*
- * The kernel said no for want of privilege: say what this process lacks and
- * what to do, the sysctls that decided it as facts (lowering them is not
- * the way: they guard every program on the machine).
- */
-static void warn_privilege(const char *what, int err)
-{
-	long paranoid = procfs__read_long("/proc/sys/kernel/perf_event_paranoid", -1);
-	long bpf_off = procfs__read_long("/proc/sys/kernel/unprivileged_bpf_disabled", -1);
-	/* Before Linux 5.8 both were part of CAP_SYS_ADMIN. */
-	bool split = procfs__read_long("/proc/sys/kernel/cap_last_cap", CAP_BPF) >= CAP_BPF;
-	bool bpf = has_capability(split ? CAP_BPF : CAP_SYS_ADMIN);
-	bool perfmon = has_capability(split ? CAP_PERFMON : CAP_SYS_ADMIN);
-	const char *lacks = !bpf && !perfmon ? "has neither" :
-			    !bpf	     ? "lacks CAP_BPF" :
-			    !perfmon	     ? "lacks CAP_PERFMON" :
-					       NULL;
-
-	if (!split && lacks)
-		lacks = "lacks it";
-	if (lacks)
-		pr_warn("%s: %s: needs root, or %s, and this process %s "
-			"(kernel.perf_event_paranoid=%ld, kernel.unprivileged_bpf_disabled=%ld "
-			"here): run it as root or with sudo",
-			what, strerror(err),
-			split ? "CAP_BPF and CAP_PERFMON" : "CAP_SYS_ADMIN on this kernel", lacks,
-			paranoid, bpf_off);
-	else if (in_user_namespace())
-		pr_warn("%s: %s: this process has %s in its own user namespace only (a container's), "
-			"which the kernel does not take for BPF: run it outside, as root or with sudo",
-			what, strerror(err), split ? "CAP_BPF and CAP_PERFMON" : "CAP_SYS_ADMIN");
-	else
-		pr_warn("%s: %s: refused although this process has %s "
-			"(kernel.perf_event_paranoid=%ld, kernel.unprivileged_bpf_disabled=%ld "
-			"here): the kernel's lockdown or a security module may forbid BPF",
-			what, strerror(err), split ? "CAP_BPF and CAP_PERFMON" : "CAP_SYS_ADMIN",
-			paranoid, bpf_off);
 }
 
 /* Hand the BPF program the cgroup directory @path: it samples the tasks under it. */
@@ -355,52 +230,6 @@ static uint64_t ringbuf_bytes(const struct collector_opts *opts, int nr_cpus, ui
 	return per_second;
 }
 
-/*
- * Start the runtimes the options want (runtime.h), with the BPF program
- * loaded. 0 or -errno, the reason logged.
- */
-static int start_runtimes(struct collector *c)
-{
-	size_t n = 0;
-
-	while (runtimes[n])
-		n++;
-	c->runtimes = calloc(n, sizeof(*c->runtimes));
-	if (n && !c->runtimes)
-		return -ENOMEM;
-	c->runtime_env = (struct runtime_env){ c->skel, c->elves, &c->py_frames };
-	for (size_t i = 0; i < n; i++) {
-		const struct runtime_ops *ops = runtimes[i];
-		void *state;
-
-		if (!ops->wanted(&c->opts))
-			continue;
-		state = ops->new (&c->runtime_env);
-		if (!state && ops->optional) {
-			pr_debug("%s: cannot start: %s", ops->name, strerror(errno));
-			continue;
-		}
-		if (!state) {
-			int err = -errno;
-
-			pr_warn("cannot start the collector's %s support: %s", ops->name,
-				strerror(-err));
-			return err;
-		}
-		c->runtimes[c->nr_runtimes++] = (struct runtime){ ops, state };
-	}
-	return 0;
-}
-
-static void stop_runtimes(struct collector *c)
-{
-	for (size_t i = 0; i < c->nr_runtimes; i++)
-		c->runtimes[i].ops->free(c->runtimes[i].state);
-	free(c->runtimes);
-	c->runtimes = NULL;
-	c->nr_runtimes = 0;
-}
-
 /* A new snapshot: load the unwind tables of its files for the BPF program. */
 static void unwind_tables_see(void *um, const struct proc_maps *maps)
 {
@@ -462,17 +291,8 @@ static int watch_procs(struct collector *c)
 	}
 	if (!err)
 		err = procs__watch(c->procs, &targets);
-	for (size_t i = 0; i < c->nr_runtimes && !err; i++) {
-		const struct runtime_ops *ops = c->runtimes[i].ops;
-		struct proc_watcher w = {
-			.snapshot = ops->snapshot,
-			.exec = ops->exec,
-			.forget = ops->forget,
-			.ctx = c->runtimes[i].state,
-		};
-
-		err = procs__watch(c->procs, &w);
-	}
+	if (!err)
+		err = runtimes__watch(&c->runtimes, c->procs);
 	if (!err && c->unwind_maps) {
 		struct proc_watcher w = { .snapshot = unwind_tables_see,
 					  .forget = unwind_tables_forget,
@@ -564,9 +384,7 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	c->skel->rodata->sample_idle = opts->idle && opts->system_wide && !opts->cgroup;
 	c->skel->rodata->track_oncpu = opts->thread_cpu;
 	c->skel->rodata->stack_copy_bytes = stack_bytes;
-	for (size_t i = 0; runtimes[i]; i++)
-		if (runtimes[i]->configure)
-			runtimes[i]->configure(c->skel, runtimes[i]->wanted(opts));
+	runtimes__configure(c->skel, opts);
 	/*
 	 * Where no output needs samples one by one, the BPF program counts a
 	 * thread's samples of the same stacks rather than send each: an agent's
@@ -630,7 +448,7 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	err = profile_bpf__load(c->skel);
 	if (err) {
 		if (err == -EPERM || err == -EACCES)
-			warn_privilege("cannot load the BPF program", -err);
+			privilege__warn("cannot load the BPF program", -err);
 		else
 			pr_warn("cannot load the BPF program: %s", strerror(-err));
 		goto out_free;
@@ -640,7 +458,8 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 		if (err)
 			goto out_free;
 	}
-	err = start_runtimes(c);
+	err = runtimes__start(&c->runtimes,
+			      &(struct runtime_env){ c->skel, c->elves, &c->py_frames }, opts);
 	if (err)
 		goto out_free;
 	if (opts->alloc_rate) {
@@ -662,7 +481,8 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 			goto out_free;
 		}
 	}
-	err = watch_procs(c);
+	c->user_stacks = user_stacks__new(c->unwinder, c->procs, c->unwind_maps != NULL);
+	err = c->user_stacks ? watch_procs(c) : -ENOMEM;
 	if (err) {
 		pr_warn("cannot start the collector: %s", strerror(-err));
 		goto out_free;
@@ -677,12 +497,9 @@ out_free:
 
 void collector__free(struct collector *c)
 {
-	struct proc *p;
-	size_t i;
-
 	if (!c)
 		return;
-	stop_runtimes(c);
+	runtimes__stop(&c->runtimes);
 	alloc__free(c->alloc);
 	ring_buffer__free(c->rb);
 	for (int cpu = 0; c->links && cpu < c->nr_cpus; cpu++)
@@ -692,20 +509,14 @@ void collector__free(struct collector *c)
 			close(c->perf_fds[cpu]);
 	profile_bpf__destroy(c->skel);
 	unwind_maps__free(c->unwind_maps);
+	user_stacks__free(c->user_stacks);
 	unwinder__free(c->unwinder);
 	py_frames__release(&c->py_frames);
 	elf_cache__free(c->elves);
-	hashtab__for_each_entry(&c->thread_cpu, i, p)
-		free(p);
-	hashtab__release(&c->thread_cpu);
+	thread_cpu__free(c->thread_cpu);
 	stack_table__release(&c->own.stacks);
 	free(c->windows);
-	hashtab__for_each_entry(&c->broken_files, i, p)
-		free(p);
-	hashtab__release(&c->broken_files);
-	hashtab__for_each_entry(&c->summed, i, p)
-		free(p);
-	hashtab__release(&c->summed);
+	sample_sums__release(&c->sums);
 	procs__free(c->procs);
 	free(c->links);
 	free(c->perf_fds);
@@ -921,190 +732,11 @@ static int handle_process_event(struct collector *c, const struct process_event 
 	return err == -ENOENT ? 0 : err;
 }
 
-/* Is every one of the @n addresses at @ips inside a mapping of @maps? */
-static bool all_mapped(const struct proc_maps *maps, const __u64 *ips, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!proc_maps__find(maps, ips[i]))
-			return false;
-	return true;
-}
-
-static bool broken_file_eq(const void *entry, const void *key)
-{
-	return ((const struct broken_file *)entry)->name == key;
-}
-
-/* Count @n user stacks judged as @j says. */
-static void count_judgement(struct collector *c, const struct stack_judgement *j, uint64_t n)
-{
-	if (!j->judged)
-		return;
-	c->nr_judged += n;
-	if (j->whole)
-		return;
-	c->nr_broken += n;
-	c->nr_broken_by[j->end] += n;
-	if (j->file)
-		j->file->count += n;
-}
-
-/* The file @name among those where broken stacks end, added if new; NULL on ENOMEM. */
-static struct broken_file *broken_file(struct collector *c, const char *name)
-{
-	uint64_t hash = hash_mix(0, (uintptr_t)name);
-	struct broken_file *f = hashtab__find(&c->broken_files, hash, broken_file_eq, name);
-
-	if (f)
-		return f;
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		return NULL;
-	f->name = name;
-	if (hashtab__insert(&c->broken_files, hash, f)) {
-		free(f);
-		return NULL;
-	}
-	return f;
-}
-
-/*
- * Count a user stack that unwinding found whole or not (@end says why not),
- * and, if not, the file its last frame is in, from @maps; the judgement is
- * kept in c->judgement.
- */
-static void count_stack_end(struct collector *c, const struct sample_event *e, bool whole,
-			    unsigned int end, const struct proc_maps *maps)
-{
-	const struct thread_stacks *s = &e->stack;
-	struct stack_judgement *j = &c->judgement;
-	const struct proc_map *map;
-
-	*j = (struct stack_judgement){ .judged = true, .whole = whole, .end = end };
-	if (!whole) {
-		map = maps && s->nr_user ? proc_maps__find(maps, s->user[s->nr_user - 1]) : NULL;
-		j->file = map ? broken_file(c, map->name) : NULL;
-	}
-	count_judgement(c, j, event__count(e));
-}
-
-/* Why the user-space unwinder stopped, as the BPF unwinder would say it. */
-static unsigned int user_stack_end(enum unwind_stop stop)
-{
-	switch (stop) {
-	case UNWIND_STACK_ENDED:
-		return UNWIND_STOP_COPY;
-	case UNWIND_MAX_FRAMES:
-		return UNWIND_STOP_MAX_FRAMES;
-	default:
-		return UNWIND_STOP_NO_INFO;
-	}
-}
-
-/*
- * Finish the user stack of sample or interval off CPU @ev. One the BPF
- * program unwound from tables is done; one through code mapped since its
- * process's tables were loaded has them loaded again (at most every
- * PROCS_REFRESH_NS). One that carries registers and stack bytes instead is
- * unwound here: without a user stack, from its copy, with CFI, as perf's
- * --call-graph dwarf does, as far as the copy goes; a stack from frame
- * pointers (off CPU, in a process without tables) gets the
- * caller they skip put back: a leaf sampled before it set up its frame
- * pointer, or in a function built without one (a C library system call
- * wrapper, where every thread off CPU is), has its caller's frame pointer
- * still in place, so the kernel's walk goes from the leaf straight to its
- * caller's caller.
- */
-static void unwind_sample(struct collector *c, struct event *ev)
-{
-	struct sample_event *e = &ev->sample;
-	struct thread_stacks *s = &e->stack;
-	struct unwind_input in = { (const uint64_t *)e->user_regs, ev->user_stack,
-				   ev->user_stack_size };
-	const uint64_t ip = e->user_regs[PROFILE_REG_IP];
-	const struct proc_maps *maps, *newer;
-	struct proc *p;
-	enum unwind_stop stop;
-	uint64_t ra;
-	size_t n;
-	int err;
-
-	if (s->flags & SAMPLE_USER_UNWOUND) {
-		bool whole = s->flags & SAMPLE_USER_COMPLETE;
-
-		/* Most stacks are whole and through known code: no process to look up. */
-		p = whole && !(s->flags & SAMPLE_USER_STALE) ? NULL : procs__get(c->procs, e->pid);
-		if (p && (s->flags & SAMPLE_USER_STALE))
-			procs__newer_maps(c->procs, p, p->maps);
-		if (s->nr_user)
-			count_stack_end(c, e, whole,
-					(s->flags & SAMPLE_STOP_MASK) >> SAMPLE_STOP_SHIFT,
-					p ? p->maps : NULL);
-		return;
-	}
-	if (!c->unwinder || !(s->flags & SAMPLE_USER_REGS))
-		return;
-	p = procs__get(c->procs, e->pid);
-	if (!p)
-		return;
-	if (!p->snapshot_time)
-		procs__snapshot(c->procs, p);
-	maps = p->maps;
-	/* No user stack yet: unwind it from the copy, as far as the copy goes. */
-	if (!s->nr_user) {
-		uint64_t start = clock_ns(CLOCK_MONOTONIC);
-
-		n = unwinder__unwind(c->unwinder, maps, &in, (uint64_t *)s->user, PROFILE_MAX_STACK,
-				     &stop);
-		/*
-		 * A stack that leaves the snapshot's mappings was unwound without
-		 * the CFI of code mapped since (the snapshot at exec precedes the
-		 * libraries): unwind it again with a newer one.
-		 */
-		if (maps && !all_mapped(maps, s->user, n) &&
-		    (newer = procs__newer_maps(c->procs, p, maps))) {
-			maps = newer;
-			n = unwinder__unwind(c->unwinder, maps, &in, (uint64_t *)s->user,
-					     PROFILE_MAX_STACK, &stop);
-		}
-		s->nr_user = n;
-		c->nr_unwound++;
-		c->unwind_ns += clock_ns(CLOCK_MONOTONIC) - start;
-		if (stop != UNWIND_COMPLETE) {
-			s->flags |= SAMPLE_USER_TRUNCATED;
-			c->nr_unwind_truncated++;
-		}
-		count_stack_end(c, e, stop == UNWIND_COMPLETE, user_stack_end(stop), maps);
-		return;
-	}
-	if (!maps || !s->nr_user || s->user[0] != ip)
-		return;
-	err = unwinder__leaf_caller(c->unwinder, maps, &in, &ra);
-	if (err == -ENXIO && (newer = procs__newer_maps(c->procs, p, maps)))
-		err = unwinder__leaf_caller(c->unwinder, newer, &in, &ra);
-	if (err || (s->nr_user > 1 && s->user[1] == ra))
-		return;
-	/* A full stack loses its outermost frame, and was marked truncated already. */
-	n = s->nr_user < PROFILE_MAX_STACK ? s->nr_user : PROFILE_MAX_STACK - 1;
-	memmove(&s->user[2], &s->user[1], (n - 1) * sizeof(s->user[0]));
-	s->user[1] = ra;
-	s->nr_user = n + 1;
-	c->nr_leaf_repaired++;
-}
-
 /* @ev's user stack, whole: unwound if it is not yet, with its Python frames in. */
 static int complete_stacks(struct collector *c, struct event *ev)
 {
-	c->judgement.judged = false;
-	unwind_sample(c, ev);
-	for (size_t i = 0; i < c->nr_runtimes; i++) {
-		const struct runtime *rt = &c->runtimes[i];
-		int err = rt->ops->merge ? rt->ops->merge(rt->state, &ev->sample) : 0;
-
-		if (err)
-			return err;
-	}
-	return 0;
+	user_stacks__complete(c->user_stacks, ev);
+	return runtimes__merge(&c->runtimes, &ev->sample);
 }
 
 /*
@@ -1181,46 +813,6 @@ static int handle_alloc(struct collector *c, struct sample_event *e)
 	return alloc__add(c->alloc, s, e);
 }
 
-static bool summed_first_eq(const void *entry, const void *key)
-{
-	return !memcmp(&((const struct summed_first *)entry)->key, key, sizeof(struct sum_key));
-}
-
-static uint64_t sum_key_hash(const struct sum_key *key)
-{
-	return hash_mix(key->tid, key->stack_hash);
-}
-
-/*
- * Remember where sample @ev was counted (@entry) and how it was judged,
- * one the BPF program counts the thread's later samples of the same
- * stacks after (SAMPLE_SUMMED): their count is added there when profiling
- * stops. @r is its record, which event__parse() has checked.
- */
-static int remember_summed(struct collector *c, const struct sample_record *r,
-			   const struct event *ev, struct stack_entry *entry)
-{
-	struct sum_key key = profile_sum_key(r, r->h.cpu);
-	uint64_t hash = sum_key_hash(&key);
-	struct summed_first *f;
-
-	/* Two stacks of a thread whose hashes collide: the first one's stands for both. */
-	if (!entry || hashtab__find(&c->summed, hash, summed_first_eq, &key))
-		return 0;
-	f = malloc(sizeof(*f));
-	if (!f)
-		return -ENOMEM;
-	f->key = key;
-	f->entry = entry;
-	f->judgement = c->judgement;
-	f->idle = !ev->sample.tid;
-	if (hashtab__insert(&c->summed, hash, f)) {
-		free(f);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct collector *c = ctx;
@@ -1243,7 +835,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 		if (!err)
 			err = handle_sample(c, &ev->sample, summed ? &entry : NULL);
 		if (!err && summed)
-			err = remember_summed(c, data, ev, entry);
+			err = sample_sums__remember(&c->sums, data, entry,
+						    user_stacks__judgement(c->user_stacks));
 	} else if (ev->type == EVENT_ALLOC) {
 		if (c->alloc)
 			alloc_fresh_maps(c, &ev->sample);
@@ -1342,68 +935,6 @@ int collector__open_cpu_clock(uint32_t freq_hz, int cpu)
 	return fd < 0 ? -errno : fd;
 }
 
-/* A thread's time on CPU, from the BPF program's `oncpu` map. */
-struct thread_cpu {
-	uint32_t pid, tid;
-	uint64_t ns;
-};
-
-static uint64_t thread_hash(uint32_t pid, uint32_t tid)
-{
-	return hash_mix(hash_mix(0, pid), tid);
-}
-
-static bool thread_cpu_eq(const void *entry, const void *key)
-{
-	const struct thread_cpu *a = entry, *b = key;
-
-	return a->pid == b->pid && a->tid == b->tid;
-}
-
-/*
- * Take the targets' time on CPU from the BPF program, threads still on CPU
- * up to the stop. A thread missing from it (the map was full, or it never
- * left its CPU) keeps the time of its samples.
- */
-static int read_thread_cpu(struct collector *c)
-{
-	const struct bpf_map *map = c->skel->maps.oncpu;
-	struct thread_oncpu v;
-	__u32 tid, next;
-	bool first = true;
-
-	while (!bpf_map__get_next_key(map, first ? NULL : &tid, &next, sizeof(next))) {
-		struct thread_cpu key, *t;
-		bool added;
-
-		first = false;
-		tid = next;
-		if (bpf_map__lookup_elem(map, &tid, sizeof(tid), &v, sizeof(v), 0))
-			continue;
-		key = (struct thread_cpu){ .pid = v.pid, .tid = tid };
-		t = hashtab__find_or_add(&c->thread_cpu, thread_hash(v.pid, tid), thread_cpu_eq,
-					 &key, sizeof(*t), &added);
-		if (!t)
-			return -ENOMEM;
-		*t = key;
-		t->ns = v.oncpu_ns;
-		if (v.in_ns && v.in_ns < c->stop_mono)
-			t->ns += c->stop_mono - v.in_ns;
-	}
-	return 0;
-}
-
-bool collector__thread_cpu_ns(const struct collector *c, uint32_t pid, uint32_t tid, uint64_t *ns)
-{
-	struct thread_cpu key = { .pid = pid, .tid = tid };
-	const struct thread_cpu *t =
-		hashtab__find(&c->thread_cpu, thread_hash(pid, tid), thread_cpu_eq, &key);
-
-	if (t)
-		*ns = t->ns;
-	return t != NULL;
-}
-
 int collector__start(struct collector *c)
 {
 	int err, attached = 0;
@@ -1437,7 +968,7 @@ int collector__start(struct collector *c)
 			if (err == -ENODEV)
 				continue;
 			if (err == -EACCES || err == -EPERM)
-				warn_privilege("cannot open perf events", -err);
+				privilege__warn("cannot open perf events", -err);
 			else
 				pr_warn("cannot open a cpu-clock perf event on cpu %d: %s", cpu,
 					strerror(-err));
@@ -1542,83 +1073,9 @@ static int flush_offcpu_sums(struct collector *c)
 	return err;
 }
 
-/*
- * The samples the BPF program counted rather than sent (sum_samples), each
- * count added to the stack entry of its first sample, judged as that one.
- */
-static int flush_sample_sums(struct collector *c)
+/* -v: the unwind tables loaded, and the records drained. */
+static void collector__report_tables(const struct collector *c)
 {
-	const struct bpf_map *map = c->skel->maps.sample_sums;
-	const struct summed_first *f;
-	struct sum_key key, next;
-	bool first = true;
-	__u64 count;
-	size_t i;
-	int err = 0;
-
-	while (!err && !bpf_map__get_next_key(map, first ? NULL : &key, &next, sizeof(next))) {
-		first = false;
-		key = next;
-		if (bpf_map__lookup_elem(map, &key, sizeof(key), &count, sizeof(count), 0) ||
-		    !count)
-			continue;
-		f = hashtab__find(&c->summed, sum_key_hash(&key), summed_first_eq, &key);
-		/* Its first sample was lost after all (the ring buffer was full). */
-		if (!f) {
-			c->summed_orphans += count;
-			continue;
-		}
-		c->nr_summed_counts++;
-		err = stack_table__add_count(&c->own.stacks, f->entry, count);
-		count_judgement(c, &f->judgement, count);
-		c->nr_idle += f->idle ? count : 0;
-	}
-	hashtab__for_each_entry(&c->summed, i, f)
-		free((void *)f);
-	hashtab__release(&c->summed);
-	return err;
-}
-
-static uint64_t stat_sum(const struct collector *c, enum profile_stat stat);
-
-static const char *const stack_end_causes[NR_STACK_ENDS] = {
-	/* A stack marked truncated for no reason given: as if it had no information. */
-	[UNWIND_STOP_NONE] = "code without unwind information",
-	[UNWIND_STOP_NO_INFO] = "code without unwind information",
-	[UNWIND_STOP_UNSUPPORTED] = "unwind rules the BPF unwinder cannot follow",
-	[UNWIND_STOP_FP] = ("code without unwind tables whose frame pointers lead nowhere (a JIT, "
-			    "or code built without frame pointers)"),
-	[UNWIND_STOP_READ] = "stack memory that could not be read",
-	[UNWIND_STOP_MAX_FRAMES] = "stacks deeper than the frame limit",
-	[UNWIND_STOP_NEW_CODE] = "code mapped after its process's unwind tables were loaded",
-	[UNWIND_STOP_NO_ROOM] = "unwind tables that did not fit (a larger --unwind-memory helps)",
-	[UNWIND_STOP_COPY] = "the end of the stack copy (a larger --call-graph dwarf=SIZE helps)",
-};
-
-/* What ended stacks for reason @end, in this recording's terms. */
-static const char *stack_end_cause(const struct collector *c, unsigned int end)
-{
-	/* With tables, copies are only of samples taken before their process's were loaded. */
-	if (end == UNWIND_STOP_COPY && c->unwind_maps)
-		return "samples taken while their process's unwind tables were being built, whose "
-		       "stack copy was too short";
-	return stack_end_causes[end];
-}
-
-/*
- * Say how user stacks were unwound (-v), and warn when many of them are
- * broken, with the likely cause and the file where most of them end.
- */
-static void collector__report_unwinding(const struct collector *c)
-{
-	const struct broken_file *f, *top = NULL;
-	size_t i, cause = 0;
-	const char *why;
-
-	/* Where the stacks that are not whole ended comes after, for every mode. */
-	if (c->nr_unwound)
-		pr_info("unwind: %llu user stacks unwound from a copy of the stack in %.1f ms",
-			(unsigned long long)c->nr_unwound, c->unwind_ns / 1e6);
 	if (c->unwind_maps) {
 		struct unwind_maps_stats st;
 
@@ -1633,49 +1090,19 @@ static void collector__report_unwinding(const struct collector *c)
 			(unsigned long long)st.evicted, (unsigned long long)st.over_limit,
 			(unsigned long long)st.unsupported);
 		pr_info("unwind: %llu stacks taken before their process's tables were loaded",
-			(unsigned long long)stat_sum(c, STAT_NO_TABLES));
-	} else if (c->unwinder && c->opts.call_graph != CALL_GRAPH_DWARF) {
-		pr_debug("unwind: %llu leaf callers restored from CFI",
-			 (unsigned long long)c->nr_leaf_repaired);
+			(unsigned long long)bpf_stats__sum(c->skel, STAT_NO_TABLES));
 	}
 	if (c->nr_sample_records)
 		pr_info("ring buffer: %llu on-CPU records, %.0f bytes each on average",
 			(unsigned long long)c->nr_sample_records,
 			(double)c->sample_record_bytes / c->nr_sample_records);
-	if (!c->nr_judged)
-		return;
-	pr_info("unwind: %llu of %llu user stacks reach their process's first frame",
-		(unsigned long long)(c->nr_judged - c->nr_broken),
-		(unsigned long long)c->nr_judged);
-	for (i = 0; i < NR_STACK_ENDS; i++)
-		if (c->nr_broken_by[i])
-			pr_info("unwind: %llu end at %s", (unsigned long long)c->nr_broken_by[i],
-				stack_end_cause(c, i));
-	if (c->nr_broken * 10 < c->nr_judged)
-		return;
-	for (i = 1; i < NR_STACK_ENDS; i++)
-		if (c->nr_broken_by[i] > c->nr_broken_by[cause])
-			cause = i;
-	hashtab__for_each_entry(&c->broken_files, i, f)
-		if (!top || f->count > top->count ||
-		    (f->count == top->count && strcmp(f->name, top->name) < 0))
-			top = f;
-	why = stack_end_cause(c, cause);
-	if (top)
-		pr_warn("warning: %.0f%% of user stacks end before their process's first frame, "
-			"most often (%.0f%%) in '%s'; the likely cause: %s",
-			100.0 * c->nr_broken / c->nr_judged, 100.0 * top->count / c->nr_broken,
-			top->name, why);
-	else
-		pr_warn("warning: %.0f%% of user stacks end before their process's first frame; "
-			"the likely cause: %s",
-			100.0 * c->nr_broken / c->nr_judged, why);
 }
 
 /* What the ring buffer could not take, besides samples and intervals (profile_stats has those). */
 static void collector__report_ring(const struct collector *c)
 {
-	uint64_t lost = stat_sum(c, STAT_LOST_PROCESS), alone = stat_sum(c, STAT_OFFCPU_SUMS_FULL);
+	uint64_t lost = bpf_stats__sum(c->skel, STAT_LOST_PROCESS),
+		 alone = bpf_stats__sum(c->skel, STAT_OFFCPU_SUMS_FULL);
 
 	if (lost)
 		pr_warn("%llu fork and exec events lost (ring buffer full): processes started then "
@@ -1689,10 +1116,10 @@ static void collector__report_ring(const struct collector *c)
 		pr_info("sums: %llu samples counted in the kernel, not sent, in %llu counts; %llu "
 			"lost with their stacks' first sample; %llu sent with no room to count "
 			"more than %d threads and stacks",
-			(unsigned long long)stat_sum(c, STAT_SUMMED),
-			(unsigned long long)c->nr_summed_counts,
-			(unsigned long long)c->summed_orphans,
-			(unsigned long long)stat_sum(c, STAT_SUMS_FULL), PROFILE_MAX_SAMPLE_SUMS);
+			(unsigned long long)bpf_stats__sum(c->skel, STAT_SUMMED),
+			(unsigned long long)c->sums.nr_counts, (unsigned long long)c->sums.orphans,
+			(unsigned long long)bpf_stats__sum(c->skel, STAT_SUMS_FULL),
+			PROFILE_MAX_SAMPLE_SUMS);
 }
 
 int collector__run(struct collector *c)
@@ -1735,13 +1162,16 @@ int collector__run(struct collector *c)
 		err = err < 0 ? err : 0;
 	}
 	if (!err && c->skel->rodata->sum_samples)
-		err = flush_sample_sums(c);
+		err = sample_sums__flush(&c->sums, c->skel->maps.sample_sums, &c->own.stacks,
+					 c->user_stacks);
 	if (!err && c->opts.offcpu)
 		err = flush_offcpu_sums(c);
 	if (!err && c->opts.offcpu)
 		err = offcpu_under_way(c, c->stop_mono, NULL);
-	if (!err && c->opts.thread_cpu)
-		err = read_thread_cpu(c);
+	if (!err && c->opts.thread_cpu) {
+		c->thread_cpu = thread_cpu__read(c->skel->maps.oncpu, c->stop_mono);
+		err = c->thread_cpu ? 0 : -errno;
+	}
 	if (c->alloc) {
 		alloc__finish(c->alloc, c->stop_mono);
 		if (c->allocator_mmaps)
@@ -1761,14 +1191,12 @@ int collector__run(struct collector *c)
 	if (c->nr_stale)
 		settle_stale_maps(c, true);
 	targets_alive(c);
-	collector__report_unwinding(c);
-	for (size_t i = 0; i < c->nr_runtimes; i++)
-		if (c->runtimes[i].ops->report)
-			c->runtimes[i].ops->report(c->runtimes[i].state, &c->runtime_env);
+	user_stacks__report_unwound(c->user_stacks);
+	collector__report_tables(c);
+	user_stacks__report_ends(c->user_stacks);
+	runtimes__report(&c->runtimes);
 	collector__report_ring(c);
-	for (size_t i = 0; i < c->nr_runtimes; i++)
-		if (c->runtimes[i].ops->finish)
-			c->runtimes[i].ops->finish(c->runtimes[i].state);
+	runtimes__finish(&c->runtimes);
 	return err;
 }
 
@@ -1830,25 +1258,14 @@ size_t collector__nr_processes(const struct collector *c)
 	return procs__nr(c->procs);
 }
 
+bool collector__thread_cpu_ns(const struct collector *c, uint32_t pid, uint32_t tid, uint64_t *ns)
+{
+	return thread_cpu__get(c->thread_cpu, pid, tid, ns);
+}
+
 const struct stack_table *collector__stacks(const struct collector *c)
 {
 	return &c->own.stacks;
-}
-
-static uint64_t stat_sum(const struct collector *c, enum profile_stat stat)
-{
-	__u32 key = stat;
-	uint64_t sum = 0;
-	__u64 *values = calloc(c->nr_cpus, sizeof(*values));
-
-	if (!values)
-		return 0;
-	if (!bpf_map__lookup_elem(c->skel->maps.stats, &key, sizeof(key), values,
-				  c->nr_cpus * sizeof(*values), 0))
-		for (int i = 0; i < c->nr_cpus; i++)
-			sum += values[i];
-	free(values);
-	return sum;
 }
 
 void collector__stats(const struct collector *c, struct profile_stats *stats)
@@ -1857,17 +1274,20 @@ void collector__stats(const struct collector *c, struct profile_stats *stats)
 	 * The samples the BPF program counted rather than sent are in
 	 * STAT_SUMMED, but those whose first sample was lost (known at the end).
 	 */
-	stats->samples =
-		c->nr_records - c->nr_offcpu_records + stat_sum(c, STAT_SUMMED) - c->summed_orphans;
-	stats->lost_samples = stat_sum(c, STAT_LOST_SAMPLES) + c->malformed + c->summed_orphans;
-	stats->idle_samples = c->nr_idle;
+	stats->samples = c->nr_records - c->nr_offcpu_records +
+			 bpf_stats__sum(c->skel, STAT_SUMMED) - c->sums.orphans;
+	stats->lost_samples =
+		bpf_stats__sum(c->skel, STAT_LOST_SAMPLES) + c->malformed + c->sums.orphans;
+	stats->idle_samples = c->nr_idle + c->sums.idle;
 	stats->offcpu_intervals = c->nr_offcpu;
 	stats->offcpu_ns = c->offcpu_ns;
-	stats->lost_offcpu = stat_sum(c, STAT_LOST_OFFCPU) + stat_sum(c, STAT_OFFCPU_DROPPED);
+	stats->lost_offcpu = bpf_stats__sum(c->skel, STAT_LOST_OFFCPU) +
+			     bpf_stats__sum(c->skel, STAT_OFFCPU_DROPPED);
 	stats->maps_unreadable = stack_table__unmapped_pids(&c->own.stacks);
-	stats->truncated = stat_sum(c, STAT_TRUNCATED) + c->nr_unwind_truncated;
-	stats->stack_errors =
-		stat_sum(c, STAT_USER_STACK_ERROR) + stat_sum(c, STAT_KERNEL_STACK_ERROR);
+	stats->truncated =
+		bpf_stats__sum(c->skel, STAT_TRUNCATED) + user_stacks__truncated(c->user_stacks);
+	stats->stack_errors = bpf_stats__sum(c->skel, STAT_USER_STACK_ERROR) +
+			      bpf_stats__sum(c->skel, STAT_KERNEL_STACK_ERROR);
 	if (c->alloc) {
 		uint64_t peak;
 

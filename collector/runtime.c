@@ -1,13 +1,111 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include <stddef.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "common/log.h"
 #include "jvm.h"
+#include "procs.h"
 #include "python.h"
 #include "runtime.h"
 
 /* A new runtime is one line here (runtime.h). */
-const struct runtime_ops *const runtimes[] = {
+const struct runtime_ops *const runtime_registry[] = {
 	&python_runtime,
 	&jvm_runtime,
 	NULL,
 };
+
+void runtimes__configure(struct profile_bpf *skel, const struct collector_opts *opts)
+{
+	for (size_t i = 0; runtime_registry[i]; i++)
+		if (runtime_registry[i]->configure)
+			runtime_registry[i]->configure(skel, runtime_registry[i]->wanted(opts));
+}
+
+int runtimes__start(struct runtimes *rts, const struct runtime_env *env,
+		    const struct collector_opts *opts)
+{
+	size_t n = 0;
+
+	while (runtime_registry[n])
+		n++;
+	memset(rts, 0, sizeof(*rts));
+	rts->env = *env;
+	rts->list = calloc(n ? n : 1, sizeof(*rts->list));
+	if (!rts->list)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct runtime_ops *ops = runtime_registry[i];
+		void *state;
+
+		if (!ops->wanted(opts))
+			continue;
+		state = ops->new (&rts->env);
+		if (!state && ops->optional) {
+			pr_debug("%s: cannot start: %s", ops->name, strerror(errno));
+			continue;
+		}
+		if (!state) {
+			int err = -errno;
+
+			pr_warn("cannot start the collector's %s support: %s", ops->name,
+				strerror(-err));
+			return err;
+		}
+		rts->list[rts->nr++] = (struct runtime){ ops, state };
+	}
+	return 0;
+}
+
+void runtimes__stop(struct runtimes *rts)
+{
+	for (size_t i = 0; i < rts->nr; i++)
+		rts->list[i].ops->free(rts->list[i].state);
+	free(rts->list);
+	memset(rts, 0, sizeof(*rts));
+}
+
+int runtimes__watch(struct runtimes *rts, struct procs *procs)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < rts->nr && !err; i++) {
+		const struct runtime_ops *ops = rts->list[i].ops;
+		struct proc_watcher w = {
+			.snapshot = ops->snapshot,
+			.exec = ops->exec,
+			.forget = ops->forget,
+			.ctx = rts->list[i].state,
+		};
+
+		err = procs__watch(procs, &w);
+	}
+	return err;
+}
+
+int runtimes__merge(struct runtimes *rts, struct sample_event *e)
+{
+	for (size_t i = 0; i < rts->nr; i++) {
+		const struct runtime *rt = &rts->list[i];
+		int err = rt->ops->merge ? rt->ops->merge(rt->state, e) : 0;
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void runtimes__finish(struct runtimes *rts)
+{
+	for (size_t i = 0; i < rts->nr; i++)
+		if (rts->list[i].ops->finish)
+			rts->list[i].ops->finish(rts->list[i].state);
+}
+
+void runtimes__report(struct runtimes *rts)
+{
+	for (size_t i = 0; i < rts->nr; i++)
+		if (rts->list[i].ops->report)
+			rts->list[i].ops->report(rts->list[i].state, &rts->env);
+}

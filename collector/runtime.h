@@ -9,8 +9,8 @@
  * read their frames, and naming those frames. Each runtime is one
  * `struct runtime_ops` in a user-space file of its own (python.c's
  * python_runtime is the worked example), one BPF unit (bpf/), and one line
- * in runtimes[] (runtime.c); the collector calls it and knows nothing else
- * of it. CONTRIBUTING.md, "Adding a runtime", walks through one.
+ * in runtime_registry[] (runtime.c); the collector runs them all through
+ * struct runtimes and knows nothing else of any. CONTRIBUTING.md, "Adding a runtime", walks through one.
  *
  * The calls, all from the drain thread:
  *
@@ -36,6 +36,7 @@
 #define PROFILER_RUNTIME_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -43,6 +44,7 @@ struct collector_opts;
 struct elf_cache;
 struct profile_bpf;
 struct proc_maps;
+struct procs;
 struct py_frames;
 struct sample_event;
 
@@ -75,6 +77,37 @@ struct runtime_ops {
 };
 
 /* Every runtime there is, NULL-terminated, in the order their frames are merged. */
-extern const struct runtime_ops *const runtimes[];
+extern const struct runtime_ops *const runtime_registry[];
+
+/* One runtime started. */
+struct runtime {
+	const struct runtime_ops *ops;
+	void *state;
+};
+
+/* The runtimes a recording runs: those of the registry its options want. */
+struct runtimes {
+	struct runtime *list;
+	size_t nr;
+	struct runtime_env env;
+};
+
+/* Before the BPF program of @skel is loaded: each runtime's settings, on or off by @opts. */
+void runtimes__configure(struct profile_bpf *skel, const struct collector_opts *opts);
+/*
+ * Start the runtimes @opts wants, with the BPF program loaded. 0 or
+ * -errno, the reason logged: a runtime that is not optional failed.
+ */
+int runtimes__start(struct runtimes *rts, const struct runtime_env *env,
+		    const struct collector_opts *opts);
+/* Stop them all; @rts may then be started again. */
+void runtimes__stop(struct runtimes *rts);
+/* Let each hear of processes (procs.h). 0 or -ENOMEM. */
+int runtimes__watch(struct runtimes *rts, struct procs *procs);
+/* Put each runtime's frames in @e's user stack. 0 or the first -errno. */
+int runtimes__merge(struct runtimes *rts, struct sample_event *e);
+/* Sampling stopped: each runtime's finish, then (-v) its report. */
+void runtimes__finish(struct runtimes *rts);
+void runtimes__report(struct runtimes *rts);
 
 #endif
