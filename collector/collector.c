@@ -105,10 +105,10 @@ struct collector {
 	uint64_t alloc_unprobed;   /* processes forked or exec'd whose allocator was not probed */
 	struct event event;	   /* the record being handled: too big for the stack */
 	struct unwinder *unwinder; /* NULL with CALL_GRAPH_FP */
-	struct user_stacks *user_stacks;
+	struct user_stacks *user_stacks; /* each record's user stack finished and judged */
 	uint64_t nr_offcpu;		 /* intervals off CPU received */
 	uint64_t nr_offcpu_records;	 /* ... in this many records (short ones are summed) */
-	uint64_t nr_idle;		 /* samples of idle CPUs */
+	uint64_t nr_idle;		 /* samples of idle CPUs sent (those counted: @sums) */
 	uint64_t offcpu_ns;		 /* their total length */
 	struct unwind_maps *unwind_maps; /* CALL_GRAPH_CFI's tables */
 	struct alloc *alloc;		 /* NULL without alloc_rate */
