@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/cache_file.h"
 #include "common/log.h"
 #include "common/strset.h"
 #include "symbolize/symcache.h"
@@ -497,8 +498,8 @@ static uint64_t body_sum_of(const char *buf, const struct layout *l)
 	uint64_t sums[NR_PARTS];
 
 	for (int i = 0; i < NR_PARTS; i++)
-		sums[i] = symcache__checksum(buf + l->offset[i], l->size[i]);
-	return symcache__checksum(sums, sizeof(sums));
+		sums[i] = cache_file__checksum(buf + l->offset[i], l->size[i]);
+	return cache_file__checksum(sums, sizeof(sums));
 }
 
 /* Byte @i of a file laid out as @l is padding between two parts. */
@@ -518,7 +519,7 @@ static bool header_as_known(const char *buf, size_t size)
 	return layout_of(buf, size, &l) && get32(buf, VERSION_OFFSET) == SYMCACHE_VERSION &&
 	       get32(buf, HEADER_SIZE_OFFSET) == HEADER_SIZE &&
 	       get64(buf, BODY_SUM_OFFSET) == body_sum_of(buf, &l) &&
-	       get64(buf, HEADER_SUM_OFFSET) == symcache__checksum(buf, HEADER_SUM_OFFSET);
+	       get64(buf, HEADER_SUM_OFFSET) == cache_file__checksum(buf, HEADER_SUM_OFFSET);
 }
 
 /* Make the checksums of @buf agree with what it now holds (the body's, if it can be found). */
@@ -531,7 +532,7 @@ static void checksum_again(char *buf, size_t size)
 		sum = body_sum_of(buf, &l);
 		memcpy(buf + BODY_SUM_OFFSET, &sum, 8);
 	}
-	sum = symcache__checksum(buf, HEADER_SUM_OFFSET);
+	sum = cache_file__checksum(buf, HEADER_SUM_OFFSET);
 	memcpy(buf + HEADER_SUM_OFFSET, &sum, 8);
 }
 
