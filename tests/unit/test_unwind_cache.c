@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,17 +37,6 @@
 #define HEADER_SIZE_OFFSET 12
 #define ROWS_SUM_OFFSET 256
 #define HEADER_SUM_OFFSET 264
-
-static int nr_warnings;
-static char last_warning[512];
-
-static void capture(enum log_level level, const char *fmt, va_list args)
-{
-	if (level != LOG_WARN)
-		return;
-	nr_warnings++;
-	vsnprintf(last_warning, sizeof(last_warning), fmt, args);
-}
 
 /* The table of a real file, and the key of its cache file in a directory of the test's. */
 struct env {
@@ -83,7 +71,7 @@ static bool env_init(struct env *e)
 		.file_sum = elf__fingerprint(elf_file__elf(e->file)),
 	};
 	snprintf(e->path, sizeof(e->path), "%s/%s.unwind", e->dir, e->key.build_id);
-	nr_warnings = 0;
+	test__nr_warnings = 0;
 	return true;
 }
 
@@ -96,6 +84,19 @@ static void env_release(struct env *e, log_print_fn old)
 		test__fail(__FILE__, __LINE__, "cannot remove '%s'", e->dir);
 }
 
+/* Run @body on a new env, the warnings captured, and undo both after, even when a check failed. */
+static void in_env(void (*body)(struct env *e))
+{
+	log_print_fn old = test__capture_warnings();
+	struct env e;
+
+	if (env_init(&e))
+		body(&e);
+	else
+		test__fail(__FILE__, __LINE__, "no table of the fixture: %s", strerror(errno));
+	env_release(&e, old);
+}
+
 /*
  * Load @key's table: the result, with the number of warnings it gave in
  * *@warned. A table read must be the one built, row for row.
@@ -103,10 +104,10 @@ static void env_release(struct env *e, log_print_fn old)
 static int load(struct env *e, const struct unwind_cache_key *key, int *warned)
 {
 	struct unwind_table t = { 0 };
-	int before = nr_warnings, err;
+	int before = test__nr_warnings, err;
 
 	err = unwind_cache__load(key, &t);
-	*warned = nr_warnings - before;
+	*warned = test__nr_warnings - before;
 	if (!err && (t.nr != e->built.nr || t.nr_fdes != e->built.nr_fdes ||
 		     t.nr_unsupported != e->built.nr_unsupported ||
 		     memcmp(t.rows, e->built.rows, t.nr * sizeof(*t.rows))))
@@ -173,19 +174,19 @@ static void round_trip(struct env *e)
 	other.file_sum++;
 	CHECK(load(e, &other, &warned) == -EBADMSG);
 	CHECK_U64(warned, 1);
-	CHECK(strstr(last_warning, "of another file with this build-id"));
+	CHECK(strstr(test__last_warning, "of another file with this build-id"));
 	other = e->key;
 	other.producer = "profiler 0.0.1";
 	CHECK(load(e, &other, &warned) == -EBADMSG);
 	CHECK_U64(warned, 1);
-	CHECK(strstr(last_warning, "another version of the profiler"));
+	CHECK(strstr(test__last_warning, "another version of the profiler"));
 	other = e->key;
 	other.build_id = OTHER_ID;
 	snprintf(sym, sizeof(sym), "%s/%s.unwind", e->dir, OTHER_ID);
 	CHECK(!link(e->path, sym));
 	CHECK(load(e, &other, &warned) == -EBADMSG);
 	CHECK_U64(warned, 1);
-	CHECK(strstr(last_warning, "another build-id"));
+	CHECK(strstr(test__last_warning, "another build-id"));
 	CHECK(!unlink(sym));
 	other.build_id = "../etc";
 	CHECK(load(e, &other, &warned) == -EINVAL);
@@ -212,14 +213,7 @@ static void round_trip(struct env *e)
 
 TEST(unwind_cache_round_trip)
 {
-	log_print_fn old = log_set_print(capture);
-	struct env e;
-
-	if (env_init(&e))
-		round_trip(&e);
-	else
-		test__fail(__FILE__, __LINE__, "no table of the fixture: %s", strerror(errno));
-	env_release(&e, old);
+	in_env(round_trip);
 }
 
 /*
@@ -233,9 +227,9 @@ static bool ignored(struct env *e, const void *buf, size_t size, const char *why
 	if (!put_file(e->path, buf, size))
 		return false;
 	err = load(e, &e->key, &warned);
-	if (err != -EBADMSG || warned != 1 || (why && !strstr(last_warning, why))) {
+	if (err != -EBADMSG || warned != 1 || (why && !strstr(test__last_warning, why))) {
 		test__fail(__FILE__, __LINE__, "%zu bytes: %d (%s), %d warnings: '%s'", size, err,
-			   strerror(-err), warned, last_warning);
+			   strerror(-err), warned, test__last_warning);
 		return false;
 	}
 	return !unwind_cache__store(&e->key, &e->built, 0) && !load(e, &e->key, &warned);
@@ -304,14 +298,7 @@ out:
 
 TEST(unwind_cache_corrupt)
 {
-	log_print_fn old = log_set_print(capture);
-	struct env e;
-
-	if (env_init(&e))
-		corrupt(&e);
-	else
-		test__fail(__FILE__, __LINE__, "no table of the fixture: %s", strerror(errno));
-	env_release(&e, old);
+	in_env(corrupt);
 }
 
 /* Not ours, however whole: ignored with one warning, left as it is. */
@@ -328,7 +315,7 @@ static void trust(struct env *e)
 	CHECK(!chmod(e->path, 0622));
 	CHECK(load(e, &e->key, &warned) == -EPERM);
 	CHECK_U64(warned, 1);
-	CHECK(strstr(last_warning, "not a regular file of ours"));
+	CHECK(strstr(test__last_warning, "not a regular file of ours"));
 	CHECK(!chmod(e->path, 0600));
 	CHECK_U64(load(e, &e->key, &warned), 0);
 
@@ -338,7 +325,7 @@ static void trust(struct env *e)
 	CHECK(!symlink(target, e->path));
 	CHECK(load(e, &e->key, &warned) == -EPERM);
 	CHECK_U64(warned, 1);
-	CHECK(strstr(last_warning, "ignoring cache file"));
+	CHECK(strstr(test__last_warning, "ignoring cache file"));
 	CHECK(!lstat(e->path, &st) && S_ISLNK(st.st_mode));
 	CHECK(!unlink(e->path));
 
@@ -355,7 +342,7 @@ static void trust(struct env *e)
 		CHECK(!chown(e->path, 65534, 65534));
 		CHECK(load(e, &e->key, &warned) == -EPERM);
 		CHECK_U64(warned, 1);
-		CHECK(strstr(last_warning, "not a regular file of ours"));
+		CHECK(strstr(test__last_warning, "not a regular file of ours"));
 		CHECK(!chown(e->path, geteuid(), getegid()));
 		CHECK_U64(load(e, &e->key, &warned), 0);
 	}
@@ -364,7 +351,7 @@ static void trust(struct env *e)
 	CHECK(!chmod(e->dir, 0777));
 	CHECK(load(e, &e->key, &warned) == -EACCES);
 	CHECK_U64(warned, 1);
-	CHECK(strstr(last_warning, "not using cache directory"));
+	CHECK(strstr(test__last_warning, "not using cache directory"));
 	CHECK(!unlink(e->path));
 	CHECK(unwind_cache__store(&e->key, &e->built, 0) == -EACCES);
 	CHECK(access(e->path, F_OK) && errno == ENOENT);
@@ -377,12 +364,5 @@ static void trust(struct env *e)
 
 TEST(unwind_cache_trust)
 {
-	log_print_fn old = log_set_print(capture);
-	struct env e;
-
-	if (env_init(&e))
-		trust(&e);
-	else
-		test__fail(__FILE__, __LINE__, "no table of the fixture: %s", strerror(errno));
-	env_release(&e, old);
+	in_env(trust);
 }
