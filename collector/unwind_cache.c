@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "common/cache_file.h"
@@ -80,55 +81,63 @@ static bool rows_ok(const struct unwind_table_row *rows, size_t nr, uint64_t nr_
 }
 
 /*
- * Read the file open at @fd, of @size bytes, into @t when it is whole and
- * of @key: 0, or -EBADMSG with *@why set, or -ENOMEM.
+ * Map the file open at @fd, of @size bytes, into @t when it is whole and
+ * of @key: 0, or -EBADMSG with *@why set. Mapped, not read: the rows are
+ * read once, where they are, to check them and to copy them into the BPF
+ * program's array (a copy into memory of our own took a third of the time).
  */
-static int read_table(int fd, size_t size, const struct unwind_cache_key *key,
-		      struct unwind_table *t, const char **why)
+static int map_table(int fd, size_t size, const struct unwind_cache_key *key,
+		     struct unwind_table *t, const char **why)
 {
-	struct unwind_table_row *rows;
+	const struct unwind_table_row *rows;
 	struct header h, want;
-	int err;
+	void *map;
 
 	*why = "truncated";
-	if (size < sizeof(h) || cache_file__read_at(fd, &h, sizeof(h), 0))
+	if (size < sizeof(h))
 		return -EBADMSG;
+	map = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	if (map == MAP_FAILED) {
+		*why = strerror(errno);
+		return -EBADMSG;
+	}
+	memcpy(&h, map, sizeof(h));
+	rows = (const struct unwind_table_row *)((const char *)map + sizeof(h));
+	header_init(&want, key, &(struct unwind_table){ 0 });
 	*why = "corrupt header";
 	if (memcmp(h.magic, MAGIC, sizeof(h.magic)) || h.header_size != sizeof(h) ||
 	    h.header_sum != cache_file__checksum(&h, offsetof(struct header, header_sum)))
-		return -EBADMSG;
-	header_init(&want, key, &(struct unwind_table){ 0 });
+		goto out_unmap;
 	*why = "another format version";
 	if (h.version != UNWIND_CACHE_VERSION || h.row_size != want.row_size)
-		return -EBADMSG;
+		goto out_unmap;
 	*why = "another build-id";
 	if (memcmp(h.build_id, want.build_id, sizeof(h.build_id)))
-		return -EBADMSG;
+		goto out_unmap;
 	*why = "written by another version of the profiler";
 	if (memcmp(h.producer, want.producer, sizeof(h.producer)))
-		return -EBADMSG;
+		goto out_unmap;
 	*why = "of another file with this build-id";
 	if (h.file_sum != want.file_sum)
-		return -EBADMSG;
-	/* Bounded by the file's size before anything is allocated or multiplied. */
+		goto out_unmap;
+	/* Bounded by the file's size before anything is multiplied. */
 	*why = "truncated or corrupt";
 	if (!h.nr_rows || h.nr_rows > UINT32_MAX || h.nr_unsupported > h.nr_rows ||
-	    h.nr_rows != (size - sizeof(h)) / sizeof(*rows) || (size - sizeof(h)) % sizeof(*rows))
-		return -EBADMSG;
-	rows = malloc(h.nr_rows * sizeof(*rows));
-	if (!rows)
-		return -ENOMEM;
-	err = cache_file__read_at(fd, rows, h.nr_rows * sizeof(*rows), sizeof(h));
-	if (err || h.rows_sum != cache_file__checksum(rows, h.nr_rows * sizeof(*rows)) ||
-	    !rows_ok(rows, h.nr_rows, h.nr_unsupported)) {
-		free(rows);
-		return -EBADMSG;
-	}
-	t->rows = rows;
-	t->nr = t->alloc = h.nr_rows;
+	    h.nr_rows != (size - sizeof(h)) / sizeof(*rows) || (size - sizeof(h)) % sizeof(*rows) ||
+	    h.rows_sum != cache_file__checksum(rows, h.nr_rows * sizeof(*rows)) ||
+	    !rows_ok(rows, h.nr_rows, h.nr_unsupported))
+		goto out_unmap;
+	/* Never written through: unwind_cache__release() unmaps it. */
+	t->rows = (struct unwind_table_row *)rows;
+	t->nr = h.nr_rows;
+	t->alloc = 0;
 	t->nr_fdes = h.nr_fdes;
 	t->nr_unsupported = h.nr_unsupported;
 	return 0;
+
+out_unmap:
+	munmap(map, size);
+	return -EBADMSG;
 }
 
 int unwind_cache__load(const struct unwind_cache_key *key, struct unwind_table *t)
@@ -158,7 +167,7 @@ int unwind_cache__load(const struct unwind_cache_key *key, struct unwind_table *
 		pr_warn("unwind: ignoring cache file '%s': %s", path, why);
 		goto out_free;
 	}
-	err = read_table(fd, size, key, t, &why);
+	err = map_table(fd, size, key, t, &why);
 	close(fd);
 	if (err == -EBADMSG)
 		pr_warn("unwind: ignoring cache file '%s': %s", path, why);
@@ -167,6 +176,14 @@ int unwind_cache__load(const struct unwind_cache_key *key, struct unwind_table *
 out_free:
 	free(path);
 	return err;
+}
+
+void unwind_cache__release(struct unwind_table *t)
+{
+	if (t->rows)
+		munmap((char *)t->rows - sizeof(struct header),
+		       sizeof(struct header) + t->nr * sizeof(*t->rows));
+	memset(t, 0, sizeof(*t));
 }
 
 struct store_ctx {

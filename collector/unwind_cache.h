@@ -45,8 +45,9 @@ struct unwind_cache_key {
 };
 
 /*
- * Fill @t (zeroed by the caller; the caller releases it with
- * unwind_table__release()) from the cache file of @key. Returns 0;
+ * Fill @t (zeroed by the caller) from the cache file of @key, mapped: its
+ * rows are read-only, and the caller releases it with
+ * unwind_cache__release(), never unwind_table__release(). Returns 0;
  * -ENOENT when there is none; -EBADMSG when there is one not to be used,
  * ours to write anew; -EPERM when there is one not ours to replace (a
  * link, a FIFO, another's file); -EACCES when the directory is not ours
@@ -54,6 +55,9 @@ struct unwind_cache_key {
  * -ENOENT and -ENOMEM has been said with one pr_warn() line.
  */
 int unwind_cache__load(const struct unwind_cache_key *key, struct unwind_table *t);
+
+/* Unmap a table unwind_cache__load() filled, and zero it. */
+void unwind_cache__release(struct unwind_table *t);
 
 /*
  * Write @t to the cache file of @key, then evict the directory's least

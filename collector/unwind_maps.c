@@ -492,7 +492,10 @@ static void slice__load(struct unwind_maps *um, struct slice *s)
 	pr_debug("unwind: table of '%s': %zu FDEs, %zu rows%s", elf_file__name(s->file), t.nr_fdes,
 		 t.nr, cached ? ", from the cache" : "");
 out_release:
-	unwind_table__release(&t);
+	if (cached)
+		unwind_cache__release(&t);
+	else
+		unwind_table__release(&t);
 }
 
 static bool slice_eq(const void *entry, const void *key)

@@ -108,13 +108,13 @@ static int load(struct env *e, const struct unwind_cache_key *key, int *warned)
 
 	err = unwind_cache__load(key, &t);
 	*warned = test__nr_warnings - before;
-	if (!err && (t.nr != e->built.nr || t.nr_fdes != e->built.nr_fdes ||
-		     t.nr_unsupported != e->built.nr_unsupported ||
-		     memcmp(t.rows, e->built.rows, t.nr * sizeof(*t.rows))))
+	if (err)
+		return t.nr || t.rows ? -EDOM : err; /* a table refused must leave nothing behind */
+	if (t.nr != e->built.nr || t.nr_fdes != e->built.nr_fdes ||
+	    t.nr_unsupported != e->built.nr_unsupported ||
+	    memcmp(t.rows, e->built.rows, t.nr * sizeof(*t.rows)))
 		err = -EDOM; /* read back, but not as written */
-	if (err && err != -EDOM && (t.nr || t.rows))
-		err = -EDOM; /* a table refused must leave nothing behind */
-	unwind_table__release(&t);
+	unwind_cache__release(&t);
 	return err;
 }
 
