@@ -402,8 +402,7 @@ static int unwind_maps__make_room(struct unwind_maps *um, uint32_t n, uint32_t *
  * be used; *@store says whether a table built instead is to be written there.
  */
 static bool unwind_maps__cached(struct unwind_maps *um, struct elf_file *f,
-				const struct unwind_cache_key *key, struct unwind_table *t,
-				bool *store)
+				struct unwind_cache_key *key, struct unwind_table *t, bool *store)
 {
 	uint64_t start = clock_ns(CLOCK_MONOTONIC);
 	int err;
@@ -411,12 +410,14 @@ static bool unwind_maps__cached(struct unwind_maps *um, struct elf_file *f,
 	*store = false;
 	if (!um->cache_dir || !key->build_id || !elf_file__cacheable(f))
 		return false;
+	key->file_sum = elf__fingerprint(elf_file__elf(f));
 	err = unwind_cache__load(key, t);
 	um->stats.cache_ns += clock_ns(CLOCK_MONOTONIC) - start;
 	/* Said once: the directory stays as it is for the rest of the run. */
 	if (err == -EACCES) {
 		free(um->cache_dir);
 		um->cache_dir = NULL;
+		key->dir = NULL;
 	}
 	*store = err == -ENOENT || err == -EBADMSG;
 	return !err;
@@ -436,8 +437,6 @@ static void slice__load(struct unwind_maps *um, struct slice *s)
 	bool cached, store;
 	int err = 0;
 
-	if (key.build_id)
-		key.file_sum = elf__fingerprint(elf_file__elf(s->file));
 	cached = unwind_maps__cached(um, s->file, &key, &t, &store);
 	if (!cached) {
 		start = clock_ns(CLOCK_MONOTONIC);

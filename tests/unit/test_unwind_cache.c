@@ -71,6 +71,9 @@ static bool env_init(struct env *e)
 		.file_sum = elf__fingerprint(elf_file__elf(e->file)),
 	};
 	snprintf(e->path, sizeof(e->path), "%s/%s.unwind", e->dir, e->key.build_id);
+	/* A fingerprint of nothing would take any file with this build-id for this one. */
+	if (!e->key.file_sum)
+		return false;
 	test__nr_warnings = 0;
 	return true;
 }
