@@ -186,6 +186,19 @@ void unwind_cache__release(struct unwind_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
+int unwind_cache__seal(void *file, size_t size)
+{
+	struct header h;
+
+	if (size < sizeof(h))
+		return -EINVAL;
+	memcpy(&h, file, sizeof(h));
+	h.rows_sum = cache_file__checksum((char *)file + sizeof(h), size - sizeof(h));
+	h.header_sum = cache_file__checksum(&h, offsetof(struct header, header_sum));
+	memcpy(file, &h, sizeof(h));
+	return 0;
+}
+
 struct store_ctx {
 	const struct unwind_cache_key *key;
 	const struct unwind_table *t;

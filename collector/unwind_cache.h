@@ -28,6 +28,7 @@
 #ifndef PROFILER_UNWIND_CACHE_H
 #define PROFILER_UNWIND_CACHE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Bumped whenever what a file holds changes meaning: older files are then ignored. */
@@ -67,5 +68,13 @@ void unwind_cache__release(struct unwind_table *t);
  */
 int unwind_cache__store(const struct unwind_cache_key *key, const struct unwind_table *t,
 			uint64_t max_bytes);
+
+/*
+ * Make the checksums of the cache file image @file (@size bytes) agree
+ * with what it holds, for the tests and fuzzing that change a file and
+ * want its other checks tried. 0, or -EINVAL when it is shorter than its
+ * header.
+ */
+int unwind_cache__seal(void *file, size_t size);
 
 #endif
