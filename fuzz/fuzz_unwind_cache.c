@@ -6,6 +6,7 @@
  * table read must be one the BPF program can walk: every row of the file,
  * sorted, each with a rule it knows.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <unistd.h>
