@@ -31,7 +31,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Bumped whenever what a file holds changes meaning: older files are then ignored. */
+/*
+ * Bumped whenever what a file holds changes meaning, older files then
+ * ignored: its layout, or the rows unwind_table__build() computes for a
+ * file. The producer (the profiler's version, from git describe) changes
+ * with every commit, but not with edits not yet committed, nor in a build
+ * from a tarball.
+ */
 #define UNWIND_CACHE_VERSION 1
 
 struct unwind_table;
