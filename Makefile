@@ -100,7 +100,7 @@ $(OUTPUT)/version.h: FORCE | $(OUTPUT)
 		$(if $(Q),printf '  %-8s %s\n' GEN $@;) echo "$$line" > $@; \
 	fi
 
-$(OUTPUT)/obj/cli/main.o $(OUTPUT)/obj/cli/symbolize.o $(OUTPUT)/obj/cli/record.o: $(OUTPUT)/version.h
+$(OUTPUT)/obj/cli/main.o $(OUTPUT)/obj/collector/unwind_maps.o $(OUTPUT)/obj/cli/symbolize.o $(OUTPUT)/obj/cli/record.o: $(OUTPUT)/version.h
 
 FORCE:
 

@@ -367,6 +367,9 @@ int record(const struct options *o)
 		copts.on_drain = show_status;
 		copts.on_drain_ctx = &progress;
 	}
+	/* One directory for the unwind tables and the symbolizer's answers. */
+	if (!o->no_cache)
+		copts.cache_dir = cache_dir = cache_dir__default();
 	c = collector__new(&copts, p->strings);
 	if (!c)
 		goto out;
@@ -465,8 +468,7 @@ int record(const struct options *o)
 	symopts.trusted_uid = invoker ? invoker->uid : getuid();
 	symopts.elf_cache = collector__elf_cache(c);
 	symopts.py_frames = collector__py_frames(c);
-	if (!o->no_cache)
-		symopts.cache_dir = cache_dir = cache_dir__default();
+	symopts.cache_dir = cache_dir;
 	symopts.cache_producer = "profiler " PROFILER_VERSION;
 	sym = symbolizer__new(p->strings, &symopts);
 	if (!err && !sym)

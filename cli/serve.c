@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache_dir.h"
 #include "collector/collector.h"
 #include "common/clock.h"
 #include "common/hashtab.h"
@@ -90,6 +91,7 @@ struct agent {
 	 * again for each window took half the agent's CPU).
 	 */
 	struct module_set *modules;
+	char *cache_dir; /* where unwind tables are kept between runs; NULL: nowhere */
 };
 
 static struct collector *volatile sampling;
@@ -537,6 +539,9 @@ int serve(const struct options *o)
 		pr_warn("cannot start: %s", strerror(errno));
 		goto out;
 	}
+	/* The unwind tables only: answers are kept in memory (module_set). */
+	if (!o->no_cache)
+		copts.cache_dir = a.cache_dir = cache_dir__default();
 	a.c = collector__new(&copts, a.strings);
 	if (!a.c || targets__add(a.c, o, tid_process))
 		goto out;
@@ -577,6 +582,7 @@ out:
 	http_server__stop(a.http);
 	module_set__free(a.modules);
 	collector__free(a.c);
+	free(a.cache_dir);
 	kallsyms__free(a.kallsyms);
 	strset__free(a.strings);
 	if (queue_ready)

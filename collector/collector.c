@@ -471,10 +471,10 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 		}
 	}
 	if (max_rows) {
-		c->unwind_maps = unwind_maps__new(c->unwinder,
-						  bpf_map__fd(c->skel->maps.unwind_rows), max_rows,
-						  bpf_map__fd(c->skel->maps.unwind_rules),
-						  bpf_map__fd(c->skel->maps.unwind_procs));
+		c->unwind_maps =
+			unwind_maps__new(c->unwinder, bpf_map__fd(c->skel->maps.unwind_rows),
+					 max_rows, bpf_map__fd(c->skel->maps.unwind_rules),
+					 bpf_map__fd(c->skel->maps.unwind_procs), opts->cache_dir);
 		if (!c->unwind_maps) {
 			err = -errno;
 			pr_warn("cannot map the unwind tables: %s", strerror(-err));
@@ -1080,11 +1080,13 @@ static void collector__report_tables(const struct collector *c)
 		struct unwind_maps_stats st;
 
 		unwind_maps__stats(c->unwind_maps, &st);
-		pr_info("unwind: tables of %llu files for %llu processes, built in %.1f ms; %llu rows "
+		pr_info("unwind: tables of %llu files for %llu processes, %llu read from the cache in "
+			"%.1f ms, the others built in %.1f ms (written to it in %.1f ms); %llu rows "
 			"(%.1f MiB) loaded at the peak, of %.1f MiB (--unwind-memory); %llu evicted, "
 			"%llu did not fit; %llu rows the BPF unwinder cannot follow",
 			(unsigned long long)st.files, (unsigned long long)st.procs,
-			st.build_ns / 1e6, (unsigned long long)st.peak_rows,
+			(unsigned long long)st.cached, st.cache_ns / 1e6, st.build_ns / 1e6,
+			st.store_ns / 1e6, (unsigned long long)st.peak_rows,
 			st.peak_rows * sizeof(struct unwind_row) / 1048576.0,
 			st.max_rows * sizeof(struct unwind_row) / 1048576.0,
 			(unsigned long long)st.evicted, (unsigned long long)st.over_limit,

@@ -98,6 +98,11 @@ struct collector_opts {
 	 */
 	void (*on_drain)(void *ctx);
 	void *on_drain_ctx;
+	/*
+	 * CALL_GRAPH_CFI: the directory where unwind tables are kept between
+	 * runs (collector/unwind_cache.h), copied; NULL: every table is built.
+	 */
+	const char *cache_dir;
 };
 
 /* Returns NULL and sets errno; the reason has been logged with pr_warn(). */

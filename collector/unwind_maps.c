@@ -12,14 +12,17 @@
 
 #include "bpf/profile.h"
 #include "common/array.h"
+#include "common/cache_file.h"
 #include "common/clock.h"
 #include "common/hashtab.h"
 #include "common/log.h"
 #include "common/proc_maps.h"
 #include "elf/elf_file.h"
 #include "unwind.h"
+#include "unwind_cache.h"
 #include "unwind_maps.h"
 #include "unwind_table.h"
+#include "version.h"
 
 /* Row 0 ends any stack: the one-row table of files whose own did not fit. */
 #define ROW_NO_ROOM 0
@@ -65,6 +68,7 @@ struct unwind_maps {
 	int rows_fd; /* the BPF array of rows, mapped a part at a time (rows_map()) */
 	size_t max_rows;
 	int rules_fd, procs_fd;
+	char *cache_dir;       /* NULL: no cache, or one we stopped using */
 	struct hashtab slices; /* struct slice by module */
 	struct hashtab procs;  /* struct proc_entry by pid */
 	struct hashtab rules;  /* struct rule_entry by rule */
@@ -144,7 +148,7 @@ static void rows_unmap(struct rows_window *w)
 }
 
 struct unwind_maps *unwind_maps__new(struct unwinder *u, int rows_fd, size_t max_rows, int rules_fd,
-				     int procs_fd)
+				     int procs_fd, const char *cache_dir)
 {
 	static const struct unwind_rule none = { .cfa = UNWIND_CFA_NONE };
 	static const struct unwind_rule unsupported = { .cfa = UNWIND_CFA_UNSUPPORTED };
@@ -168,6 +172,10 @@ struct unwind_maps *unwind_maps__new(struct unwinder *u, int rows_fd, size_t max
 	hashtab__init(&um->slices);
 	hashtab__init(&um->procs);
 	hashtab__init(&um->rules);
+	if (cache_dir && !(um->cache_dir = strdup(cache_dir))) {
+		err = -ENOMEM;
+		goto out_free;
+	}
 	/* The two fixed rules, at the indexes the BPF program knows. */
 	if (unwind_maps__rule(um, &none) != UNWIND_RULE_NONE ||
 	    unwind_maps__rule(um, &unsupported) != UNWIND_RULE_UNSUPPORTED ||
@@ -216,6 +224,7 @@ void unwind_maps__free(struct unwind_maps *um)
 		free(e);
 	hashtab__release(&um->rules);
 	free(um->free);
+	free(um->cache_dir);
 	free(um);
 }
 
@@ -388,16 +397,58 @@ static int unwind_maps__make_room(struct unwind_maps *um, uint32_t n, uint32_t *
 	return 0;
 }
 
-/* Build @s's table and copy it into the row array; sets @s->state. */
-static void slice__load(struct unwind_maps *um, struct slice *s)
+/*
+ * @t of @f from the cache (true), or false when it is not there, or not to
+ * be used; *@store says whether a table built instead is to be written there.
+ */
+static bool unwind_maps__cached(struct unwind_maps *um, struct elf_file *f,
+				struct unwind_cache_key *key, struct unwind_table *t, bool *store)
 {
-	struct unwind_table t = { 0 };
-	struct rows_window w;
 	uint64_t start = clock_ns(CLOCK_MONOTONIC);
 	int err;
 
-	err = unwind_table__build(&t, s->file);
-	um->stats.build_ns += clock_ns(CLOCK_MONOTONIC) - start;
+	*store = false;
+	if (!um->cache_dir || !key->build_id || !elf_file__cacheable(f))
+		return false;
+	key->file_sum = elf__fingerprint(elf_file__elf(f));
+	err = unwind_cache__load(key, t);
+	um->stats.cache_ns += clock_ns(CLOCK_MONOTONIC) - start;
+	/* Said once: the directory stays as it is for the rest of the run. */
+	if (err == -EACCES) {
+		free(um->cache_dir);
+		um->cache_dir = NULL;
+		key->dir = NULL;
+	}
+	*store = err == -ENOENT || err == -EBADMSG;
+	return !err;
+}
+
+/* Build @s's table, or read it from the cache, and copy it into the row array; sets @s->state. */
+static void slice__load(struct unwind_maps *um, struct slice *s)
+{
+	struct unwind_cache_key key = {
+		.dir = um->cache_dir,
+		.build_id = elf_file__build_id(s->file),
+		.producer = "profiler " PROFILER_VERSION,
+	};
+	struct unwind_table t = { 0 };
+	struct rows_window w;
+	uint64_t start;
+	bool cached, store;
+	int err = 0;
+
+	cached = unwind_maps__cached(um, s->file, &key, &t, &store);
+	if (!cached) {
+		start = clock_ns(CLOCK_MONOTONIC);
+		err = unwind_table__build(&t, s->file);
+		um->stats.build_ns += clock_ns(CLOCK_MONOTONIC) - start;
+	}
+	if (!err && store && t.nr <= UINT32_MAX) {
+		/* For the next run; this one goes on without it. */
+		start = clock_ns(CLOCK_MONOTONIC);
+		unwind_cache__store(&key, &t, CACHE_FILE_DEFAULT_MAX_BYTES);
+		um->stats.store_ns += clock_ns(CLOCK_MONOTONIC) - start;
+	}
 	if (err == -ENOENT || err == -ENOTSUP) {
 		s->state = SLICE_FP;
 		return;
@@ -432,14 +483,18 @@ static void slice__load(struct unwind_maps *um, struct slice *s)
 	s->state = SLICE_LOADED;
 	s->load_seq = ++um->seq;
 	um->stats.files++;
+	um->stats.cached += cached;
 	um->stats.rows += t.nr;
 	um->stats.unsupported += t.nr_unsupported;
 	if (um->stats.rows > um->stats.peak_rows)
 		um->stats.peak_rows = um->stats.rows;
-	pr_debug("unwind: table of '%s': %zu FDEs, %zu rows", elf_file__name(s->file), t.nr_fdes,
-		 t.nr);
+	pr_debug("unwind: table of '%s': %zu FDEs, %zu rows%s", elf_file__name(s->file), t.nr_fdes,
+		 t.nr, cached ? ", from the cache" : "");
 out_release:
-	unwind_table__release(&t);
+	if (cached)
+		unwind_cache__release(&t);
+	else
+		unwind_table__release(&t);
 }
 
 static bool slice_eq(const void *entry, const void *key)

@@ -5,7 +5,8 @@
  * For each process it is given (a maps snapshot at a time), this builds
  * the unwind table of every mapped file that has call frame information
  * (one per build-id, shared by every process and container that maps it:
- * unwind_table.h), copies it into the BPF program's row array, and writes
+ * unwind_table.h), or reads it from the cache of an earlier run
+ * (unwind_cache.h), copies it into the BPF program's row array, and writes
  * the process's entry: its executable mappings, each with its file's slice
  * of rows (bpf/profile.h). Code no file backs (a JIT) and files without CFI
  * are walked by frame pointers. The rows are bounded by the array's size;
@@ -30,7 +31,8 @@ struct unwind_maps;
 /* What was loaded, for -v. */
 struct unwind_maps_stats {
 	uint64_t procs;	      /* process entries written */
-	uint64_t files;	      /* tables built */
+	uint64_t files;	      /* tables loaded, built or read from the cache */
+	uint64_t cached;      /* of them, tables read from the cache */
 	uint64_t rows;	      /* rows in the array now */
 	uint64_t max_rows;    /* its size */
 	uint64_t peak_rows;   /* the most it held */
@@ -38,15 +40,20 @@ struct unwind_maps_stats {
 	uint64_t evicted;     /* tables evicted to make room */
 	uint64_t over_limit;  /* tables that did not fit */
 	uint64_t build_ns;    /* time spent building tables */
+	uint64_t cache_ns;    /* time spent looking for and reading cache files */
+	uint64_t store_ns;    /* time spent writing cache files */
 };
 
 /*
  * Take over the BPF program's maps: @rows_fd (an mmapable array of
  * @max_rows struct unwind_row), @rules_fd and @procs_fd, by descriptor.
- * Returns NULL and sets errno.
+ * With @cache_dir (copied), the tables of files root or we own are read
+ * from the cache files there, and those built are written there
+ * (unwind_cache.h); NULL: every table is built. Returns NULL and sets
+ * errno.
  */
 struct unwind_maps *unwind_maps__new(struct unwinder *u, int rows_fd, size_t max_rows, int rules_fd,
-				     int procs_fd);
+				     int procs_fd, const char *cache_dir);
 void unwind_maps__free(struct unwind_maps *um);
 
 /* Load the tables of the mappings in @maps, for process @maps->pid. 0 or -errno. */

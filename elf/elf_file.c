@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/cache_file.h"
+#include "common/hashtab.h"
 #include "common/log.h"
 #include "elf/elf_file.h"
 #include "elf/fde_table.h"
@@ -308,6 +310,11 @@ uid_t elf_file__owner(const struct elf_file *f)
 	return f->owner;
 }
 
+bool elf_file__cacheable(const struct elf_file *f)
+{
+	return f->owner == 0 || f->owner == geteuid();
+}
+
 const char *elf_file__build_id(const struct elf_file *f)
 {
 	return f->build_id;
@@ -444,4 +451,22 @@ const unsigned char *elf__code_bytes(Elf *elf, uint64_t vaddr, uint64_t size)
 		return (const unsigned char *)data->d_buf + (vaddr - shdr.sh_addr);
 	}
 	return NULL;
+}
+
+uint64_t elf__fingerprint(Elf *elf)
+{
+	const char *raw;
+	GElf_Ehdr eh;
+	uint64_t sum;
+	size_t size;
+
+	raw = elf_rawfile(elf, &size);
+	if (!raw || !gelf_getehdr(elf, &eh))
+		return 0;
+	sum = hash_mix(size, cache_file__checksum(raw, eh.e_ehsize < size ? eh.e_ehsize : size));
+	if (eh.e_shoff && eh.e_shoff < size &&
+	    (uint64_t)eh.e_shnum * eh.e_shentsize <= size - eh.e_shoff)
+		sum = hash_mix(sum, cache_file__checksum(raw + eh.e_shoff,
+							 (size_t)eh.e_shnum * eh.e_shentsize));
+	return sum;
 }

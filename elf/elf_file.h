@@ -70,6 +70,14 @@ const char *elf_file__build_id(const struct elf_file *f);
 /* The owner of the file as it was opened; (uid_t)-1 for an image in memory, or unknown. */
 uid_t elf_file__owner(const struct elf_file *f);
 
+/*
+ * May what is read from @f be kept in a cache for later runs: is it a file
+ * root or our effective user owns? Anyone could give a file of theirs the
+ * build-id of another, and what was kept of theirs would then be the
+ * other's for every later run (a recording reads the files of every user).
+ */
+bool elf_file__cacheable(const struct elf_file *f);
+
 /* Every PT_LOAD segment, in program-header order; *@nr of them. */
 const struct elf_segment *elf_file__segments(const struct elf_file *f, size_t *nr);
 
@@ -117,5 +125,14 @@ int elf__find_symbol(Elf *elf, const char *name, uint64_t *value, uint64_t *size
  * ELF address @vaddr, or NULL when no such section holds them all.
  */
 const unsigned char *elf__code_bytes(Elf *elf, uint64_t vaddr, uint64_t size);
+
+/*
+ * A fingerprint of the ELF file @elf, for the caches kept per build-id
+ * (common/cache_file.h): its size, ELF header and section headers, which
+ * another file with the same build-id (a forged one, or one rewritten in
+ * place) is unlikely to share; cheap, as a warm run pays it. 0 when @elf
+ * has no ELF header.
+ */
+uint64_t elf__fingerprint(Elf *elf);
 
 #endif

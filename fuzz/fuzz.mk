@@ -37,6 +37,7 @@ FUZZ_MAX_LEN_fuzz_kallsyms := 4096
 FUZZ_MAX_LEN_fuzz_cmdline := 4096
 FUZZ_MAX_LEN_fuzz_serve_request := 4096
 FUZZ_MAX_LEN_fuzz_python_lines := 2048
+FUZZ_MAX_LEN_fuzz_unwind_cache := 4096
 
 fuzz-build: deps
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(FUZZ_OUTPUT) CC=$(CLANG) \

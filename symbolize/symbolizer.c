@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/array.h"
+#include "common/cache_file.h"
 #include "common/hashtab.h"
 #include "common/log.h"
 #include "common/proc_maps.h"
@@ -261,7 +262,7 @@ struct symbolizer *symbolizer__new(struct strset *strings, const struct symboliz
 		if (!sym->cache_dir || !sym->cache_producer)
 			goto out_free;
 		sym->cache_max_bytes = opts->cache_max_bytes ? opts->cache_max_bytes :
-							       SYMCACHE_DEFAULT_MAX_BYTES;
+							       CACHE_FILE_DEFAULT_MAX_BYTES;
 	}
 	sym->trusted_uid = opts && opts->trusted_uid ? opts->trusted_uid : getuid();
 	sym->py_frames = opts ? opts->py_frames : NULL;
@@ -848,29 +849,6 @@ static void symbolizer__line_flags(struct mapping_entry *m, const struct profile
 
 /* --- answers kept between runs ------------------------------------------- */
 
-/*
- * A fingerprint of the ELF file @elf: its size, ELF header and section
- * headers, which another file with the same build-id (a forged one, or one
- * rewritten in place) is unlikely to share; cheap, as a warm run pays it.
- */
-static uint64_t elf_fingerprint(Elf *elf)
-{
-	const char *raw;
-	GElf_Ehdr eh;
-	uint64_t sum;
-	size_t size;
-
-	raw = elf_rawfile(elf, &size);
-	if (!raw || !gelf_getehdr(elf, &eh))
-		return 0;
-	sum = hash_mix(size, symcache__checksum(raw, eh.e_ehsize < size ? eh.e_ehsize : size));
-	if (eh.e_shoff && eh.e_shoff < size &&
-	    (uint64_t)eh.e_shnum * eh.e_shentsize <= size - eh.e_shoff)
-		sum = hash_mix(sum, symcache__checksum(raw + eh.e_shoff,
-						       (size_t)eh.e_shnum * eh.e_shentsize));
-	return sum;
-}
-
 static bool module_cache_eq(const void *entry, const void *key)
 {
 	return ((const struct module_cache *)entry)->mod == key;
@@ -882,7 +860,6 @@ static struct module_cache *symbolizer__cache(struct symbolizer *sym, struct mod
 	uint64_t hash = hash_u64((uintptr_t)mod);
 	const char *build_id;
 	struct module_cache *mc;
-	uid_t owner;
 	bool added;
 
 	mc = hashtab__find_or_add(&sym->caches, hash, module_cache_eq, mod, sizeof(*mc), &added);
@@ -890,15 +867,10 @@ static struct module_cache *symbolizer__cache(struct symbolizer *sym, struct mod
 		return mc;
 	mc->mod = mod;
 	build_id = elf_symtab__build_id(module__symtab(mod));
-	owner = elf_file__owner(elf_symtab__file(module__symtab(mod)));
-	/*
-	 * Only a file root or we own: anyone could give a file of theirs the
-	 * build-id of another, and the answers of theirs would be the other's
-	 * for every later run (a recording reads the files of every user).
-	 */
-	if (build_id && (owner == 0 || owner == geteuid()) && module__self_contained(mod))
+	if (build_id && elf_file__cacheable(elf_symtab__file(module__symtab(mod))) &&
+	    module__self_contained(mod))
 		mc->cache = symcache__open(sym->cache_dir, build_id, sym->cache_producer,
-					   elf_fingerprint(elf_symtab__elf(module__symtab(mod))),
+					   elf__fingerprint(elf_symtab__elf(module__symtab(mod))),
 					   sym->strings);
 	return mc;
 }

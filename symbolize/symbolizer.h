@@ -100,7 +100,7 @@ struct symbolizer_opts {
 	 * symbolizer__save_cache().
 	 */
 	const char *cache_dir;
-	uint64_t cache_max_bytes; /* of @cache_dir; 0: SYMCACHE_DEFAULT_MAX_BYTES */
+	uint64_t cache_max_bytes; /* of @cache_dir; 0: CACHE_FILE_DEFAULT_MAX_BYTES */
 	/* What writes the cache (the profiler's version): another's files are not read. */
 	const char *cache_producer;
 };

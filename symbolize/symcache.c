@@ -1,17 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/array.h"
+#include "common/cache_file.h"
 #include "common/hashtab.h"
 #include "common/log.h"
 #include "common/strset.h"
@@ -19,8 +16,6 @@
 
 #define MAGIC "PRFSYMC\1"
 #define SUFFIX ".sym"
-/* Hex of the longest build-id we meet (a SHA-1's 20 bytes; 64 allowed), NUL-padded. */
-#define BUILD_ID_MAX 136
 #define PRODUCER_MAX 64
 #define NONE UINT32_MAX
 /*
@@ -37,7 +32,7 @@ struct header {
 	char magic[8];
 	uint32_t version;
 	uint32_t header_size;
-	char build_id[BUILD_ID_MAX];
+	char build_id[CACHE_FILE_BUILD_ID_MAX]; /* NUL-padded */
 	/* What wrote it (symcache__open()'s @producer), NUL-padded: another writes other answers. */
 	char producer[PRODUCER_MAX];
 	uint64_t file_sum; /* the fingerprint of the file it is of (symcache__open()) */
@@ -108,54 +103,6 @@ struct symcache {
 	struct hashtab chain_ids; /* fresh chain index + 1, by content */
 };
 
-/*
- * The files' checksum: four lanes of multiply-rotate rounds over 64-bit
- * words, then folded. The body of a large program's cache is tens of
- * megabytes, checked at every open: this runs at memory speed, where the
- * byte-at-a-time hash_bytes() would be a fifth of a warm run.
- */
-static inline uint64_t rotl(uint64_t x, int r)
-{
-	return x << r | x >> (64 - r);
-}
-
-static inline uint64_t round64(uint64_t acc, uint64_t w)
-{
-	return rotl(acc + w * 0xc2b2ae3d27d4eb4fULL, 31) * 0x9e3779b185ebca87ULL;
-}
-
-uint64_t symcache__checksum(const void *data, size_t size)
-{
-	const unsigned char *p = data;
-	uint64_t lane[4] = { 1, 2, 3, 4 }, w, h;
-	size_t i = 0;
-
-	for (; i + 32 <= size; i += 32) {
-		for (int k = 0; k < 4; k++) {
-			memcpy(&w, p + i + 8 * k, 8);
-			lane[k] = round64(lane[k], w);
-		}
-	}
-	h = rotl(lane[0], 1) + rotl(lane[1], 7) + rotl(lane[2], 12) + rotl(lane[3], 18) + size;
-	for (; i + 8 <= size; i += 8) {
-		memcpy(&w, p + i, 8);
-		h = round64(h, w);
-	}
-	for (; i < size; i++)
-		h = round64(h, p[i]);
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	return h ^ (h >> 29);
-}
-
-/* A build-id names a file: hex digits only, so that it can never climb out of the directory. */
-static bool build_id_ok(const char *build_id)
-{
-	size_t len = build_id ? strlen(build_id) : 0;
-
-	return len && len < BUILD_ID_MAX && strspn(build_id, "0123456789abcdef") == len;
-}
-
 static size_t align8(size_t n)
 {
 	return (n + 7) & ~(size_t)7;
@@ -197,8 +144,8 @@ static uint64_t body_sum(const struct part *parts)
 	uint64_t sums[NR_PARTS];
 
 	for (int i = 0; i < NR_PARTS; i++)
-		sums[i] = symcache__checksum(parts[i].data, parts[i].size);
-	return symcache__checksum(sums, sizeof(sums));
+		sums[i] = cache_file__checksum(parts[i].data, parts[i].size);
+	return cache_file__checksum(sums, sizeof(sums));
 }
 
 /* The parts of the file mapped at @map, as header @h and layout @l place them. */
@@ -214,51 +161,28 @@ static void file_parts(const void *map, const struct header *h, const struct lay
 	parts[4] = (struct part){ m + l->strings, h->strings_size, l->strings };
 }
 
-/* Is @st of type @type (S_IFREG, S_IFDIR), ours, and not writable by others? */
-static bool ours(const struct stat *st, mode_t type)
-{
-	return (st->st_mode & S_IFMT) == type && st->st_uid == geteuid() && !(st->st_mode & 022);
-}
-
 /* Map the cache file and check it all; false (with @why set, or errno) when it is not to be used. */
 static bool load(struct symcache *c, const char **why)
 {
 	struct part parts[NR_PARTS];
 	const struct header *h;
 	struct layout l;
-	struct stat st;
+	size_t size;
+	bool foreign;
 	void *map;
 	int fd;
 
-	/* Non-blocking: a FIFO put there must not hang us before it is refused. */
-	fd = open(c->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	fd = cache_file__open(c->path, &size, why, &foreign);
 	if (fd < 0) {
-		if (errno != ENOENT)
-			*why = strerror(errno);
-		if (errno == ELOOP)
-			c->foreign = true;
+		c->foreign = foreign;
 		return false;
 	}
-	if (fstat(fd, &st)) {
-		*why = strerror(errno);
-		close(fd);
-		return false;
-	}
-	if (!ours(&st, S_IFREG)) {
-		*why = "not a regular file of ours, or writable by others";
-		c->foreign = true;
-		close(fd);
-		return false;
-	}
-	if ((size_t)st.st_size < sizeof(*h)) {
+	if (size < sizeof(*h)) {
 		*why = "truncated";
 		close(fd);
 		return false;
 	}
-	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-	/* Used now: the last to be evicted. */
-	if (futimens(fd, NULL))
-		pr_debug("symbolize: cannot touch cache file '%s': %s", c->path, strerror(errno));
+	map = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 	close(fd);
 	if (map == MAP_FAILED) {
 		*why = strerror(errno);
@@ -267,7 +191,7 @@ static bool load(struct symcache *c, const char **why)
 	h = map;
 	*why = "corrupt header";
 	if (memcmp(h->magic, MAGIC, sizeof(h->magic)) || h->header_size != sizeof(*h) ||
-	    h->header_sum != symcache__checksum(h, offsetof(struct header, header_sum)))
+	    h->header_sum != cache_file__checksum(h, offsetof(struct header, header_sum)))
 		goto out_unmap;
 	if (h->version != SYMCACHE_VERSION) {
 		*why = "another format version";
@@ -286,7 +210,7 @@ static bool load(struct symcache *c, const char **why)
 		goto out_unmap;
 	}
 	*why = "truncated or corrupt";
-	if (!layout_of(h, &l) || h->file_size != (uint64_t)st.st_size || l.end != h->file_size ||
+	if (!layout_of(h, &l) || h->file_size != (uint64_t)size || l.end != h->file_size ||
 	    !h->nr_intervals || !h->nr_buckets || h->bucket_shift > 63 ||
 	    (h->span - 1) >> h->bucket_shift >= h->nr_buckets || h->span > (1ull << 32) || !h->span)
 		goto out_unmap;
@@ -302,7 +226,7 @@ static bool load(struct symcache *c, const char **why)
 		goto out_unmap;
 	}
 	c->map = map;
-	c->map_size = st.st_size;
+	c->map_size = size;
 	c->h = h;
 	c->buckets = (const uint32_t *)((char *)map + l.buckets);
 	c->iv = (const struct interval *)((char *)map + l.iv);
@@ -315,25 +239,8 @@ static bool load(struct symcache *c, const char **why)
 	return true;
 
 out_unmap:
-	munmap(map, st.st_size);
+	munmap(map, size);
 	return false;
-}
-
-/*
- * Is @dir, when there is one, a directory of ours that no one else may
- * write? Else a file in it could be anyone's, or be replaced under us.
- */
-static bool dir_ok(const char *dir, const char **why)
-{
-	struct stat st;
-
-	if (lstat(dir, &st))
-		return errno == ENOENT;
-	if (!ours(&st, S_IFDIR)) {
-		*why = "not a directory of ours, or writable by others";
-		return false;
-	}
-	return true;
 }
 
 struct symcache *symcache__open(const char *dir, const char *build_id, const char *producer,
@@ -342,7 +249,7 @@ struct symcache *symcache__open(const char *dir, const char *build_id, const cha
 	struct symcache *c;
 	const char *why = NULL;
 
-	if (!build_id_ok(build_id)) {
+	if (!cache_file__build_id_ok(build_id)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -361,7 +268,7 @@ struct symcache *symcache__open(const char *dir, const char *build_id, const cha
 	strncpy(c->producer, producer ? producer : "", sizeof(c->producer) - 1);
 	c->file_sum = file_sum;
 	c->lo = UINT64_MAX;
-	if (!dir_ok(dir, &why)) {
+	if (!cache_file__dir_ok(dir, &why)) {
 		pr_warn("symbolize: not using cache directory '%s': %s", dir, why);
 		c->foreign = true;
 	} else if (!load(c, &why) && why) {
@@ -873,127 +780,17 @@ static int writer_fill(struct writer *w, struct symcache *c, uint32_t *file_map,
 	}
 }
 
-/* pwrite() all of @size bytes at @offset; 0 or a negative errno. */
-static int write_at(int fd, const void *buf, size_t size, uint64_t offset)
-{
-	while (size) {
-		ssize_t n = pwrite(fd, buf, size, offset);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf = (const char *)buf + n;
-		size -= n;
-		offset += n;
-	}
-	return 0;
-}
-
-/* mkdir -p @dir, each new directory 0700. Returns 0 or a negative errno. */
-static int make_dirs(const char *dir)
-{
-	char *path = strdup(dir);
-	int ret = 0;
-
-	if (!path)
-		return -ENOMEM;
-	for (char *p = path + 1; !ret; p++) {
-		bool end = !*p;
-
-		if (*p != '/' && !end)
-			continue;
-		*p = '\0';
-		if (mkdir(path, 0700) && errno != EEXIST)
-			ret = -errno;
-		if (end)
-			break;
-		*p = '/';
-	}
-	free(path);
-	return ret;
-}
-
-struct cache_entry {
-	char *path;
-	uint64_t size;
-	struct timespec mtime;
+struct write_ctx {
+	const struct symcache *c;
+	struct writer *w;
 };
 
-static int entry_cmp(const void *a, const void *b)
+/* Write the file of a writer's tables to @fd (cache_file__write()'s callback). */
+static int write_file(int fd, void *arg)
 {
-	const struct cache_entry *x = a, *y = b;
-
-	if (x->mtime.tv_sec != y->mtime.tv_sec)
-		return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
-	if (x->mtime.tv_nsec != y->mtime.tv_nsec)
-		return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
-	return strcmp(x->path, y->path);
-}
-
-/* Remove the least recently used cache files of @dir until at most @max_bytes remain; @keep stays. */
-static void evict(const char *dir, const char *keep, uint64_t max_bytes)
-{
-	struct cache_entry *e = NULL;
-	size_t nr = 0, alloc = 0;
-	uint64_t total = 0;
-	struct dirent *d;
-	DIR *dp;
-
-	dp = opendir(dir);
-	if (!dp)
-		return;
-	while ((d = readdir(dp))) {
-		size_t len = strlen(d->d_name);
-		bool tmp = strstr(d->d_name, SUFFIX ".tmp.");
-		struct stat st;
-		char *path;
-
-		if (!tmp &&
-		    (len <= strlen(SUFFIX) || strcmp(d->d_name + len - strlen(SUFFIX), SUFFIX)))
-			continue;
-		if (asprintf(&path, "%s/%s", dir, d->d_name) < 0)
-			break;
-		/* What a writer that died left behind, an hour on: no writer takes that long. */
-		if (tmp) {
-			if (!lstat(path, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-			    st.st_mtime < time(NULL) - 3600)
-				unlink(path);
-			free(path);
-			continue;
-		}
-		if (lstat(path, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-		    array__reserve(&e, &alloc, nr + 1, sizeof(*e))) {
-			free(path);
-			continue;
-		}
-		e[nr++] = (struct cache_entry){ path, st.st_size, st.st_mtim };
-		total += st.st_size;
-	}
-	closedir(dp);
-	if (nr)
-		qsort(e, nr, sizeof(*e), entry_cmp);
-	for (size_t i = 0; i < nr && total > max_bytes; i++) {
-		if (!strcmp(e[i].path, keep))
-			continue;
-		if (!unlink(e[i].path)) {
-			pr_debug("symbolize: evicted cache file '%s'", e[i].path);
-			total -= e[i].size;
-		}
-	}
-	for (size_t i = 0; i < nr; i++)
-		free(e[i].path);
-	free(e);
-}
-
-/*
- * Write the file of @w's tables to @fd. Not through common/output.h, made
- * for profiles: a cache file is ours alone (0600, not the umask's mode),
- * never written through a link or a FIFO, and not worth an fsync (see
- * symcache__save()).
- */
-static int write_file(int fd, const struct symcache *c, struct writer *w)
-{
+	const struct write_ctx *ctx = arg;
+	const struct symcache *c = ctx->c;
+	struct writer *w = ctx->w;
 	struct header h = { .version = SYMCACHE_VERSION, .header_size = sizeof(h) };
 	uint32_t *buckets;
 	struct layout l;
@@ -1041,13 +838,13 @@ static int write_file(int fd, const struct symcache *c, struct writer *w)
 		{ w->strings, w->strings_size, l.strings },
 	};
 	h.body_sum = body_sum(parts);
-	h.header_sum = symcache__checksum(&h, offsetof(struct header, header_sum));
+	h.header_sum = cache_file__checksum(&h, offsetof(struct header, header_sum));
 	/* Its length, whatever the last part holds: the padding is a hole, read as zeros. */
 	err = ftruncate(fd, l.end) ? -errno : 0;
 	if (!err)
-		err = write_at(fd, &h, sizeof(h), 0);
+		err = cache_file__write_at(fd, &h, sizeof(h), 0);
 	for (int i = 0; i < NR_PARTS && !err; i++)
-		err = write_at(fd, parts[i].data, parts[i].size, parts[i].offset);
+		err = cache_file__write_at(fd, parts[i].data, parts[i].size, parts[i].offset);
 	free(buckets);
 	return err;
 }
@@ -1056,9 +853,9 @@ int symcache__save(struct symcache *c, uint64_t max_bytes)
 {
 	struct writer w = { 0 };
 	uint32_t *file_map = NULL, *fresh_map = NULL;
-	char *tmp_path = NULL;
+	struct write_ctx ctx = { c, &w };
 	const char *why = NULL;
-	int fd = -1, err;
+	int err;
 
 	if (!c->nr_fresh)
 		return 0;
@@ -1076,48 +873,12 @@ int symcache__save(struct symcache *c, uint64_t max_bytes)
 	err = writer_fill(&w, c, file_map, fresh_map);
 	if (err)
 		goto out;
-	err = make_dirs(c->dir);
-	if (err)
-		goto out;
-	/* Made now, or there already: ours alone, or nothing is written there. */
-	if (!dir_ok(c->dir, &why)) {
+	err = cache_file__write(c->dir, c->path, write_file, &ctx, max_bytes, &why);
+	if (err == -EPERM && why)
 		pr_warn("symbolize: not writing cache directory '%s': %s", c->dir, why);
-		err = -EPERM;
-		goto out;
-	}
-	if (asprintf(&tmp_path, "%s.tmp.%d", c->path, (int)getpid()) < 0) {
-		tmp_path = NULL;
-		err = -ENOMEM;
-		goto out;
-	}
-	fd = open(tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		err = -errno;
-		goto out;
-	}
-	/*
-	 * No fsync(): a file cut short by a crash fails its checksum and is
-	 * ignored, and the cache is only ever a shortcut.
-	 */
-	err = write_file(fd, c, &w);
-	if (!err && close(fd))
-		err = -errno;
-	fd = -1;
-	if (!err && rename(tmp_path, c->path))
-		err = -errno;
-	if (err) {
-		unlink(tmp_path);
-		goto out;
-	}
-	pr_debug("symbolize: wrote cache file '%s'", c->path);
-	if (max_bytes)
-		evict(c->dir, c->path, max_bytes);
+	if (!err)
+		pr_debug("symbolize: wrote cache file '%s'", c->path);
 out:
-	if (fd >= 0) {
-		close(fd);
-		unlink(tmp_path);
-	}
-	free(tmp_path);
 	free(file_map);
 	free(fresh_map);
 	writer_release(&w);

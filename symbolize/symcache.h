@@ -29,11 +29,8 @@
  * and writable by no one else, its header and checksum hold, and it is of
  * this format version, build-id, producer and file fingerprint; any other is
  * ignored with a one-line warning and never believed. Every lookup is
- * still bounds-checked, so that no file can make us read outside it. A
- * file is written under a temporary name and renamed into place, so that a
- * reader sees a whole file or none. After a write the least recently used
- * files (by mtime, which a read refreshes) go until the directory holds at
- * most the size limit.
+ * still bounds-checked, so that no file can make us read outside it.
+ * Files are opened, written and evicted as common/cache_file.h says.
  *
  * Which directory to use is the caller's decision (cli/cache_dir.h). Not
  * thread-safe.
@@ -46,8 +43,6 @@
 
 /* Bumped whenever what a file holds changes meaning: older files are then ignored. */
 #define SYMCACHE_VERSION 2
-/* The default size limit of a cache directory. */
-#define SYMCACHE_DEFAULT_MAX_BYTES (1ULL << 30)
 /* The deepest chain kept; deeper ones are not cached (the symbolizer's limit too). */
 #define SYMCACHE_MAX_LINES 64
 
@@ -105,8 +100,5 @@ int symcache__save(struct symcache *c, uint64_t max_bytes);
 
 /* The path of the cache file, for messages. */
 const char *symcache__path(const struct symcache *c);
-
-/* The checksum of the files (exposed for the tests that corrupt them). */
-uint64_t symcache__checksum(const void *data, size_t size);
 
 #endif

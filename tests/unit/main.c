@@ -22,6 +22,22 @@ static int nr_tests;
 static bool current_failed;
 static char current_skip[256]; /* why the running case was skipped, "" if it was not */
 
+int test__nr_warnings;
+char test__last_warning[512];
+
+static void capture(enum log_level level, const char *fmt, va_list args)
+{
+	if (level != LOG_WARN)
+		return;
+	test__nr_warnings++;
+	vsnprintf(test__last_warning, sizeof(test__last_warning), fmt, args);
+}
+
+log_print_fn test__capture_warnings(void)
+{
+	return log_set_print(capture);
+}
+
 void test__register(const char *name, test_fn fn)
 {
 	if (nr_tests == MAX_TESTS) {

@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/log.h"
+
 typedef void (*test_fn)(void);
 
 void test__register(const char *name, test_fn fn);
@@ -39,6 +41,14 @@ const char *test__no_dev_full(void);
  * was before, else what happened to it (in a static buffer).
  */
 const char *test__in_child(void (*fn)(void));
+/*
+ * Count the pr_warn() lines logged from now on in test__nr_warnings (the
+ * caller zeroes it), the last one in test__last_warning; the other levels
+ * are dropped. Returns the callback it replaced, for log_set_print().
+ */
+log_print_fn test__capture_warnings(void);
+extern int test__nr_warnings;
+extern char test__last_warning[512];
 /* Path of fixture @name under $FIXTURES, in a static buffer. */
 const char *test__fixture(const char *name);
 /* The whole of file @path, its length in *@size; the caller frees it. NULL on failure. */

@@ -27,6 +27,7 @@
 #include "fuzz/fuzz_proc_maps.c"
 #include "fuzz/fuzz_python_lines.c"
 #include "fuzz/fuzz_symbolize_addresses.c"
+#include "fuzz/fuzz_unwind_cache.c"
 #include "test.h"
 
 typedef int (*fuzz_fn)(const uint8_t *data, size_t size);
@@ -109,6 +110,11 @@ TEST(fuzz_inputs_event)
 TEST(fuzz_inputs_kallsyms)
 {
 	CHECK(!replay("fuzz_kallsyms", fuzz_kallsyms));
+}
+
+TEST(fuzz_inputs_unwind_cache)
+{
+	CHECK(!replay("fuzz_unwind_cache", fuzz_unwind_cache));
 }
 
 TEST(fuzz_inputs_line_table)

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/cache_file.h"
 #include "common/log.h"
 #include "common/strset.h"
 #include "symbolize/symcache.h"
@@ -299,17 +300,6 @@ static bool answers_none(struct symcache *c, unsigned int gens)
 
 /* --- warnings ----------------------------------------------------------------- */
 
-static int nr_warnings;
-static char last_warning[512];
-
-static void capture(enum log_level level, const char *fmt, va_list args)
-{
-	if (level != LOG_WARN)
-		return;
-	nr_warnings++;
-	vsnprintf(last_warning, sizeof(last_warning), fmt, args);
-}
-
 /* A cache with its own strings. */
 struct env {
 	struct strset *set;
@@ -325,8 +315,8 @@ static uint64_t open_file_sum = FILE_SUM;
 /* Open the cache of @build_id in @dir, counting the warnings from none. */
 static bool env_open(struct env *e, const char *dir, const char *build_id)
 {
-	nr_warnings = 0;
-	last_warning[0] = '\0';
+	test__nr_warnings = 0;
+	test__last_warning[0] = '\0';
 	e->set = strset__new();
 	e->c = e->set ? symcache__open(dir, build_id, open_producer, open_file_sum, e->set) : NULL;
 	live = *e;
@@ -366,7 +356,7 @@ static void in_dir(void (*body)(const char *dir))
 		test__fail(__FILE__, __LINE__, "mkdtemp: %s", strerror(errno));
 		return;
 	}
-	old = log_set_print(capture);
+	old = test__capture_warnings();
 	body(dir);
 	env_close(&live);
 	log_set_print(old);
@@ -497,8 +487,8 @@ static uint64_t body_sum_of(const char *buf, const struct layout *l)
 	uint64_t sums[NR_PARTS];
 
 	for (int i = 0; i < NR_PARTS; i++)
-		sums[i] = symcache__checksum(buf + l->offset[i], l->size[i]);
-	return symcache__checksum(sums, sizeof(sums));
+		sums[i] = cache_file__checksum(buf + l->offset[i], l->size[i]);
+	return cache_file__checksum(sums, sizeof(sums));
 }
 
 /* Byte @i of a file laid out as @l is padding between two parts. */
@@ -518,7 +508,7 @@ static bool header_as_known(const char *buf, size_t size)
 	return layout_of(buf, size, &l) && get32(buf, VERSION_OFFSET) == SYMCACHE_VERSION &&
 	       get32(buf, HEADER_SIZE_OFFSET) == HEADER_SIZE &&
 	       get64(buf, BODY_SUM_OFFSET) == body_sum_of(buf, &l) &&
-	       get64(buf, HEADER_SUM_OFFSET) == symcache__checksum(buf, HEADER_SUM_OFFSET);
+	       get64(buf, HEADER_SUM_OFFSET) == cache_file__checksum(buf, HEADER_SUM_OFFSET);
 }
 
 /* Make the checksums of @buf agree with what it now holds (the body's, if it can be found). */
@@ -531,7 +521,7 @@ static void checksum_again(char *buf, size_t size)
 		sum = body_sum_of(buf, &l);
 		memcpy(buf + BODY_SUM_OFFSET, &sum, 8);
 	}
-	sum = symcache__checksum(buf, HEADER_SUM_OFFSET);
+	sum = cache_file__checksum(buf, HEADER_SUM_OFFSET);
 	memcpy(buf + HEADER_SUM_OFFSET, &sum, 8);
 }
 
@@ -548,7 +538,7 @@ static void round_trip(const char *dir)
 	cache_path(path, sizeof(path), dir, BUILD_ID);
 	/* No file: empty, silently; nothing added, nothing written. */
 	CHECK(env_open(&e, dir, BUILD_ID));
-	CHECK_U64(nr_warnings, 0);
+	CHECK_U64(test__nr_warnings, 0);
 	CHECK(answers_none(e.c, FIRST | DEEP));
 	CHECK_STR(symcache__path(e.c), path);
 	CHECK_U64(symcache__save(e.c, 0), 0);
@@ -570,7 +560,7 @@ static void round_trip(const char *dir)
 	CHECK_U64(count_entries(dir, ".tmp."), 0);
 	/* Read back with strings of its own: the same answers, interned there. */
 	CHECK(env_open(&e, dir, BUILD_ID));
-	CHECK_U64(nr_warnings, 0);
+	CHECK_U64(test__nr_warnings, 0);
 	CHECK(answers_all(e.c, FIRST | DEEP, e.set));
 	/* Asked again (the strings interned now): the same. */
 	CHECK(answers_all(e.c, FIRST | DEEP, e.set));
@@ -615,7 +605,7 @@ static void growth(const char *dir)
 	env_close(&e);
 	CHECK_U64(count_entries(dir, ""), 1);
 	CHECK(env_open(&e, dir, BUILD_ID));
-	CHECK_U64(nr_warnings, 0);
+	CHECK_U64(test__nr_warnings, 0);
 	CHECK(answers_all(e.c, ALL, e.set));
 	env_close(&e);
 	/* A directory that is not there yet is made, ours alone. */
@@ -655,18 +645,18 @@ static void truncated(const char *dir)
 	for (len = 0; len < size; len++) {
 		CHECK(put_file(path, buf, len));
 		CHECK(env_open(&e, dir, BUILD_ID));
-		if (!answers_none(e.c, FIRST) || nr_warnings != 1)
+		if (!answers_none(e.c, FIRST) || test__nr_warnings != 1)
 			break;
 		env_close(&e);
 	}
 	if (len < size)
 		test__fail(__FILE__, __LINE__, "cut to %zu of %zu bytes: %d warnings, '%s'", len,
-			   size, nr_warnings, last_warning);
+			   size, test__nr_warnings, test__last_warning);
 	env_close(&e);
 	/* Whole again: believed again. */
 	CHECK(put_file(path, buf, size));
 	CHECK(env_open(&e, dir, BUILD_ID));
-	CHECK_U64(nr_warnings, 0);
+	CHECK_U64(test__nr_warnings, 0);
 	CHECK(answers_all(e.c, FIRST, e.set));
 	env_close(&e);
 	free(buf);
@@ -708,13 +698,13 @@ static void flipped(const char *dir)
 			CHECK(env_open(&e, dir, BUILD_ID));
 			t = tally(e.c, FIRST, e.set);
 			env_close(&e);
-			if (t.wrong ||
-			    (pad ? t.missing || nr_warnings : t.answered || nr_warnings != 1)) {
+			if (t.wrong || (pad ? t.missing || test__nr_warnings :
+					      t.answered || test__nr_warnings != 1)) {
 				tally_print("flipped", &t);
 				test__fail(__FILE__, __LINE__,
 					   "byte %zu ^ 0x%02x (%s): %d warnings, '%s'", i, masks[m],
-					   pad ? "padding" : "not padding", nr_warnings,
-					   last_warning);
+					   pad ? "padding" : "not padding", test__nr_warnings,
+					   test__last_warning);
 				free(buf);
 				return;
 			}
@@ -800,8 +790,8 @@ static void ignored_as(const char *dir, const char *why)
 
 	CHECK(env_open(&e, dir, OTHER_ID));
 	CHECK(answers_none(e.c, GEN(1)));
-	CHECK_U64(nr_warnings, 1);
-	CHECK(strstr(last_warning, why));
+	CHECK_U64(test__nr_warnings, 1);
+	CHECK(strstr(test__last_warning, why));
 	env_close(&e);
 }
 
@@ -823,16 +813,16 @@ static void version_and_build_id(const char *dir)
 	CHECK(put_file(path, buf, size));
 	CHECK(env_open(&e, dir, BUILD_ID));
 	CHECK(answers_none(e.c, FIRST));
-	CHECK_U64(nr_warnings, 1);
-	CHECK(strstr(last_warning, path));
+	CHECK_U64(test__nr_warnings, 1);
+	CHECK(strstr(test__last_warning, path));
 	env_close(&e);
 	/* ... and with the header's checksum made to agree: still ignored, for its version. */
 	checksum_again(buf, size);
 	CHECK(put_file(path, buf, size));
 	CHECK(env_open(&e, dir, BUILD_ID));
 	CHECK(answers_none(e.c, FIRST));
-	CHECK_U64(nr_warnings, 1);
-	CHECK(strstr(last_warning, "version"));
+	CHECK_U64(test__nr_warnings, 1);
+	CHECK(strstr(test__last_warning, "version"));
 	env_close(&e);
 	/* This version again: believed. */
 	version = SYMCACHE_VERSION;
@@ -840,7 +830,7 @@ static void version_and_build_id(const char *dir)
 	checksum_again(buf, size);
 	CHECK(put_file(path, buf, size));
 	CHECK(env_open(&e, dir, BUILD_ID));
-	CHECK_U64(nr_warnings, 0);
+	CHECK_U64(test__nr_warnings, 0);
 	CHECK(answers_all(e.c, FIRST, e.set));
 	env_close(&e);
 	free(buf);
@@ -848,19 +838,19 @@ static void version_and_build_id(const char *dir)
 	CHECK(!rename(path, other_path));
 	CHECK(env_open(&e, dir, OTHER_ID));
 	CHECK(answers_none(e.c, FIRST));
-	CHECK_U64(nr_warnings, 1);
-	CHECK(strstr(last_warning, "build-id"));
+	CHECK_U64(test__nr_warnings, 1);
+	CHECK(strstr(test__last_warning, "build-id"));
 	/* Nothing to trust there, but nothing foreign either: replaced by what is added. */
 	CHECK_U64(add_wants(e.c, GEN(1)), 0);
 	CHECK_U64(symcache__save(e.c, 0), 0);
 	env_close(&e);
 	CHECK(env_open(&e, dir, OTHER_ID));
-	CHECK_U64(nr_warnings, 0);
+	CHECK_U64(test__nr_warnings, 0);
 	CHECK(answers_all(e.c, GEN(1), e.set));
 	env_close(&e);
 	/* And none of its own under this one's name. */
 	CHECK(env_open(&e, dir, BUILD_ID));
-	CHECK_U64(nr_warnings, 0);
+	CHECK_U64(test__nr_warnings, 0);
 	CHECK(answers_none(e.c, FIRST));
 	env_close(&e);
 
@@ -894,12 +884,14 @@ static bool distrusted(const char *dir, const char *path, const void *buf, size_
 
 	if (!env_open(&e, dir, BUILD_ID))
 		return false;
-	ok = answers_none(e.c, FIRST) && nr_warnings == 1 && strstr(last_warning, path) &&
-	     add_wants(e.c, GEN(1)) == 0 && symcache__save(e.c, 0) == -EPERM && nr_warnings == 1 &&
+	ok = answers_none(e.c, FIRST) && test__nr_warnings == 1 &&
+	     strstr(test__last_warning, path) && add_wants(e.c, GEN(1)) == 0 &&
+	     symcache__save(e.c, 0) == -EPERM && test__nr_warnings == 1 &&
 	     count_entries(dir, ".tmp.") == 0;
 	env_close(&e);
 	if (!ok)
-		printf("#   '%s': %d warnings, '%s'\n", path, nr_warnings, last_warning);
+		printf("#   '%s': %d warnings, '%s'\n", path, test__nr_warnings,
+		       test__last_warning);
 	return ok && (!buf || same_file(path, buf, size));
 }
 
@@ -994,8 +986,9 @@ static void open_fifo(void)
 	bool ok;
 
 	alarm(2);
-	ok = env_open(&e, fifo_dir, BUILD_ID) && answers_none(e.c, FIRST) && nr_warnings == 1 &&
-	     add_wants(e.c, GEN(1)) == 0 && symcache__save(e.c, 0) == -EPERM;
+	ok = env_open(&e, fifo_dir, BUILD_ID) && answers_none(e.c, FIRST) &&
+	     test__nr_warnings == 1 && add_wants(e.c, GEN(1)) == 0 &&
+	     symcache__save(e.c, 0) == -EPERM;
 	env_close(&e);
 	alarm(0);
 	errno = ok ? EBADMSG : EIO;
@@ -1216,14 +1209,14 @@ static void address_edges(const char *dir)
 	env_close(&e);
 
 	CHECK(env_open(&e, dir, BUILD_ID));
-	CHECK_U64(nr_warnings, 0);
+	CHECK_U64(test__nr_warnings, 0);
 	CHECK_U64(symcache__lookup(e.c, 0, got), 1);
 	CHECK_STR(got[0].name, "main");
 	CHECK_U64(symcache__lookup(e.c, 1, got), 0);
 	CHECK_U64(symcache__lookup(e.c, UINT64_MAX, got), 0);
 	env_close(&e);
 	CHECK(env_open(&e, dir, OTHER_ID));
-	CHECK_U64(nr_warnings, 0);
+	CHECK_U64(test__nr_warnings, 0);
 	CHECK_U64(symcache__lookup(e.c, UINT64_MAX - 1, got), 1);
 	CHECK_STR(got[0].name, "other");
 	CHECK_U64(symcache__lookup(e.c, UINT64_MAX, got), 0);
@@ -1249,8 +1242,8 @@ static void no_strings(const char *dir)
 	CHECK_U64(symcache__save(e.c, 0), 0);
 	env_close(&e);
 	CHECK(env_open(&e, dir, BUILD_ID));
-	if (nr_warnings)
-		test__fail(__FILE__, __LINE__, "warned: '%s'", last_warning);
+	if (test__nr_warnings)
+		test__fail(__FILE__, __LINE__, "warned: '%s'", test__last_warning);
 	CHECK_U64(symcache__lookup(e.c, 0x9008, got), 1);
 	CHECK(!got[0].name && !got[0].system_name && !got[0].file);
 	CHECK_U64(got[0].line, 0);
