@@ -6,12 +6,14 @@
  * with the same stacks counted in the kernel (`sample_sums`). Owns
  * `seen` (which processes were sampled since they were seen or exec'd)
  * and the tunables `sum_samples`, `sample_idle` and `wakeup_bytes`.
- * Needs stacks.bpf.h to fill a record.
+ * Needs stacks.bpf.h to fill a record, and native_unwind.bpf.h's tunables
+ * to copy a stack.
  */
 #ifndef PROFILER_BPF_SAMPLE_BPF_H
 #define PROFILER_BPF_SAMPLE_BPF_H
 
 #include "bpf/common.bpf.h"
+#include "bpf/native_unwind.bpf.h"
 #include "bpf/stacks.bpf.h"
 
 /*
