@@ -70,7 +70,9 @@ $(OUTPUT)/vmlinux.h: | $(OUTPUT)
 	$(Q)$(BPFTOOL) btf dump file $(BTF) format c > $@
 endif
 
-$(OUTPUT)/profile.bpf.o: bpf/profile.bpf.c bpf/profile.h $(OUTPUT)/vmlinux.h | $(OUTPUT)
+# The BPF program is one object: profile.bpf.c includes its units, bpf/*.bpf.h, and
+# profile.h. A change to any of them rebuilds it.
+$(OUTPUT)/profile.bpf.o: bpf/profile.bpf.c $(wildcard bpf/*.h) $(OUTPUT)/vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -I. \
 		$(filter-out -I%/include,$(PKG_CFLAGS)) -Wall -Werror -c $< -o $@

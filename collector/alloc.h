@@ -12,7 +12,7 @@
  * library. Uprobes are attached per process, so no other process on the
  * machine pays for them.
  *
- * The BPF program (profile.bpf.c, alloc_*) samples calls by bytes and sends
+ * The BPF program (bpf/alloc.bpf.h) samples calls by bytes and sends
  * each sampled block with its stack and, when it is freed, its free. Here
  * each block is scaled to what it stands for (profile.h, struct
  * profile_alloc) and counted in its stack_table entry: allocated, live now,

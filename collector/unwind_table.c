@@ -14,7 +14,7 @@
 #define REG_BP 6
 #define REG_SP 7
 #define REG_RA 16
-/* Where a signal trampoline's CFA expression reads the interrupted rsp: see profile.bpf.c. */
+/* Where a signal trampoline's CFA expression reads the interrupted rsp: see native_unwind.bpf.h. */
 #define UCONTEXT_RSP 160
 
 static int table_push(struct unwind_table *t, uint64_t pc, const struct unwind_rule *rule)
