@@ -37,8 +37,10 @@ name="samples counted in the kernel"
 samples=$(summary_count "$TMP/counted.err" "on-CPU samples")
 sums=$(sums_count "$TMP/counted.err")
 got=$(total "$TMP/counted.folded")
-# Two busy threads for 3 s at 999 Hz: about 6000 samples, all but the first of each stack counted.
-if [[ ${samples:-0} -ge 3000 && ${sums:-0} -ge $((samples * 9 / 10)) && $got -eq $samples ]]; then
+# Two busy threads for 3 s at 999 Hz: about 6000 samples on an idle machine, half or less on
+# a busy one, where both recordings run beside other work; all but the first of each stack
+# counted. A thousand is enough samples to tell.
+if [[ ${samples:-0} -ge 1000 && ${sums:-0} -ge $((samples * 9 / 10)) && $got -eq $samples ]]; then
 	ok "$name ($sums of $samples samples counted, not sent; $got in the profile)"
 else
 	fail "$name (${sums:-no} of ${samples:-no} samples counted, not sent; $got in the profile)"
@@ -51,7 +53,7 @@ sent_got=$(total "$TMP/sent.folded")
 alpha=$(folded_leaf_pct "$TMP/counted.folded" alpha_work)
 sent_alpha=$(folded_leaf_pct "$TMP/sent.folded" alpha_work)
 # The recording with a Firefox output sends each sample: it says nothing of sums.
-if grep -q ' sums: ' "$TMP/sent.err" || [[ ${sent_samples:-0} -lt 3000 ]]; then
+if grep -q ' sums: ' "$TMP/sent.err" || [[ ${sent_samples:-0} -lt 1000 ]]; then
 	fail "$name: the recording with a Firefox output did not send each sample"
 	sed 's/^/#   /' "$TMP/sent.err"
 elif within "$got" "$sent_got" $((sent_got / 20)) && within "$alpha" "$sent_alpha" 5; then
