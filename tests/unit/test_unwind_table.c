@@ -205,3 +205,118 @@ TEST(unwind_table_system_files_match_libdw)
 	if (!found)
 		SKIP("none of the system files compared is here");
 }
+
+static char last_warning[256];
+static size_t nr_warnings;
+
+static void capture_warnings(enum log_level level, const char *fmt, va_list args)
+{
+	if (level != LOG_WARN)
+		return;
+	nr_warnings++;
+	vsnprintf(last_warning, sizeof(last_warning), fmt, args);
+}
+
+/* The peak resident set so far, in bytes. */
+static uint64_t peak_rss(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (uint64_t)ru.ru_maxrss << 10;
+}
+
+/* Build the table of fixture @name, the log captured: what unwind_table__build() returned. */
+static int build_hostile(const char *name, struct unwind_table *t, struct elf_file **f,
+			 uint64_t *rss_growth)
+{
+	uint64_t rss = peak_rss();
+	log_print_fn old;
+	int err;
+
+	*f = elf_file__open(test__fixture(name));
+	if (!*f)
+		return -errno;
+	last_warning[0] = '\0';
+	nr_warnings = 0;
+	old = log_set_print(capture_warnings);
+	err = unwind_table__build(t, *f);
+	log_set_print(old);
+	*rss_growth = peak_rss() - rss;
+	printf("# %s: %d, %zu rows, %" PRIu64 " KiB more resident; '%s'\n", name, err, t->nr,
+	       *rss_growth >> 10, last_warning);
+	return err;
+}
+
+/* The rule that holds @delta bytes into symbol @name of @f (none before any row), or NULL. */
+static const struct unwind_rule *rule_at(const struct unwind_table *t, struct elf_file *f,
+					 const char *name, uint64_t delta)
+{
+	static const struct unwind_rule none = { .cfa = UNWIND_CFA_NONE };
+	const struct unwind_table_row *row;
+	uint64_t addr, size;
+
+	if (elf__find_symbol(elf_file__elf(f), name, &addr, &size))
+		return NULL;
+	row = unwind_table__find(t, addr + delta);
+	return row ? &row->rule : &none;
+}
+
+/*
+ * CFI that would cost a row-by-row reading 1e10 instructions, and a few
+ * FDEs libdw could not read either: the rows are those its instructions
+ * give, not those its range claims, what cannot be read is left out (the
+ * FDE nesting remember_state too deep with one warning), and memory stays
+ * within bounds.
+ */
+TEST(unwind_table_hostile_cfi_bounded)
+{
+	struct unwind_table t = { 0 };
+	const struct unwind_rule *r;
+	struct elf_file *f;
+	uint64_t rss;
+
+	CHECK(build_hostile("hostile-cfi-linear.so", &t, &f, &rss) == 0);
+	/* 100,001 rows from the 10,000,000-byte FDE, a few from the others. */
+	CHECK(t.nr >= 100001 && t.nr <= 100001 + 16);
+	CHECK(t.alloc * sizeof(*t.rows) < (64 << 20));
+	CHECK(rss < (64 << 20));
+	CHECK(nr_warnings == 1 && strstr(last_warning, "remember_state"));
+	CHECK((r = rule_at(&t, f, "hostile_code", 0)) && r->cfa == UNWIND_CFA_SP &&
+	      r->cfa_off == 8);
+	CHECK((r = rule_at(&t, f, "hostile_code", 12345)) && r->cfa == UNWIND_CFA_SP &&
+	      r->cfa_off == 16);
+	/* Its last rules hold to its end, 10,000,000 bytes on. */
+	CHECK((r = rule_at(&t, f, "hostile_code", 9999999)) && r->cfa == UNWIND_CFA_SP &&
+	      r->cfa_off == 8);
+	CHECK((r = rule_at(&t, f, "hostile_code", 10000000)) && r->cfa == UNWIND_CFA_NONE);
+	CHECK((r = rule_at(&t, f, "code_deep", 0)) && r->cfa == UNWIND_CFA_NONE);
+	CHECK((r = rule_at(&t, f, "code_far", 0)) && r->cfa == UNWIND_CFA_SP);
+	CHECK((r = rule_at(&t, f, "code_cie_advancing", 0)) && r->cfa == UNWIND_CFA_NONE);
+	CHECK((r = rule_at(&t, f, "code_unremembered", 0)) && r->cfa == UNWIND_CFA_SP);
+	CHECK((r = rule_at(&t, f, "code_alternating", 0)) && r->cfa == UNWIND_CFA_SP &&
+	      r->cfa_off == 8);
+	unwind_table__release(&t);
+	elf_file__put(f);
+}
+
+/*
+ * CFI whose reading, FDE by FDE, replays one FDE's instructions 30,000
+ * times: the builder gives up on the file, says so once, and within bounds.
+ */
+TEST(unwind_table_hostile_cfi_gives_up)
+{
+	struct unwind_table t = { 0 };
+	struct elf_file *f;
+	uint64_t rss;
+
+	CHECK(build_hostile("hostile-cfi.so", &t, &f, &rss) == -E2BIG);
+	/* The FDEs that make it quadratic are there to be read. */
+	CHECK(fde_table__nr(elf_file__fdes(f)) > 30000);
+	CHECK(nr_warnings == 1 && strstr(last_warning, "giving up"));
+	CHECK(t.nr <= UNWIND_TABLE_MAX_ROWS);
+	CHECK(t.alloc * sizeof(*t.rows) < (64 << 20));
+	CHECK(rss < (64 << 20));
+	unwind_table__release(&t);
+	elf_file__put(f);
+}
