@@ -278,14 +278,24 @@ $(OUTPUT)/fixtures/overlapping-lines.so $(OUTPUT)/fixtures/unknown-form.so:
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -nostdlib -shared $< -o $@
 
-# CFI written to cost the unwind table builder time and memory, for
-# tests/unit/test_unwind_table.c: without and with the FDEs of .debug_frame
-# that would make reading it quadratic. ld says "error in ...(.eh_frame); no
-# .eh_frame_hdr table will be created": it cannot index such an .eh_frame,
-# and need not.
-CFI_FIXTURES := $(addprefix $(OUTPUT)/fixtures/,hostile-cfi-linear.so hostile-cfi.so)
+# CFI for tests/unit/test_unwind_table.c: the symbolizer's fixture with the
+# CFI of its own functions in .debug_frame only (as -fno-asynchronous-unwind-
+# tables leaves it; the C runtime's start files keep .eh_frame); and CFI
+# written to cost the unwind table builder time and memory, without and with
+# the FDEs of .debug_frame that would make reading it quadratic. ld says
+# "error in ...(.eh_frame); no .eh_frame_hdr table will be created": it
+# cannot index such an .eh_frame, and need not.
+CFI_FIXTURES := $(addprefix $(OUTPUT)/fixtures/,symbols-debug-frame hostile-cfi-linear.so \
+	hostile-cfi.so)
 
-$(CFI_FIXTURES): tests/fixtures/hostile_cfi.S
+$(OUTPUT)/fixtures/symbols-debug-frame: tests/fixtures/symbols.c tests/loaded_object.h
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FIXTURE_CFLAGS) -fno-asynchronous-unwind-tables -fno-unwind-tables \
+		-Wl,--build-id $< -o $@
+
+$(OUTPUT)/fixtures/hostile-cfi-linear.so $(OUTPUT)/fixtures/hostile-cfi.so: \
+		tests/fixtures/hostile_cfi.S
 	$(call msg,FIXTURE,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -nostdlib -shared -Wl,--no-eh-frame-hdr \

@@ -19,7 +19,7 @@
 /* Where a signal trampoline's CFA expression reads the interrupted rsp: see profile.bpf.c. */
 #define UCONTEXT_RSP 160
 
-static int table_push(struct unwind_table *t, uint64_t pc, const struct unwind_rule *rule)
+int unwind_table__push(struct unwind_table *t, uint64_t pc, const struct unwind_rule *rule)
 {
 	if (pc > UINT32_MAX)
 		return 0; /* beyond what a row holds: that code keeps no rows */
@@ -588,7 +588,7 @@ static int builder__row(struct builder *b, uint64_t pc, const struct cfi_state *
 	b->t->nr_unsupported += rule.cfa == UNWIND_CFA_UNSUPPORTED;
 	if (b->t->nr >= UNWIND_TABLE_MAX_ROWS)
 		return -E2BIG;
-	return table_push(b->t, pc, &rule);
+	return unwind_table__push(b->t, pc, &rule);
 }
 
 /* The initial rules of CIE @cie: libdw's x86-64 defaults, then its instructions. */
@@ -891,7 +891,7 @@ static int builder__add_range(struct builder *b, uint64_t lo, uint64_t hi)
 		return err;
 	if (b->t->nr >= UNWIND_TABLE_MAX_ROWS)
 		return -E2BIG;
-	return table_push(b->t, hi, &none);
+	return unwind_table__push(b->t, hi, &none);
 }
 
 static int row_cmp(const void *a, const void *b)

@@ -67,6 +67,12 @@ int unwind_table__build(struct unwind_table *t, struct elf_file *f);
 void unwind_table__release(struct unwind_table *t);
 
 /*
+ * Add a row at file address @pc to @t, unsorted (none when @pc does not fit
+ * a row's 32 bits: that code keeps no rows): 0 or -ENOMEM. For builders.
+ */
+int unwind_table__push(struct unwind_table *t, uint64_t pc, const struct unwind_rule *rule);
+
+/*
  * Sort @t's rows, keep one per address (an FDE's first row over the end of
  * the one before) and drop those that change nothing: the last step of
  * unwind_table__build(), for other builders of tables (the tests').

@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "collector/unwind_table.h"
-#include "common/array.h"
 #include "common/log.h"
 #include "elf/elf_file.h"
 #include "elf/fde_table.h"
@@ -36,18 +35,6 @@ static struct unwind_rule reference_rule(Dwarf_Frame *frame, bool signal)
 	cfa.err = dwarf_frame_cfa(frame, &ops, &nops) != 0;
 	cfa.ops = ops, cfa.nr = nops;
 	return unwind_rule__of(&cfa, &ra, &bp, signal);
-}
-
-static int reference_push(struct unwind_table *t, uint64_t pc, const struct unwind_rule *rule)
-{
-	if (pc > UINT32_MAX)
-		return 0;
-	if (array__reserve(&t->rows, &t->alloc, t->nr + 1, sizeof(*t->rows)))
-		return -ENOMEM;
-	t->rows[t->nr].pc = pc;
-	t->rows[t->nr].rule = *rule;
-	t->nr++;
-	return 0;
 }
 
 /*
@@ -79,14 +66,14 @@ static int reference_range(struct unwind_table *t, struct elf_file *f, Dwarf_CFI
 		rule = reference_rule(frame, signal);
 		free(frame);
 		t->nr_unsupported += rule.cfa == UNWIND_CFA_UNSUPPORTED;
-		err = reference_push(t, addr, &rule);
+		err = unwind_table__push(t, addr, &rule);
 		if (err)
 			return err;
 		if (end <= addr)
 			break;
 		addr = end;
 	}
-	return reference_push(t, hi, &none);
+	return unwind_table__push(t, hi, &none);
 }
 
 /* The reference table of @f, built row by row through libdw. */
@@ -172,8 +159,9 @@ out_put:
 
 TEST(unwind_table_fixtures_match_libdw)
 {
-	static const char *const names[] = { "symbols-pie", "symbols-nopie", "libsymbols.so",
-					     "symbols-stripped", "libversioned.so" };
+	static const char *const names[] = { "symbols-pie",	"symbols-nopie",
+					     "libsymbols.so",	"symbols-stripped",
+					     "libversioned.so", "symbols-debug-frame" };
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!compare_with_reference(test__fixture(names[i])))
