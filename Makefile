@@ -280,13 +280,19 @@ $(OUTPUT)/fixtures/overlapping-lines.so $(OUTPUT)/fixtures/unknown-form.so:
 
 # CFI for tests/unit/test_unwind_table.c: the symbolizer's fixture with the
 # CFI of its own functions in .debug_frame only (as -fno-asynchronous-unwind-
-# tables leaves it; the C runtime's start files keep .eh_frame); and CFI
+# tables leaves it; the C runtime's start files keep .eh_frame); rows of
+# every kind (tests/fixtures/cfi_rules.S); and CFI
 # written to cost the unwind table builder time and memory, without and with
 # the FDEs of .debug_frame that would make reading it quadratic. ld says
 # "error in ...(.eh_frame); no .eh_frame_hdr table will be created": it
 # cannot index such an .eh_frame, and need not.
-CFI_FIXTURES := $(addprefix $(OUTPUT)/fixtures/,symbols-debug-frame hostile-cfi-linear.so \
-	hostile-cfi.so)
+CFI_FIXTURES := $(addprefix $(OUTPUT)/fixtures/,symbols-debug-frame cfi-rules.so \
+	hostile-cfi-linear.so hostile-cfi.so)
+
+$(OUTPUT)/fixtures/cfi-rules.so: tests/fixtures/cfi_rules.S
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -nostdlib -shared $< -o $@
 
 $(OUTPUT)/fixtures/symbols-debug-frame: tests/fixtures/symbols.c tests/loaded_object.h
 	$(call msg,FIXTURE,$@)

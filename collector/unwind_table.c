@@ -158,22 +158,23 @@ struct unwind_rule unwind_rule__of(const struct unwind_ops *cfa, const struct un
  * adding a row at every advance of the location. Of each row we keep what
  * unwind_rule__of() reads, in the form libdw's dwarf_frame_cfa() and
  * dwarf_frame_register() give it, and where libdw cannot read a row (an
- * unknown opcode, an operand past the end, a CFA offset before any CFA
- * register) neither do we: the table is the one libdw's reading gives, row
+ * unknown opcode, an operand past the end, a restore_state with nothing
+ * remembered) neither do we: the table is the one libdw's reading gives, row
  * for row (tests/unit/test_unwind_table.c compares them on this machine's
- * libraries). The initial rules are x86-64's as libdw's backend gives them:
- * rbp keeps its value, the return address and the CFA are undefined.
+ * libraries, and tests/fixtures/cfi_rules.S has a row of every kind). As
+ * libdw's, a register no instruction names keeps its value, and the CFA is
+ * undefined until one defines it.
  */
 
 /* A register's rule, as libdw keeps it. */
 enum cfi_reg_kind {
-	REG_UNDEFINED, /* or unspecified: the same on x86-64 */
-	REG_SAME,
-	REG_OFFSET,	/* saved at CFA + value */
-	REG_VAL_OFFSET, /* is CFA + value */
-	REG_REGISTER,	/* in register value */
-	REG_EXPRESSION, /* saved where the expression says (value bytes at expr) */
-	REG_VAL_EXPRESSION,
+	RULE_SAME, /* or unspecified: the same to libdw on x86-64 */
+	RULE_UNDEFINED,
+	RULE_OFFSET,	 /* saved at CFA + value */
+	RULE_VAL_OFFSET, /* is CFA + value */
+	RULE_REGISTER,	 /* in register value */
+	RULE_EXPRESSION, /* saved where the expression says (value bytes at expr) */
+	RULE_VAL_EXPRESSION,
 };
 
 struct cfi_reg {
@@ -185,7 +186,8 @@ struct cfi_reg {
 enum cfi_cfa_kind {
 	CFA_UNDEFINED,
 	CFA_REG_OFFSET,
-	CFA_EXPRESSION
+	CFA_EXPRESSION,
+	CFA_INVALID, /* a new register or offset for a CFA that had none: libdw reads no CFA */
 };
 
 /* The rules of one row: only the CFA's and the registers unwind_rule__of() reads. */
@@ -288,7 +290,7 @@ static enum cfi_step cfi_run__step(struct cfi_run *r)
 		goto advance;
 	case DW_CFA_offset:
 		v = cursor__uleb(c);
-		return cfi_run__set(r, op & 0x3f, REG_OFFSET, v * (uint64_t)cie->data_align, NULL);
+		return cfi_run__set(r, op & 0x3f, RULE_OFFSET, v * (uint64_t)cie->data_align, NULL);
 	case DW_CFA_restore:
 		reg = op & 0x3f;
 		goto restore;
@@ -323,39 +325,39 @@ static enum cfi_step cfi_run__step(struct cfi_run *r)
 	case DW_CFA_offset_extended:
 		reg = cursor__uleb(c);
 		v = cursor__uleb(c);
-		return cfi_run__set(r, reg, REG_OFFSET, v * (uint64_t)cie->data_align, NULL);
+		return cfi_run__set(r, reg, RULE_OFFSET, v * (uint64_t)cie->data_align, NULL);
 	case DW_CFA_offset_extended_sf:
 		reg = cursor__uleb(c);
 		v = cursor__sleb(c);
-		return cfi_run__set(r, reg, REG_OFFSET, v * (uint64_t)cie->data_align, NULL);
+		return cfi_run__set(r, reg, RULE_OFFSET, v * (uint64_t)cie->data_align, NULL);
 	case DW_CFA_GNU_negative_offset_extended:
 		reg = cursor__uleb(c);
 		v = -cursor__uleb(c);
-		return cfi_run__set(r, reg, REG_OFFSET, v * (uint64_t)cie->data_align, NULL);
+		return cfi_run__set(r, reg, RULE_OFFSET, v * (uint64_t)cie->data_align, NULL);
 	case DW_CFA_val_offset:
 		reg = cursor__uleb(c);
 		v = cursor__uleb(c);
-		return cfi_run__set(r, reg, REG_VAL_OFFSET, v * (uint64_t)cie->data_align, NULL);
+		return cfi_run__set(r, reg, RULE_VAL_OFFSET, v * (uint64_t)cie->data_align, NULL);
 	case DW_CFA_val_offset_sf:
 		reg = cursor__uleb(c);
 		v = cursor__sleb(c);
-		return cfi_run__set(r, reg, REG_VAL_OFFSET, v * (uint64_t)cie->data_align, NULL);
+		return cfi_run__set(r, reg, RULE_VAL_OFFSET, v * (uint64_t)cie->data_align, NULL);
 	case DW_CFA_restore_extended:
 		reg = cursor__uleb(c);
 		goto restore;
 	case DW_CFA_undefined:
-		return cfi_run__set(r, cursor__uleb(c), REG_UNDEFINED, 0, NULL);
+		return cfi_run__set(r, cursor__uleb(c), RULE_UNDEFINED, 0, NULL);
 	case DW_CFA_same_value:
-		return cfi_run__set(r, cursor__uleb(c), REG_SAME, 0, NULL);
+		return cfi_run__set(r, cursor__uleb(c), RULE_SAME, 0, NULL);
 	case DW_CFA_register:
 		reg = cursor__uleb(c);
-		return cfi_run__set(r, reg, REG_REGISTER, cursor__uleb(c), NULL);
+		return cfi_run__set(r, reg, RULE_REGISTER, cursor__uleb(c), NULL);
 	case DW_CFA_expression:
 	case DW_CFA_val_expression:
 		reg = cursor__uleb(c);
 		p = cfi_run__block(r, &v);
 		return cfi_run__set(r, reg,
-				    op == DW_CFA_expression ? REG_EXPRESSION : REG_VAL_EXPRESSION,
+				    op == DW_CFA_expression ? RULE_EXPRESSION : RULE_VAL_EXPRESSION,
 				    v, p);
 	case DW_CFA_remember_state:
 		if (r->depth == CFI_STACK_MAX)
@@ -378,20 +380,14 @@ static enum cfi_step cfi_run__step(struct cfi_run *r)
 		r->st.cfa_kind = CFA_REG_OFFSET;
 		break;
 	case DW_CFA_def_cfa_register:
-		if (r->st.cfa_kind != CFA_REG_OFFSET)
-			return STEP_INVALID;
 		r->st.cfa_reg = cursor__uleb(c);
-		break;
+		goto cfa_changed;
 	case DW_CFA_def_cfa_offset:
-		if (r->st.cfa_kind != CFA_REG_OFFSET)
-			return STEP_INVALID;
 		r->st.cfa_off = cursor__uleb(c);
-		break;
+		goto cfa_changed;
 	case DW_CFA_def_cfa_offset_sf:
-		if (r->st.cfa_kind != CFA_REG_OFFSET)
-			return STEP_INVALID;
 		r->st.cfa_off = cursor__sleb(c) * (uint64_t)cie->data_align;
-		break;
+		goto cfa_changed;
 	case DW_CFA_def_cfa_expression:
 		r->st.cfa_expr = cfi_run__block(r, &r->st.cfa_off);
 		r->st.cfa_kind = CFA_EXPRESSION;
@@ -404,6 +400,10 @@ static enum cfi_step cfi_run__step(struct cfi_run *r)
 	}
 	return c->bad ? STEP_INVALID : STEP_RULE;
 
+cfa_changed:
+	if (r->st.cfa_kind != CFA_REG_OFFSET)
+		r->st.cfa_kind = CFA_INVALID;
+	return c->bad ? STEP_INVALID : STEP_RULE;
 advance:
 	/* The CIE's own instructions have no location to move. */
 	if (c->bad || !r->init)
@@ -530,28 +530,30 @@ static void reg_ops(const struct cfi_reg *reg, Dwarf_Op *mem, struct unwind_ops 
 {
 	*o = (struct unwind_ops){ .ops = mem };
 	switch (reg->kind) {
-	case REG_UNDEFINED:
+	case RULE_UNDEFINED:
 		break;
-	case REG_SAME:
+	case RULE_SAME:
 		o->ops = NULL;
 		break;
-	case REG_OFFSET:
-	case REG_VAL_OFFSET:
+	case RULE_OFFSET:
+	case RULE_VAL_OFFSET:
 		ops_add(o, mem, DW_OP_call_frame_cfa, 0, 0);
 		if (reg->value)
 			ops_add(o, mem, DW_OP_plus_uconst, reg->value, 0);
-		if (reg->kind == REG_VAL_OFFSET)
+		if (reg->kind == RULE_VAL_OFFSET)
 			ops_add(o, mem, DW_OP_stack_value, 0, 0);
 		break;
-	case REG_REGISTER:
+	case RULE_REGISTER:
 		ops_add(o, mem, DW_OP_regx, reg->value, 0);
 		break;
-	case REG_EXPRESSION:
-	case REG_VAL_EXPRESSION:
+	case RULE_EXPRESSION:
+	case RULE_VAL_EXPRESSION:
+		if (!reg->value)
+			break; /* no operations: libdw says so, as for undefined */
 		/* The CFA is pushed before the expression runs. */
 		ops_add(o, mem, DW_OP_call_frame_cfa, 0, 0);
 		expression_ops(reg->expr, reg->value, mem, o);
-		if (reg->kind == REG_VAL_EXPRESSION)
+		if (reg->kind == RULE_VAL_EXPRESSION)
 			ops_add(o, mem, DW_OP_stack_value, 0, 0);
 		break;
 	}
@@ -566,6 +568,8 @@ static struct unwind_rule state_rule(const struct cfi_state *st, bool signal)
 		ops_add(&cfa, cfa_mem, DW_OP_bregx, st->cfa_reg, st->cfa_off);
 	else if (st->cfa_kind == CFA_EXPRESSION)
 		expression_ops(st->cfa_expr, st->cfa_off, cfa_mem, &cfa);
+	else if (st->cfa_kind == CFA_INVALID)
+		cfa.err = true;
 	reg_ops(&st->ra, ra_mem, &ra);
 	reg_ops(&st->bp, bp_mem, &bp);
 	return unwind_rule__of(&cfa, &ra, &bp, signal);
@@ -598,7 +602,7 @@ static int builder__cie_init(struct builder *b, const struct cfi_section *sec, s
 		.sec = sec,
 		.cie = cie,
 		.c = { .p = cie->insns, .end = cie->insns_end },
-		.st = { .bp.kind = REG_SAME },
+		.st = { .bp.kind = RULE_SAME, .ra.kind = RULE_SAME },
 	};
 
 	if (cie->init_read)
@@ -638,14 +642,14 @@ static int builder__fde(struct builder *b, struct cfi_section *sec, const struct
 	err = builder__cie_init(b, sec, cie);
 	if (err)
 		return err;
-	*r = (struct cfi_run){
-		.sec = sec,
-		.cie = cie,
-		.init = &cie->init,
-		.c = { .p = fde->insns, .end = fde->insns_end },
-		.loc = fde->start,
-		.st = cie->init,
-	};
+	/* Field by field: the remembered states need no zeroing, once per FDE. */
+	r->sec = sec;
+	r->cie = cie;
+	r->init = &cie->init;
+	r->c = (struct cursor){ .p = fde->insns, .end = fde->insns_end };
+	r->loc = fde->start;
+	r->st = cie->init;
+	r->depth = 0;
 	while (r->c.p < r->c.end) {
 		if (++b->steps > b->max_steps)
 			return -E2BIG;

@@ -161,7 +161,8 @@ TEST(unwind_table_fixtures_match_libdw)
 {
 	static const char *const names[] = { "symbols-pie",	"symbols-nopie",
 					     "libsymbols.so",	"symbols-stripped",
-					     "libversioned.so", "symbols-debug-frame" };
+					     "libversioned.so", "symbols-debug-frame",
+					     "cfi-rules.so" };
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!compare_with_reference(test__fixture(names[i])))
@@ -307,4 +308,32 @@ TEST(unwind_table_hostile_cfi_gives_up)
 	CHECK(rss < (64 << 20));
 	unwind_table__release(&t);
 	elf_file__put(f);
+}
+
+/* The fixture of every kind of row has them, so that its comparison with libdw covers them. */
+TEST(unwind_table_cfi_rules_has_every_kind)
+{
+	static const uint8_t cfas[] = { UNWIND_CFA_NONE, UNWIND_CFA_SP,		UNWIND_CFA_BP,
+					UNWIND_CFA_PLT,	 UNWIND_CFA_DEREF_BP,	UNWIND_CFA_SIGNAL,
+					UNWIND_CFA_END,	 UNWIND_CFA_UNSUPPORTED };
+	static const uint8_t bps[] = { UNWIND_BP_SAME, UNWIND_BP_AT_CFA, UNWIND_BP_LOST };
+	struct unwind_table t = { 0 };
+	struct elf_file *f = elf_file__open(test__fixture("cfi-rules.so"));
+	unsigned int seen_cfa = 0, seen_bp = 0;
+
+	CHECK(f);
+	CHECK(unwind_table__build(&t, f) == 0);
+	for (size_t i = 0; i < t.nr; i++) {
+		seen_cfa |= 1u << t.rows[i].rule.cfa;
+		if (t.rows[i].rule.cfa == UNWIND_CFA_SP || t.rows[i].rule.cfa == UNWIND_CFA_BP)
+			seen_bp |= 1u << t.rows[i].rule.bp;
+	}
+	unwind_table__release(&t);
+	elf_file__put(f);
+	for (size_t i = 0; i < sizeof(cfas); i++)
+		if (!(seen_cfa & (1u << cfas[i])))
+			test__fail(__FILE__, __LINE__, "no row with CFA rule %u", cfas[i]);
+	for (size_t i = 0; i < sizeof(bps); i++)
+		if (!(seen_bp & (1u << bps[i])))
+			test__fail(__FILE__, __LINE__, "no row with rbp rule %u", bps[i]);
 }
