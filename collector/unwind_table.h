@@ -41,8 +41,10 @@ struct unwind_table {
 };
 
 /*
- * At most this many rows a file: the BPF program's row array holds 4 Mi rows
- * by default (32 MiB, collector.h), and clang's largest libraries have 1 Mi.
+ * At most this many rows a file, 48 MiB of struct unwind_table_row (the
+ * array doubles from 16, so never more): the BPF program's row array holds
+ * 4 Mi rows by default (32 MiB, collector.h), and clang's largest libraries
+ * have 1 Mi.
  */
 #define UNWIND_TABLE_MAX_ROWS (4UL << 20)
 /*
