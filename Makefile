@@ -280,6 +280,35 @@ $(OUTPUT)/fixtures/overlapping-lines.so $(OUTPUT)/fixtures/unknown-form.so:
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -nostdlib -shared $< -o $@
 
+# CFI for tests/unit/test_unwind_table.c: the symbolizer's fixture with the
+# CFI of its own functions in .debug_frame only (as -fno-asynchronous-unwind-
+# tables leaves it; the C runtime's start files keep .eh_frame); rows of
+# every kind (tests/fixtures/cfi_rules.S); and CFI
+# written to cost the unwind table builder time and memory, without and with
+# the FDEs of .debug_frame that would make reading it quadratic. ld says
+# "error in ...(.eh_frame); no .eh_frame_hdr table will be created": it
+# cannot index such an .eh_frame, and need not.
+CFI_FIXTURES := $(addprefix $(OUTPUT)/fixtures/,symbols-debug-frame cfi-rules.so \
+	hostile-cfi-linear.so hostile-cfi.so)
+
+$(OUTPUT)/fixtures/cfi-rules.so: tests/fixtures/cfi_rules.S
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -nostdlib -shared $< -o $@
+
+$(OUTPUT)/fixtures/symbols-debug-frame: tests/fixtures/symbols.c tests/loaded_object.h
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FIXTURE_CFLAGS) -fno-asynchronous-unwind-tables -fno-unwind-tables \
+		-Wl,--build-id $< -o $@
+
+$(OUTPUT)/fixtures/hostile-cfi-linear.so $(OUTPUT)/fixtures/hostile-cfi.so: \
+		tests/fixtures/hostile_cfi.S
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -nostdlib -shared -Wl,--no-eh-frame-hdr \
+		$(if $(filter %/hostile-cfi.so,$@),-DQUADRATIC) $< -o $@
+
 # Line-number oracles for tests/unit/test_python_code.c: each CPython 3.10+
 # found here writes the line it gives every instruction of a set of code
 # objects (tests/fixtures/python_lines.py), in python-X.Y.Z-lines.txt. The
@@ -296,7 +325,8 @@ $(PYTHON_FIXTURES): tests/fixtures/python_lines.py
 	$(Q)for p in $(PYTHON_FIXTURE_INTERPRETERS); do $$p $< $(@D) || exit 1; done
 	$(Q)touch $@
 
-fixtures: $(FIXTURES) $(DEBUGINFO_FIXTURES) $(DWARF_FIXTURES) $(PYTHON_FIXTURES)
+fixtures: $(FIXTURES) $(DEBUGINFO_FIXTURES) $(DWARF_FIXTURES) $(CFI_FIXTURES) \
+	$(PYTHON_FIXTURES)
 
 # Workloads for the end-to-end tests: frame pointers everywhere, including
 # leaf functions, so frame-pointer unwinding sees every caller. clang 14

@@ -4,7 +4,8 @@
 # (make bench, bench-check, bench-baseline, bench-ci). See bench/README.md.
 
 # What bench/callgrind runs (and so make bench-ci builds), then what only make bench needs.
-BENCH_PROGRAMS := $(addprefix $(OUTPUT)/bench/,symbolize-bench dwarf-bench export-bench)
+BENCH_PROGRAMS := $(addprefix $(OUTPUT)/bench/,symbolize-bench dwarf-bench export-bench \
+	unwind-bench)
 BENCH_TOOLS := $(addprefix $(OUTPUT)/bench/,classic-profile spin-rate runstat)
 
 bench: deps

@@ -10,12 +10,19 @@
  * follow at once, and rules the BPF program cannot follow (general DWARF
  * expressions) are UNWIND_CFA_UNSUPPORTED, so that the stack ends there,
  * marked truncated, rather than going on to a wrong caller. x86-64 only.
+ *
+ * Built in one pass over each FDE's instructions (see the head of the
+ * interpreter in unwind_table.c for why we read them ourselves). Hostile CFI
+ * costs bounded time and memory: a file whose reading takes more than
+ * UNWIND_TABLE_STEPS_PER_BYTE instructions and rows per byte of its CFI, or
+ * more than UNWIND_TABLE_MAX_ROWS rows, is given up with one warning.
  */
 #ifndef PROFILER_UNWIND_TABLE_H
 #define PROFILER_UNWIND_TABLE_H
 
 #include <elfutils/libdw.h>
 #include <gelf.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +40,20 @@ struct unwind_table {
 	size_t nr_unsupported; /* rows whose rule the BPF program cannot follow */
 };
 
+/*
+ * At most this many rows a file, 48 MiB of struct unwind_table_row (the
+ * array doubles from 16, so never more): the BPF program's row array holds
+ * 4 Mi rows by default (32 MiB, collector.h), and clang's largest libraries
+ * have 1 Mi.
+ */
+#define UNWIND_TABLE_MAX_ROWS (4UL << 20)
+/*
+ * At most this many instructions read and rows written per byte of CFI
+ * (plus a few thousand): well-formed CFI reads each instruction once and
+ * writes fewer rows than it has bytes.
+ */
+#define UNWIND_TABLE_STEPS_PER_BYTE 4
+
 struct elf_file;
 
 /*
@@ -40,11 +61,45 @@ struct elf_file;
  * each read through its .eh_frame or, where that has no such FDE, its
  * .debug_frame. 0, -ENOENT
  * when the file has no CFI, -ENOTSUP for a file that is not x86-64,
- * -ENOMEM, or -EINVAL when no FDE could be read (corrupt CFI; what was
- * read before a corruption is kept).
+ * -ENOMEM, -E2BIG when its CFI asks for more than the bounds above (logged
+ * as a warning), or -EINVAL when no FDE could be read (corrupt CFI; what
+ * was read before a corruption is kept).
  */
 int unwind_table__build(struct unwind_table *t, struct elf_file *f);
 void unwind_table__release(struct unwind_table *t);
+
+/*
+ * Add a row at file address @pc to @t, unsorted (none when @pc does not fit
+ * a row's 32 bits: that code keeps no rows): 0 or -ENOMEM. For builders.
+ */
+int unwind_table__push(struct unwind_table *t, uint64_t pc, const struct unwind_rule *rule);
+
+/*
+ * Sort @t's rows, keep one per address (an FDE's first row over the end of
+ * the one before) and drop those that change nothing: the last step of
+ * unwind_table__build(), for other builders of tables (the tests').
+ */
+void unwind_table__compact(struct unwind_table *t);
+
+/*
+ * The CFA's or a register's rule at one row, as libdw's dwarf_frame_cfa() or
+ * dwarf_frame_register() give it: @err when it cannot be read, else @nr
+ * operations at @ops. For a register, no operations mean undefined (@ops
+ * not NULL) or the same value (@ops NULL).
+ */
+struct unwind_ops {
+	const Dwarf_Op *ops;
+	size_t nr;
+	bool err;
+};
+
+/*
+ * The rule of one row in the terms of struct unwind_rule, from the rules of
+ * the CFA, the return address (register 16) and rbp (6), and whether the
+ * CIE is of a signal frame. The tests build rows with libdw and compare.
+ */
+struct unwind_rule unwind_rule__of(const struct unwind_ops *cfa, const struct unwind_ops *ra,
+				   const struct unwind_ops *bp, bool signal);
 
 /* The register a DW_OP_breg* or DW_OP_bregx operation reads (its offset in *@off), or -1. */
 int unwind_op_breg(const Dwarf_Op *op, int64_t *off);

@@ -400,6 +400,26 @@ int elf_file__read_build_id(int fd, char *buf, size_t size)
 	return err;
 }
 
+/* The section called @name that has contents, or NULL. */
+Elf_Scn *elf__find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *sname;
+
+		if (!gelf_getshdr(scn, shdr) || shdr->sh_type == SHT_NOBITS)
+			continue;
+		sname = elf_strptr(elf, shstrndx, shdr->sh_name);
+		if (sname && !strcmp(sname, name))
+			return scn;
+	}
+	return NULL;
+}
+
 int elf__find_symbol(Elf *elf, const char *name, uint64_t *value, uint64_t *size)
 {
 	static const Elf64_Word types[] = { SHT_DYNSYM, SHT_SYMTAB };

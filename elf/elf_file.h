@@ -21,6 +21,7 @@
 #define PROFILER_ELF_FILE_H
 
 #include <elfutils/libdw.h>
+#include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -113,6 +114,9 @@ const struct fde_table *elf_file__fdes(struct elf_file *f);
  * -ENOSPC (@buf too small).
  */
 int elf_file__read_build_id(int fd, char *buf, size_t size);
+
+/* The section of @elf called @name that has contents (its header in *@shdr), or NULL. */
+Elf_Scn *elf__find_section(Elf *elf, const char *name, GElf_Shdr *shdr);
 
 /*
  * The value and size of the symbol @name defined in @elf, from .dynsym, else

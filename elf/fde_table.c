@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "common/search.h"
 #include "elf/dwarf_cursor.h"
+#include "elf/elf_file.h"
 #include "elf/fde_table.h"
 
 struct fde_table {
@@ -40,11 +41,7 @@ struct cfi_reader {
 	size_t nr, alloc;
 };
 
-/*
- * Read a value in the format (the low four bits) of pointer encoding @enc,
- * sign-extended if it is signed. 0, or -1 for a format we do not read.
- */
-static int read_value(struct cursor *c, uint8_t enc, uint8_t addr_size, uint64_t *v)
+int cfi__read_encoded(struct cursor *c, uint8_t enc, uint8_t addr_size, uint64_t *v)
 {
 	switch (enc & 0x0f) {
 	case DW_EH_PE_absptr:
@@ -78,57 +75,65 @@ static int read_value(struct cursor *c, uint8_t enc, uint8_t addr_size, uint64_t
 	return c->bad ? -1 : 0;
 }
 
-/*
- * The FDE pointer encoding of the CIE at @off: its 'R' augmentation, else
- * absolute. -1 when the CIE cannot be read, or has augmentations we do not
- * know before its 'R' (their data's size is unknown, so 'R's is too).
- */
-static int cfi_reader__cie_encoding(const struct cfi_reader *r, Dwarf_Off off)
+int cfi__cie_augmentation(const Dwarf_CIE *cie, bool big_endian, uint8_t addr_size, int *enc,
+			  bool *signal)
 {
-	Dwarf_CFI_Entry e;
-	const char *aug;
+	const char *aug = cie->augmentation;
 	struct cursor c;
-	Dwarf_Off next;
 	uint64_t v;
 
-	if (dwarf_next_cfi(r->ident, r->data, r->eh_frame, off, &next, &e) || !dwarf_cfi_cie_p(&e))
-		return -1;
-	aug = e.cie.augmentation;
+	*enc = DW_EH_PE_absptr;
+	*signal = strchr(aug, 'S'); /* no data: wherever it is */
 	if (!*aug)
-		return DW_EH_PE_absptr;
+		return 0;
 	/* Without 'z', the augmentation data has no size ("eh", from g++ 2). */
-	if (*aug != 'z' || !e.cie.augmentation_data)
+	if (*aug != 'z' || !cie->augmentation_data)
 		return -1;
 	c = (struct cursor){
-		.p = e.cie.augmentation_data,
-		.end = e.cie.augmentation_data + e.cie.augmentation_data_size,
-		.big_endian = r->ident[EI_DATA] == ELFDATA2MSB,
+		.p = cie->augmentation_data,
+		.end = cie->augmentation_data + cie->augmentation_data_size,
+		.big_endian = big_endian,
 	};
 	for (aug++; *aug && !c.bad; aug++) {
-		uint8_t enc;
+		uint8_t e;
 
 		switch (*aug) {
-		case 'R':
-			enc = cursor__u(&c, 1);
-			return c.bad ? -1 : enc;
+		case 'R': /* what follows it cannot change it */
+			*enc = cursor__u(&c, 1);
+			return c.bad ? -1 : 0;
 		case 'L': /* the LSDA's encoding */
 			cursor__skip(&c, 1);
 			break;
 		case 'P': /* the personality routine's encoding and address */
-			enc = cursor__u(&c, 1);
-			if (enc != DW_EH_PE_omit && ((enc & 0x70) == DW_EH_PE_aligned ||
-						     read_value(&c, enc, r->addr_size, &v)))
+			e = cursor__u(&c, 1);
+			if (e != DW_EH_PE_omit && ((e & 0x70) == DW_EH_PE_aligned ||
+						   cfi__read_encoded(&c, e, addr_size, &v)))
 				return -1;
 			break;
 		case 'S': /* signal frame; 'B' and 'G': AArch64's pointer authentication, MTE */
-		case 'B':
 		case 'G':
 			break;
 		default:
 			return -1;
 		}
 	}
-	return c.bad ? -1 : DW_EH_PE_absptr;
+	return c.bad ? -1 : 0;
+}
+
+/* The FDE pointer encoding of the CIE at @off, or -1 when it cannot be read. */
+static int cfi_reader__cie_encoding(const struct cfi_reader *r, Dwarf_Off off)
+{
+	Dwarf_CFI_Entry e;
+	Dwarf_Off next;
+	bool signal;
+	int enc;
+
+	if (dwarf_next_cfi(r->ident, r->data, r->eh_frame, off, &next, &e) || !dwarf_cfi_cie_p(&e))
+		return -1;
+	if (cfi__cie_augmentation(&e.cie, r->ident[EI_DATA] == ELFDATA2MSB, r->addr_size, &enc,
+				  &signal))
+		return -1;
+	return enc;
 }
 
 static bool cfi_reader__in_exec(const struct cfi_reader *r, uint64_t addr)
@@ -164,7 +169,8 @@ static int cfi_reader__add_fde(struct cfi_reader *r, const Dwarf_FDE *fde)
 	if (enc < 0 || enc == DW_EH_PE_omit || (enc & DW_EH_PE_indirect) ||
 	    ((enc & 0x70) != DW_EH_PE_absptr && (enc & 0x70) != DW_EH_PE_pcrel))
 		return 0;
-	if (read_value(&c, enc, r->addr_size, &start) || read_value(&c, enc, r->addr_size, &len))
+	if (cfi__read_encoded(&c, enc, r->addr_size, &start) ||
+	    cfi__read_encoded(&c, enc, r->addr_size, &len))
 		return 0;
 	if ((enc & 0x70) == DW_EH_PE_pcrel)
 		start += r->sh_addr + (fde->start - (const uint8_t *)r->data->d_buf);
@@ -223,26 +229,6 @@ static int cfi_reader__read_segments(struct cfi_reader *r, Elf *elf)
 				(struct fde_range){ phdr.p_vaddr, phdr.p_vaddr + phdr.p_memsz };
 	}
 	return 0;
-}
-
-/* The section called @name that has contents, or NULL. */
-static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *sname;
-
-		if (!gelf_getshdr(scn, shdr) || shdr->sh_type == SHT_NOBITS)
-			continue;
-		sname = elf_strptr(elf, shstrndx, shdr->sh_name);
-		if (sname && !strcmp(sname, name))
-			return scn;
-	}
-	return NULL;
 }
 
 static int range_cmp(const void *a, const void *b)
@@ -305,7 +291,7 @@ struct fde_table *fde_table__new(Elf *elf)
 	err = cfi_reader__read_segments(&r, elf);
 	if (err)
 		goto out_free_ranges;
-	scn = find_section(elf, ".eh_frame", &shdr);
+	scn = elf__find_section(elf, ".eh_frame", &shdr);
 	if (scn) {
 		err = cfi_reader__read(&r, scn, &shdr, true);
 		if (err)
@@ -317,7 +303,7 @@ struct fde_table *fde_table__new(Elf *elf)
 	 * the C runtime's start files. Where both describe a function, the
 	 * ranges are the same.
 	 */
-	scn = find_section(elf, ".debug_frame", &shdr);
+	scn = elf__find_section(elf, ".debug_frame", &shdr);
 	if (scn) {
 		err = cfi_reader__read(&r, scn, &shdr, false);
 		if (err)

@@ -26,11 +26,14 @@
 #ifndef PROFILER_FDE_TABLE_H
 #define PROFILER_FDE_TABLE_H
 
+#include <elfutils/libdw.h>
 #include <libelf.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct fde_table;
+struct cursor;
 
 /*
  * Read the FDEs of @elf, which is not kept. A file without CFI gives an
@@ -50,5 +53,24 @@ size_t fde_table__nr(const struct fde_table *tab);
 
 /* Range @i (below fde_table__nr()), in address order: [*@start, *@end). */
 void fde_table__range(const struct fde_table *tab, size_t i, uint64_t *start, uint64_t *end);
+
+/*
+ * Two readings of CFI entries shared with collector/unwind_table.c, which
+ * reads the same entries' instructions.
+ *
+ * A value in the format (the low four bits) of pointer encoding @enc,
+ * sign-extended if it is signed, into *@v: 0, or -1 for a format we do not
+ * read or a value past @c's end.
+ */
+int cfi__read_encoded(struct cursor *c, uint8_t enc, uint8_t addr_size, uint64_t *v);
+
+/*
+ * What @cie's augmentation says: its FDEs' pointer encoding in *@enc ('R',
+ * else absolute) and whether they describe signal frames in *@signal ('S').
+ * 0, or -1 when it has augmentations we do not know before its 'R' (their
+ * data's size is unknown, so 'R's is too) or cannot be read.
+ */
+int cfi__cie_augmentation(const Dwarf_CIE *cie, bool big_endian, uint8_t addr_size, int *enc,
+			  bool *signal);
 
 #endif

@@ -6,17 +6,22 @@
  * addresses its symbols and executable sections name. That reads the DWARF
  * (dwarf_index, die_reader, line_table), MiniDebugInfo (debuginfo) and CFI
  * (fde_table) of the file as a profile would, and the names found are
- * demangled. Separate debug files are looked for in directories that do
+ * demangled. The same file opened as the collector does (elf_file) has its
+ * unwind table built (unwind_table, reading .eh_frame and .debug_frame). Separate debug files are looked for in directories that do
  * not exist, and debuginfod is off.
  *
  * Checks: every lookup returns 1 to MODULE_MAX_LOCS frames whose strings can
- * be read, and asking again gives the same answer.
+ * be read, and asking again gives the same answer; an unwind table is
+ * sorted, has no two rows in a row with the same rule, only rules the
+ * builder makes, and no more rows than its bound.
  */
 #include <gelf.h>
 #include <stdbool.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "collector/unwind_table.h"
+#include "elf/elf_file.h"
 #include "fuzz.h"
 #include "symbolize/demangle.h"
 #include "symbolize/elf_symtab.h"
@@ -74,6 +79,28 @@ static void elf_fuzz_sections(struct module *mod, Elf *elf)
 	}
 }
 
+static void elf_fuzz_unwind_table(int fd)
+{
+	struct elf_file *f = elf_file__open_fd(fd, "fuzz.elf");
+	struct unwind_table t = { 0 };
+
+	if (!f)
+		return;
+	if (!unwind_table__build(&t, f)) {
+		FUZZ_CHECK(t.nr && t.nr <= UNWIND_TABLE_MAX_ROWS);
+		for (size_t i = 0; i < t.nr; i++) {
+			const struct unwind_rule *r = &t.rows[i].rule,
+						 *prev = &t.rows[i - !!i].rule;
+
+			FUZZ_CHECK(r->cfa < UNWIND_CFA_NO_ROOM);
+			FUZZ_CHECK(!i || t.rows[i - 1].pc < t.rows[i].pc);
+			FUZZ_CHECK(!i || memcmp(r, prev, sizeof(*r)));
+		}
+	}
+	unwind_table__release(&t);
+	elf_file__put(f);
+}
+
 static int fuzz_elf(const uint8_t *data, size_t size)
 {
 	static const struct module_opts opts = {
@@ -96,6 +123,7 @@ static int fuzz_elf(const uint8_t *data, size_t size)
 	}
 	FUZZ_CHECK(!ftruncate(fd, 0));
 	FUZZ_CHECK(pwrite(fd, data, size, 0) == (ssize_t)size);
+	elf_fuzz_unwind_table(fd);
 	tab = elf_symtab__open_fd(fd, "fuzz.elf");
 	if (!tab)
 		return 0;
