@@ -15,6 +15,18 @@ struct stack_key {
 	bool overflow; /* the thread's overflow bucket, not @e's stack */
 };
 
+/* memcmp() and memcpy() of @n words, where a stack with none may have no array at all. */
+static bool same_words(const uint64_t *a, const uint64_t *b, size_t n)
+{
+	return !n || !memcmp(a, b, n * sizeof(*a));
+}
+
+static void copy_words(uint64_t *to, const uint64_t *from, size_t n)
+{
+	if (n)
+		memcpy(to, from, n * sizeof(*to));
+}
+
 static bool entry_eq(const void *entry, const void *key)
 {
 	const struct stack_entry *s = entry;
@@ -27,8 +39,8 @@ static bool entry_eq(const void *entry, const void *key)
 	if (k->overflow)
 		return true;
 	return s->nr_kernel == e->nr_kernel && s->nr_user == e->nr_user &&
-	       !memcmp(s->ips, e->kernel, e->nr_kernel * sizeof(uint64_t)) &&
-	       !memcmp(s->ips + e->nr_kernel, e->user, e->nr_user * sizeof(uint64_t));
+	       same_words(s->ips, e->kernel, e->nr_kernel) &&
+	       same_words(s->ips + e->nr_kernel, e->user, e->nr_user);
 }
 
 static uint64_t key_hash(const struct stack_key *k)
@@ -100,8 +112,8 @@ static struct stack_entry *stack_entry__new(const struct stack_key *k, const cha
 	s->truncated = e->truncated;
 	s->nr_kernel = e->nr_kernel;
 	s->nr_user = e->nr_user;
-	memcpy(s->ips, e->kernel, e->nr_kernel * sizeof(uint64_t));
-	memcpy(s->ips + e->nr_kernel, e->user, e->nr_user * sizeof(uint64_t));
+	copy_words(s->ips, e->kernel, e->nr_kernel);
+	copy_words(s->ips + e->nr_kernel, e->user, e->nr_user);
 	return s;
 }
 

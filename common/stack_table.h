@@ -55,7 +55,7 @@ struct stack_sample {
 	/* What it counts as: @nr_intervals for a sample, 1 for anything else. */
 	uint64_t count;
 	uint16_t nr_kernel, nr_user;
-	const uint64_t *kernel, *user;
+	const uint64_t *kernel, *user; /* NULL where there are none */
 };
 
 /*
