@@ -172,8 +172,8 @@ static int set_cgroup(struct collector *c, const char *path)
 /*
  * Bytes of user stack a sample copies: none with frame pointers; for CFI
  * unwinding in user space, what was asked for, in whole words; with unwind
- * tables, perf's default, for a process's samples before its tables are
- * loaded.
+ * tables, CALL_GRAPH_CFI_COPY_BYTES, for a process's samples before its
+ * tables are loaded.
  */
 static uint32_t call_graph_stack_bytes(const struct collector_opts *opts)
 {
@@ -186,7 +186,7 @@ static uint32_t call_graph_stack_bytes(const struct collector_opts *opts)
 		bytes = (bytes + 7) & ~7U;
 		return bytes < PROFILE_MAX_STACK_COPY ? bytes : PROFILE_MAX_STACK_COPY;
 	default:
-		return CALL_GRAPH_DWARF_DEFAULT_BYTES;
+		return CALL_GRAPH_CFI_COPY_BYTES;
 	}
 }
 

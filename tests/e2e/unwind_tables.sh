@@ -55,7 +55,7 @@ fi
 stop_deep
 
 # The whole machine at 999 Hz with both CPUs busy: each process's first
-# samples copy 8 KiB of stack until its tables are loaded, and still the
+# samples copy up to 32 KiB of stack until its tables are loaded, and still the
 # ring buffer keeps up.
 name="unwind tables: -a -F 999 loses nothing"
 start_deep 6
