@@ -334,6 +334,7 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 			goto out_free;
 		}
 	}
+	sample_sums__init(&c->sums);
 	c->elves = elf_cache__new();
 	c->procs = c->elves ? procs__new(strings, c->elves) : NULL;
 	if (py_frames__init(&c->py_frames)) {
@@ -728,8 +729,9 @@ static int handle_process_event(struct collector *c, const struct process_event 
 		/* Gone already: it left nothing to follow. */
 		return err == -ESRCH ? 0 : err;
 	}
-	err = procs__exec(c->procs, e->pid, e->time_ns, c->windows_attached, !c->opts.system_wide);
-	return err == -ENOENT ? 0 : err;
+	/* Not in the table (-a: never sampled), or no memory for it: nothing to read. */
+	procs__exec(c->procs, e->pid, e->time_ns, c->windows_attached, !c->opts.system_wide);
+	return 0;
 }
 
 /* @ev's user stack, whole: unwound if it is not yet, with its Python frames in. */

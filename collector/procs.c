@@ -114,25 +114,39 @@ struct proc *procs__get(struct procs *t, pid_t pid)
 	return p;
 }
 
-void procs__snapshot(struct procs *t, struct proc *p)
+/* Read @p's maps into a new snapshot, told to no one yet: NULL when they cannot be read. */
+static struct proc_maps *read_snapshot(struct procs *t, struct proc *p)
 {
 	struct proc_maps *maps;
 
 	p->snapshot_time = clock_ns(CLOCK_MONOTONIC);
 	if (array__reserve(&t->snapshots, &t->alloc_snapshots, t->nr_snapshots + 1,
 			   sizeof(*t->snapshots)))
-		return;
+		return NULL;
 	maps = proc_maps__read(p->pid, t->files);
 	if (!maps) {
 		pr_debug("cannot read maps of pid %d: %s", p->pid, strerror(errno));
-		return;
+		return NULL;
 	}
 	t->snapshots[t->nr_snapshots++] = maps;
 	p->maps = maps;
 	pr_debug("pid %d: snapshot of %zu executable mappings", p->pid, maps->nr);
+	return maps;
+}
+
+static void tell_snapshot(struct procs *t, const struct proc_maps *maps)
+{
 	for (size_t i = 0; i < t->nr_watchers; i++)
 		if (t->watchers[i].snapshot)
 			t->watchers[i].snapshot(t->watchers[i].ctx, maps);
+}
+
+void procs__snapshot(struct procs *t, struct proc *p)
+{
+	const struct proc_maps *maps = read_snapshot(t, p);
+
+	if (maps)
+		tell_snapshot(t, maps);
 }
 
 const struct proc_maps *procs__newer_maps(struct procs *t, struct proc *p,
@@ -210,14 +224,23 @@ bool procs__followed(struct procs *t, pid_t pid)
 int procs__exec(struct procs *t, pid_t pid, uint64_t time_ns, uint64_t seq, bool add)
 {
 	struct proc *p = add ? procs__get(t, pid) : procs__find(t, pid);
+	const struct proc_maps *maps;
 
 	if (!p)
 		return add ? -ENOMEM : -ENOENT;
 	pr_debug("pid %d exec'd", pid);
+	/*
+	 * Its maps first: a short program may be gone by the time the
+	 * watchers are done (re-probing an allocator takes milliseconds), and
+	 * the snapshot at its exec is then all there is. They hear of it
+	 * after the exec all the same.
+	 */
+	maps = read_snapshot(t, p);
 	for (size_t i = 0; i < t->nr_watchers; i++)
 		if (t->watchers[i].exec)
 			t->watchers[i].exec(t->watchers[i].ctx, pid, time_ns);
-	procs__snapshot(t, p);
+	if (maps)
+		tell_snapshot(t, maps);
 	procs__read_cmdline(p, seq);
 	return 0;
 }

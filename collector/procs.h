@@ -3,10 +3,11 @@
  * procs.h - the collector's process table: what it knows of each process it
  * samples or follows, and who wants to hear of them.
  *
- * A process is in the table from its first sample, or from when it became a
- * target (-p, a descendant, a fork of a target, the command): its latest
- * snapshot of /proc/PID/maps, its command line and cgroup, and whether it is
- * followed until its exit. Every snapshot taken is kept, since stacks point
+ * A process is in the table from its first sample or exec, or, for a -p
+ * target or a descendant, from when it became one: its latest snapshot of
+ * /proc/PID/maps, its command line and cgroup, and whether it is followed
+ * until its exit. Targets forked later, and the command, are followed
+ * (procs__reap()) before they are in the table. Every snapshot taken is kept, since stacks point
  * to the one that was current when they were first seen, until
  * procs__forget_exited() finds it unused; so are the files they map
  * (common/proc_maps.h's file table).
@@ -53,7 +54,7 @@ struct proc {
 	char *cmdline;		/* shortened (procfs.h); NULL: empty or unreadable */
 	char *cgroup;		/* its cgroup v2 path (procfs.h); NULL: unknown */
 	uint64_t cmdline_seq;	/* both read for this window (collector_window.seq); 0: not yet */
-	bool followed;		/* a live target: -p, a descendant, a fork, the command */
+	bool followed;		/* a live target added with its maps: -p, or a descendant */
 };
 
 /* What a part of the collector hears of processes; any callback may be NULL. */
@@ -114,7 +115,7 @@ bool procs__followed(struct procs *t, pid_t pid);
 /*
  * Process @pid exec'd at @time_ns: tell the watchers, then take its new
  * snapshot and command line (for window @seq). A process not in the table
- * is added when @add. 0, or -ENOENT when it is not there.
+ * is added when @add. 0, -ENOENT when it is not there, or -ENOMEM.
  */
 int procs__exec(struct procs *t, pid_t pid, uint64_t time_ns, uint64_t seq, bool add);
 

@@ -59,7 +59,8 @@ struct runtime_ops {
 	const char *name;
 	/*
 	 * Can the recording go on without it? A runtime that cannot start
-	 * is then left out, saying why with -v; otherwise the recording fails.
+	 * is then left out, saying why at debug level (-vv); otherwise the
+	 * recording fails.
 	 */
 	bool optional;
 	bool (*wanted)(const struct collector_opts *opts);
@@ -106,8 +107,8 @@ void runtimes__stop(struct runtimes *rts);
 int runtimes__watch(struct runtimes *rts, struct procs *procs);
 /* Put each runtime's frames in @e's user stack. 0 or the first -errno. */
 int runtimes__merge(struct runtimes *rts, struct sample_event *e);
-/* Sampling stopped: each runtime's finish, then (-v) its report. */
-void runtimes__finish(struct runtimes *rts);
+/* Sampling stopped: (-v) each runtime's report, then its finish. */
 void runtimes__report(struct runtimes *rts);
+void runtimes__finish(struct runtimes *rts);
 
 #endif
