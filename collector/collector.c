@@ -1075,9 +1075,11 @@ static int flush_offcpu_sums(struct collector *c)
 	return err;
 }
 
-/* -v: the unwind tables loaded, and the records drained. */
+/* -v: the unwind tables loaded, the records drained, and what snapshots cost the drain. */
 static void collector__report_tables(const struct collector *c)
 {
+	struct procs_stats ps;
+
 	if (c->unwind_maps) {
 		struct unwind_maps_stats st;
 
@@ -1100,6 +1102,12 @@ static void collector__report_tables(const struct collector *c)
 		pr_info("ring buffer: %llu on-CPU records, %.0f bytes each on average",
 			(unsigned long long)c->nr_sample_records,
 			(double)c->sample_record_bytes / c->nr_sample_records);
+	procs__stats(c->procs, &ps);
+	if (ps.snapshots)
+		pr_info("maps: %llu snapshots taken in %.1f ms, tables and runtimes included, "
+			"during which nothing was drained; the longest %.1f ms (pid %d)",
+			(unsigned long long)ps.snapshots, ps.ns / 1e6, ps.max_ns / 1e6,
+			(int)ps.max_pid);
 }
 
 /* What the ring buffer could not take, besides samples and intervals (profile_stats has those). */

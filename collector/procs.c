@@ -36,6 +36,7 @@ struct procs {
 	int child_status;
 	struct proc_watcher *watchers;
 	size_t nr_watchers, alloc_watchers;
+	struct procs_stats stats;
 };
 
 struct procs *procs__new(struct strset *strings, struct elf_cache *elves)
@@ -141,12 +142,27 @@ static void tell_snapshot(struct procs *t, const struct proc_maps *maps)
 			t->watchers[i].snapshot(t->watchers[i].ctx, maps);
 }
 
+/* Count a snapshot of @pid that took from @start (CLOCK_MONOTONIC) to now. */
+static void count_snapshot(struct procs *t, pid_t pid, uint64_t start)
+{
+	uint64_t ns = clock_ns(CLOCK_MONOTONIC) - start;
+
+	t->stats.snapshots++;
+	t->stats.ns += ns;
+	if (ns > t->stats.max_ns) {
+		t->stats.max_ns = ns;
+		t->stats.max_pid = pid;
+	}
+}
+
 void procs__snapshot(struct procs *t, struct proc *p)
 {
+	uint64_t start = clock_ns(CLOCK_MONOTONIC);
 	const struct proc_maps *maps = read_snapshot(t, p);
 
 	if (maps)
 		tell_snapshot(t, maps);
+	count_snapshot(t, p->pid, start);
 }
 
 const struct proc_maps *procs__newer_maps(struct procs *t, struct proc *p,
@@ -225,6 +241,7 @@ int procs__exec(struct procs *t, pid_t pid, uint64_t time_ns, uint64_t seq, bool
 {
 	struct proc *p = add ? procs__get(t, pid) : procs__find(t, pid);
 	const struct proc_maps *maps;
+	uint64_t start = clock_ns(CLOCK_MONOTONIC);
 
 	if (!p)
 		return add ? -ENOMEM : -ENOENT;
@@ -241,6 +258,7 @@ int procs__exec(struct procs *t, pid_t pid, uint64_t time_ns, uint64_t seq, bool
 			t->watchers[i].exec(t->watchers[i].ctx, pid, time_ns);
 	if (maps)
 		tell_snapshot(t, maps);
+	count_snapshot(t, pid, start);
 	procs__read_cmdline(p, seq);
 	return 0;
 }
@@ -403,4 +421,9 @@ out_nomem:
 size_t procs__nr(const struct procs *t)
 {
 	return t->procs.nr;
+}
+
+void procs__stats(const struct procs *t, struct procs_stats *stats)
+{
+	*stats = t->stats;
 }

@@ -57,6 +57,18 @@ struct proc {
 	bool followed;		/* a live target added with its maps: -p, or a descendant */
 };
 
+/*
+ * What taking snapshots cost the drain thread: reading the maps and what
+ * the watchers do with each (building unwind tables, finding a runtime),
+ * the time no record is drained.
+ */
+struct procs_stats {
+	uint64_t snapshots; /* taken, or tried */
+	uint64_t ns;	    /* their time, watchers included */
+	uint64_t max_ns;    /* the longest one */
+	pid_t max_pid;	    /* ... of this process */
+};
+
 /* What a part of the collector hears of processes; any callback may be NULL. */
 struct proc_watcher {
 	void (*snapshot)(void *ctx, const struct proc_maps *maps);
@@ -142,5 +154,6 @@ int procs__child_status(const struct procs *t);
 int procs__forget_exited(struct procs *t, const struct hashtab *used_maps);
 /* The processes in the table. */
 size_t procs__nr(const struct procs *t);
+void procs__stats(const struct procs *t, struct procs_stats *stats);
 
 #endif
