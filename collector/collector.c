@@ -1,15 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <linux/perf_event.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,8 +21,8 @@
 #include "common/log.h"
 #include "common/proc_maps.h"
 #include "common/proc_tree.h"
-#include "common/procfs.h"
 #include "common/py_frames.h"
+#include "common/stack_table.h"
 #include "common/strset.h"
 #include "alloc.h"
 #include "bpf_stats.h"
@@ -38,7 +35,6 @@
 #include "runtime.h"
 #include "sample_sums.h"
 #include "thread_cpu.h"
-#include "common/stack_table.h"
 #include "unwind.h"
 #include "unwind_maps.h"
 #include "user_stacks.h"
