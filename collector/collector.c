@@ -954,6 +954,9 @@ int collector__start(struct collector *c)
 		pr_warn("cannot open the ring buffer: %s", strerror(-err));
 		return err;
 	}
+	/* The -p targets' tables, so that their stacks are unwound in the kernel from the start. */
+	if (c->unwind_maps)
+		unwind_maps__wait(c->unwind_maps);
 	/* Allocations are sampled by the uprobes on the targets' allocators, not by a clock. */
 	if (c->alloc)
 		return 0;
@@ -1081,12 +1084,13 @@ static void collector__report_tables(const struct collector *c)
 
 		unwind_maps__stats(c->unwind_maps, &st);
 		pr_info("unwind: tables of %llu files for %llu processes, %llu read from the cache in "
-			"%.1f ms, the others built in %.1f ms (written to it in %.1f ms); %llu rows "
+			"%.1f ms, the others built in %.1f ms (written to it in %.1f ms) by the "
+			"worker thread, from what the drain read of their files in %.1f ms; %llu rows "
 			"(%.1f MiB) loaded at the peak, of %.1f MiB (--unwind-memory); %llu evicted, "
 			"%llu did not fit; %llu rows the BPF unwinder cannot follow",
 			(unsigned long long)st.files, (unsigned long long)st.procs,
 			(unsigned long long)st.cached, st.cache_ns / 1e6, st.build_ns / 1e6,
-			st.store_ns / 1e6, (unsigned long long)st.peak_rows,
+			st.store_ns / 1e6, st.source_ns / 1e6, (unsigned long long)st.peak_rows,
 			st.peak_rows * sizeof(struct unwind_row) / 1048576.0,
 			st.max_rows * sizeof(struct unwind_row) / 1048576.0,
 			(unsigned long long)st.evicted, (unsigned long long)st.over_limit,
@@ -1148,6 +1152,8 @@ int collector__run(struct collector *c)
 		err = 0;
 		if (c->nr_stale)
 			settle_stale_maps(c, false);
+		if (c->unwind_maps)
+			unwind_maps__poll(c->unwind_maps);
 		if (c->deadline && clock_ns(CLOCK_MONOTONIC) >= c->deadline)
 			break;
 		if (!targets_alive(c))

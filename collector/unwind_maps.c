@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -30,12 +31,13 @@
 #define ROW_NONE 1
 
 enum slice_state {
-	SLICE_NEW,     /* not built yet */
-	SLICE_LOADED,  /* rows [first, first + nr) of the array */
-	SLICE_EVICTED, /* loaded once, its rows since given to others */
-	SLICE_FP,      /* no CFI (or not x86-64): frame pointers */
-	SLICE_CORRUPT, /* corrupt CFI: stacks end in it */
-	SLICE_NO_ROOM, /* its table did not fit: stacks end in it */
+	SLICE_NEW,	/* not built yet */
+	SLICE_BUILDING, /* with the worker: its processes' entries wait for it */
+	SLICE_LOADED,	/* rows [first, first + nr) of the array */
+	SLICE_EVICTED,	/* loaded once, its rows since given to others */
+	SLICE_FP,	/* no CFI (or not x86-64): frame pointers */
+	SLICE_CORRUPT,	/* corrupt CFI: stacks end in it */
+	SLICE_NO_ROOM,	/* its table did not fit: stacks end in it */
 };
 
 /* One module's table in the row array. */
@@ -47,11 +49,43 @@ struct slice {
 	uint64_t load_seq; /* when it was loaded: the oldest unused is evicted first */
 };
 
+/* A mapping of a process and its file's slice. */
+struct proc_slice {
+	uint32_t mapping; /* index in the process's struct unwind_proc */
+	struct slice *slice;
+};
+
 /* What one process's entry points at. */
 struct proc_entry {
 	pid_t pid;
-	struct slice **slices;
+	struct proc_slice *slices; /* each counted in its slice's users */
 	size_t nr, alloc;
+	/*
+	 * While one of its slices is being built: the entry to write once
+	 * none is (its mappings' rows filled in then), and no entry in the
+	 * BPF map, so that its stacks are copied and unwound in user space.
+	 */
+	struct unwind_proc *pending;
+};
+
+/*
+ * A table for the worker to read from the cache or build. The drain
+ * thread fills in what the worker reads (libelf and libdw are not
+ * thread-safe: unwind_table.h), and the slice stays alive, holding its
+ * file open, until the drain thread takes the job back.
+ */
+struct unwind_job {
+	struct unwind_job *next;
+	struct slice *slice; /* the drain thread's: the worker does not touch it */
+	struct unwind_source src;
+	struct unwind_cache_key key; /* .dir NULL: no cache */
+	/* The worker's answer: */
+	struct fde_table *fdes;	 /* built from src.fde_src, for the file to keep */
+	struct unwind_row *rows; /* the table in the BPF array's terms */
+	size_t nr, nr_fdes, nr_unsupported;
+	int err;
+	bool cached;
+	uint64_t build_ns, cache_ns, store_ns;
 };
 
 struct rule_entry {
@@ -77,7 +111,20 @@ struct unwind_maps {
 	size_t nr_free, alloc_free;
 	uint64_t seq;
 	struct unwind_maps_stats stats;
-	struct unwind_proc value; /* a process entry being built: 8 KiB */
+	size_t nr_pending; /* process entries waiting for a slice */
+
+	/*
+	 * The worker thread, started with the first job. It owns the rules
+	 * (the drain thread adds the fixed ones before it starts) and
+	 * cache_refused; the lock guards the two queues and what follows.
+	 */
+	pthread_t worker;
+	bool worker_started, stop;
+	pthread_mutex_t lock;
+	pthread_cond_t work, done_cond;
+	struct unwind_job *todo, **todo_tail, *done, **done_tail;
+	size_t nr_jobs;	    /* queued or being built */
+	bool cache_refused; /* the cache directory is not ours: said once, not used again */
 };
 
 static uint64_t rule_hash(const struct unwind_rule *r)
@@ -93,7 +140,10 @@ static bool rule_eq(const void *entry, const void *key)
 	return !memcmp(&((const struct rule_entry *)entry)->rule, key, sizeof(struct unwind_rule));
 }
 
-/* The index of @rule in the rules map, added if new; the unsupported rule when it is full. */
+/*
+ * The index of @rule in the rules map, added if new; the unsupported rule
+ * when it is full. The worker thread's once it has started.
+ */
 static uint32_t unwind_maps__rule(struct unwind_maps *um, const struct unwind_rule *rule)
 {
 	uint64_t hash = rule_hash(rule);
@@ -172,6 +222,11 @@ struct unwind_maps *unwind_maps__new(struct unwinder *u, int rows_fd, size_t max
 	hashtab__init(&um->slices);
 	hashtab__init(&um->procs);
 	hashtab__init(&um->rules);
+	pthread_mutex_init(&um->lock, NULL);
+	pthread_cond_init(&um->work, NULL);
+	pthread_cond_init(&um->done_cond, NULL);
+	um->todo_tail = &um->todo;
+	um->done_tail = &um->done;
 	if (cache_dir && !(um->cache_dir = strdup(cache_dir))) {
 		err = -ENOMEM;
 		goto out_free;
@@ -202,6 +257,14 @@ out_free:
 	return NULL;
 }
 
+static void job__free(struct unwind_job *job)
+{
+	unwind_source__release(&job->src);
+	fde_table__free(job->fdes);
+	free(job->rows);
+	free(job);
+}
+
 void unwind_maps__free(struct unwind_maps *um)
 {
 	struct proc_entry *p;
@@ -210,6 +273,24 @@ void unwind_maps__free(struct unwind_maps *um)
 
 	if (!um)
 		return;
+	if (um->worker_started) {
+		pthread_mutex_lock(&um->lock);
+		um->stop = true;
+		pthread_cond_signal(&um->work);
+		pthread_mutex_unlock(&um->lock);
+		pthread_join(um->worker, NULL);
+	}
+	for (struct unwind_job *job = um->todo, *next; job; job = next) {
+		next = job->next;
+		job__free(job);
+	}
+	for (struct unwind_job *job = um->done, *next; job; job = next) {
+		next = job->next;
+		job__free(job);
+	}
+	pthread_mutex_destroy(&um->lock);
+	pthread_cond_destroy(&um->work);
+	pthread_cond_destroy(&um->done_cond);
 	hashtab__for_each_entry(&um->slices, i, e) {
 		elf_file__put(((struct slice *)e)->file);
 		free(e);
@@ -217,6 +298,7 @@ void unwind_maps__free(struct unwind_maps *um)
 	hashtab__release(&um->slices);
 	hashtab__for_each_entry(&um->procs, i, p) {
 		free(p->slices);
+		free(p->pending);
 		free(p);
 	}
 	hashtab__release(&um->procs);
@@ -284,11 +366,16 @@ static bool proc_eq(const void *entry, const void *key)
 	return ((const struct proc_entry *)entry)->pid == *(const pid_t *)key;
 }
 
-static void proc_entry__release_slices(struct proc_entry *p)
+static void proc_entry__release_slices(struct unwind_maps *um, struct proc_entry *p)
 {
 	for (size_t i = 0; i < p->nr; i++)
-		p->slices[i]->users--;
+		p->slices[i].slice->users--;
 	p->nr = 0;
+	if (p->pending) {
+		free(p->pending);
+		p->pending = NULL;
+		um->nr_pending--;
+	}
 }
 
 /*
@@ -307,7 +394,7 @@ static void unwind_maps__purge_exited(struct unwind_maps *um)
 		if (!p->nr || !kill(p->pid, 0) || errno != ESRCH)
 			continue;
 		bpf_map_delete_elem(um->procs_fd, &key);
-		proc_entry__release_slices(p);
+		proc_entry__release_slices(um, p);
 	}
 }
 
@@ -324,15 +411,18 @@ static void proc_entry_drop(void *entry, void *arg)
 {
 	struct proc_entry *p = entry;
 
-	(void)arg;
+	proc_entry__release_slices(arg, p);
 	free(p->slices);
 	free(p);
 }
 
+/* A slice the worker has is the worker's until the drain takes it back. */
 static bool slice_used(void *entry, void *arg)
 {
+	const struct slice *s = entry;
+
 	(void)arg;
-	return ((const struct slice *)entry)->users;
+	return s->users || s->state == SLICE_BUILDING;
 }
 
 /*
@@ -356,7 +446,7 @@ void unwind_maps__forget_exited(struct unwind_maps *um)
 {
 	unwind_maps__purge_exited(um);
 	/* Out of memory, what is left is forgotten next time. */
-	hashtab__retain(&um->procs, proc_entry_live, proc_entry_drop, NULL);
+	hashtab__retain(&um->procs, proc_entry_live, proc_entry_drop, um);
 	hashtab__retain(&um->slices, slice_used, slice_drop, um);
 }
 
@@ -397,104 +487,201 @@ static int unwind_maps__make_room(struct unwind_maps *um, uint32_t n, uint32_t *
 	return 0;
 }
 
-/*
- * @t of @f from the cache (true), or false when it is not there, or not to
- * be used; *@store says whether a table built instead is to be written there.
- */
-static bool unwind_maps__cached(struct unwind_maps *um, struct elf_file *f,
-				struct unwind_cache_key *key, struct unwind_table *t, bool *store)
+/* The worker's part of @job: read its table from the cache, or build it (and store it there). */
+static void job__run(struct unwind_maps *um, struct unwind_job *job)
 {
-	uint64_t start = clock_ns(CLOCK_MONOTONIC);
+	struct unwind_table t = { 0 };
+	bool store = false;
+	uint64_t start;
 	int err;
 
-	*store = false;
-	if (!um->cache_dir || !key->build_id || !elf_file__cacheable(f))
-		return false;
-	key->file_sum = elf__fingerprint(elf_file__elf(f));
-	err = unwind_cache__load(key, t);
-	um->stats.cache_ns += clock_ns(CLOCK_MONOTONIC) - start;
-	/* Said once: the directory stays as it is for the rest of the run. */
-	if (err == -EACCES) {
-		free(um->cache_dir);
-		um->cache_dir = NULL;
-		key->dir = NULL;
-	}
-	*store = err == -ENOENT || err == -EBADMSG;
-	return !err;
-}
-
-/* Build @s's table, or read it from the cache, and copy it into the row array; sets @s->state. */
-static void slice__load(struct unwind_maps *um, struct slice *s)
-{
-	struct unwind_cache_key key = {
-		.dir = um->cache_dir,
-		.build_id = elf_file__build_id(s->file),
-		.producer = "profiler " PROFILER_VERSION,
-	};
-	struct unwind_table t = { 0 };
-	struct rows_window w;
-	uint64_t start;
-	bool cached, store;
-	int err = 0;
-
-	cached = unwind_maps__cached(um, s->file, &key, &t, &store);
-	if (!cached) {
+	if (job->key.dir && !um->cache_refused) {
 		start = clock_ns(CLOCK_MONOTONIC);
-		err = unwind_table__build(&t, s->file);
-		um->stats.build_ns += clock_ns(CLOCK_MONOTONIC) - start;
+		err = unwind_cache__load(&job->key, &t);
+		job->cache_ns = clock_ns(CLOCK_MONOTONIC) - start;
+		/* Said once: the directory stays as it is for the rest of the run. */
+		if (err == -EACCES)
+			um->cache_refused = true;
+		store = err == -ENOENT || err == -EBADMSG;
+		job->cached = !err;
 	}
-	if (!err && store && t.nr <= UINT32_MAX) {
+	if (!job->cached) {
+		start = clock_ns(CLOCK_MONOTONIC);
+		if (!job->src.fdes && (job->fdes = fde_table__build(&job->src.fde_src)))
+			job->src.fdes = job->fdes;
+		job->err = job->src.fdes ? unwind_table__build_source(&t, &job->src) : -ENOMEM;
+		job->build_ns = clock_ns(CLOCK_MONOTONIC) - start;
+	}
+	if (!job->err && store && t.nr <= UINT32_MAX && !um->cache_refused) {
 		/* For the next run; this one goes on without it. */
 		start = clock_ns(CLOCK_MONOTONIC);
-		unwind_cache__store(&key, &t, CACHE_FILE_DEFAULT_MAX_BYTES);
-		um->stats.store_ns += clock_ns(CLOCK_MONOTONIC) - start;
+		unwind_cache__store(&job->key, &t, CACHE_FILE_DEFAULT_MAX_BYTES);
+		job->store_ns = clock_ns(CLOCK_MONOTONIC) - start;
 	}
-	if (err == -ENOENT || err == -ENOTSUP) {
-		s->state = SLICE_FP;
-		return;
-	}
-	if (err || t.nr > UINT32_MAX) {
-		pr_debug("unwind: no table for '%s': %s", elf_file__name(s->file),
-			 strerror(err ? -err : E2BIG));
-		s->state = SLICE_CORRUPT;
-		goto out_release;
-	}
-	if (unwind_maps__make_room(um, t.nr, &s->first)) {
-		pr_debug("unwind: no room for the %zu rows of '%s'", t.nr, elf_file__name(s->file));
-		um->stats.over_limit++;
-		s->state = SLICE_NO_ROOM;
-		goto out_release;
-	}
-	err = rows_map(um, s->first, t.nr, &w);
-	if (err) {
-		pr_debug("unwind: cannot map the rows of '%s': %s", elf_file__name(s->file),
-			 strerror(-err));
-		rows_free(um, s->first, t.nr);
-		s->state = SLICE_CORRUPT;
-		goto out_release;
-	}
-	for (size_t i = 0; i < t.nr; i++)
-		w.rows[i] = (struct unwind_row){
+	if (!job->err && t.nr > UINT32_MAX)
+		job->err = -E2BIG;
+	if (!job->err && !(job->rows = malloc(t.nr * sizeof(*job->rows))))
+		job->err = -ENOMEM;
+	for (size_t i = 0; !job->err && i < t.nr; i++)
+		job->rows[i] = (struct unwind_row){
 			.pc = t.rows[i].pc,
 			.rule = unwind_maps__rule(um, &t.rows[i].rule),
 		};
-	rows_unmap(&w);
-	s->nr = t.nr;
-	s->state = SLICE_LOADED;
-	s->load_seq = ++um->seq;
-	um->stats.files++;
-	um->stats.cached += cached;
-	um->stats.rows += t.nr;
-	um->stats.unsupported += t.nr_unsupported;
-	if (um->stats.rows > um->stats.peak_rows)
-		um->stats.peak_rows = um->stats.rows;
-	pr_debug("unwind: table of '%s': %zu FDEs, %zu rows%s", elf_file__name(s->file), t.nr_fdes,
-		 t.nr, cached ? ", from the cache" : "");
-out_release:
-	if (cached)
+	job->nr = t.nr;
+	job->nr_fdes = t.nr_fdes;
+	job->nr_unsupported = t.nr_unsupported;
+	if (job->cached)
 		unwind_cache__release(&t);
 	else
 		unwind_table__release(&t);
+}
+
+static void *worker_main(void *arg)
+{
+	struct unwind_maps *um = arg;
+	struct unwind_job *job;
+
+	pthread_mutex_lock(&um->lock);
+	for (;;) {
+		while (!um->todo && !um->stop)
+			pthread_cond_wait(&um->work, &um->lock);
+		if (um->stop)
+			break;
+		job = um->todo;
+		um->todo = job->next;
+		if (!um->todo)
+			um->todo_tail = &um->todo;
+		pthread_mutex_unlock(&um->lock);
+
+		job__run(um, job);
+
+		pthread_mutex_lock(&um->lock);
+		job->next = NULL;
+		*um->done_tail = job;
+		um->done_tail = &job->next;
+		um->nr_jobs--;
+		pthread_cond_broadcast(&um->done_cond);
+	}
+	pthread_mutex_unlock(&um->lock);
+	return NULL;
+}
+
+/* Give @job to the worker, started if it is not: 0 or -errno. */
+static int unwind_maps__queue(struct unwind_maps *um, struct unwind_job *job)
+{
+	sigset_t all, old;
+	int err = 0;
+
+	pthread_mutex_lock(&um->lock);
+	if (!um->worker_started) {
+		/* Signals are the drain thread's: they cut its wait short. */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		err = -pthread_create(&um->worker, NULL, worker_main, um);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		um->worker_started = !err;
+	}
+	if (!err) {
+		*um->todo_tail = job;
+		um->todo_tail = &job->next;
+		um->nr_jobs++;
+		pthread_cond_signal(&um->work);
+	}
+	pthread_mutex_unlock(&um->lock);
+	return err;
+}
+
+/*
+ * Start loading @s's table: read what building it takes (here: libelf is
+ * not thread-safe) and queue it for the worker, or settle @s at once when
+ * there is nothing to build. Sets @s->state.
+ */
+static void slice__load(struct unwind_maps *um, struct slice *s)
+{
+	struct unwind_job *job = calloc(1, sizeof(*job));
+	uint64_t start = clock_ns(CLOCK_MONOTONIC);
+	int err;
+
+	if (!job) {
+		s->state = SLICE_CORRUPT;
+		return;
+	}
+	err = unwind_source__get(&job->src, s->file);
+	if (err == -ENOENT || err == -ENOTSUP) {
+		s->state = SLICE_FP;
+		goto out_free;
+	}
+	if (!err && um->cache_dir && elf_file__build_id(s->file) && elf_file__cacheable(s->file))
+		job->key = (struct unwind_cache_key){
+			.dir = um->cache_dir,
+			.build_id = elf_file__build_id(s->file),
+			.producer = "profiler " PROFILER_VERSION,
+			.file_sum = elf__fingerprint(elf_file__elf(s->file)),
+		};
+	job->slice = s;
+	if (!err)
+		err = unwind_maps__queue(um, job);
+	um->stats.source_ns += clock_ns(CLOCK_MONOTONIC) - start;
+	if (err) {
+		pr_debug("unwind: no table for '%s': %s", elf_file__name(s->file), strerror(-err));
+		s->state = SLICE_CORRUPT;
+		goto out_free;
+	}
+	s->state = SLICE_BUILDING;
+	return;
+
+out_free:
+	job__free(job);
+}
+
+/* Copy the table the worker made for @job into the row array; settles @job->slice's state. */
+static void slice__install(struct unwind_maps *um, struct unwind_job *job)
+{
+	struct slice *s = job->slice;
+	struct rows_window w;
+	int err;
+
+	um->stats.build_ns += job->build_ns;
+	um->stats.cache_ns += job->cache_ns;
+	um->stats.store_ns += job->store_ns;
+	if (job->fdes) {
+		elf_file__set_fdes(s->file, job->fdes);
+		job->fdes = NULL;
+	}
+	if (job->err) {
+		pr_debug("unwind: no table for '%s': %s", elf_file__name(s->file),
+			 strerror(-job->err));
+		s->state = SLICE_CORRUPT;
+		return;
+	}
+	if (unwind_maps__make_room(um, job->nr, &s->first)) {
+		pr_debug("unwind: no room for the %zu rows of '%s'", job->nr,
+			 elf_file__name(s->file));
+		um->stats.over_limit++;
+		s->state = SLICE_NO_ROOM;
+		return;
+	}
+	err = rows_map(um, s->first, job->nr, &w);
+	if (err) {
+		pr_debug("unwind: cannot map the rows of '%s': %s", elf_file__name(s->file),
+			 strerror(-err));
+		rows_free(um, s->first, job->nr);
+		s->state = SLICE_CORRUPT;
+		return;
+	}
+	memcpy(w.rows, job->rows, job->nr * sizeof(*job->rows));
+	rows_unmap(&w);
+	s->nr = job->nr;
+	s->state = SLICE_LOADED;
+	s->load_seq = ++um->seq;
+	um->stats.files++;
+	um->stats.cached += job->cached;
+	um->stats.rows += job->nr;
+	um->stats.unsupported += job->nr_unsupported;
+	if (um->stats.rows > um->stats.peak_rows)
+		um->stats.peak_rows = um->stats.rows;
+	pr_debug("unwind: table of '%s': %zu FDEs, %zu rows%s", elf_file__name(s->file),
+		 job->nr_fdes, job->nr, job->cached ? ", from the cache" : "");
 }
 
 static bool slice_eq(const void *entry, const void *key)
@@ -530,11 +717,60 @@ static struct proc_entry *unwind_maps__proc(struct unwind_maps *um, pid_t pid)
 	return p;
 }
 
+/*
+ * Write @p's pending entry into the BPF map, its mappings' rows filled in
+ * from their slices: 0, 1 when a slice is still being built (nothing
+ * written), or -errno.
+ */
+static int proc_entry__write(struct unwind_maps *um, struct proc_entry *p)
+{
+	struct unwind_proc *v = p->pending;
+	__u32 key = p->pid;
+	int err;
+
+	for (size_t i = 0; i < p->nr; i++) {
+		struct unwind_mapping *m = &v->mappings[p->slices[i].mapping];
+		const struct slice *s = p->slices[i].slice;
+
+		switch (s->state) {
+		case SLICE_BUILDING:
+			return 1;
+		case SLICE_LOADED:
+			m->first_row = s->first;
+			m->nr_rows = s->nr;
+			break;
+		case SLICE_CORRUPT:
+			m->first_row = ROW_NONE;
+			m->nr_rows = 1;
+			break;
+		case SLICE_NO_ROOM:
+			m->first_row = ROW_NO_ROOM;
+			m->nr_rows = 1;
+			break;
+		default:
+			m->nr_rows = UNWIND_MAPPING_FP;
+			break;
+		}
+	}
+	err = bpf_map_update_elem(um->procs_fd, &key, v, BPF_ANY);
+	if (err == -E2BIG || err == -ENOMEM) {
+		unwind_maps__purge_exited(um);
+		err = bpf_map_update_elem(um->procs_fd, &key, v, BPF_ANY);
+	}
+	if (err)
+		return err;
+	free(p->pending);
+	p->pending = NULL;
+	um->nr_pending--;
+	um->stats.procs++;
+	return 0;
+}
+
 int unwind_maps__load(struct unwind_maps *um, const struct proc_maps *maps)
 {
-	struct unwind_proc *v = &um->value;
 	struct proc_entry *p = unwind_maps__proc(um, maps->pid);
 	struct proc_entry old;
+	struct unwind_proc *v;
 	__u32 key = maps->pid;
 	int err = 0;
 
@@ -542,7 +778,17 @@ int unwind_maps__load(struct unwind_maps *um, const struct proc_maps *maps)
 		return -ENOMEM;
 	/* The slices of the entry being replaced stay in use until the new one is written. */
 	old = *p;
-	*p = (struct proc_entry){ .pid = maps->pid };
+	*p = (struct proc_entry){ .pid = maps->pid, .pending = old.pending };
+	old.pending = NULL;
+	if (!p->pending) {
+		p->pending = malloc(sizeof(*p->pending));
+		if (!p->pending) {
+			*p = old;
+			return -ENOMEM;
+		}
+		um->nr_pending++;
+	}
+	v = p->pending;
 	memset(v, 0, sizeof(*v));
 	for (size_t i = 0; i < maps->nr && v->nr < PROFILE_MAX_UNWIND_MAPPINGS; i++) {
 		const struct proc_map *map = &maps->maps[i];
@@ -564,40 +810,76 @@ int unwind_maps__load(struct unwind_maps *um, const struct proc_maps *maps)
 			break;
 		}
 		m->bias = bias;
-		switch (s->state) {
-		case SLICE_LOADED:
-			m->first_row = s->first;
-			m->nr_rows = s->nr;
-			s->users++;
-			p->slices[p->nr++] = s;
-			break;
-		case SLICE_CORRUPT:
-			m->first_row = ROW_NONE;
-			m->nr_rows = 1;
-			break;
-		case SLICE_NO_ROOM:
-			m->first_row = ROW_NO_ROOM;
-			m->nr_rows = 1;
-			break;
-		default:
-			break;
-		}
+		s->users++;
+		p->slices[p->nr++] = (struct proc_slice){ v->nr - 1, s };
 	}
-	if (!err) {
-		err = bpf_map_update_elem(um->procs_fd, &key, v, BPF_ANY);
-		if (err == -E2BIG || err == -ENOMEM) {
-			unwind_maps__purge_exited(um);
-			err = bpf_map_update_elem(um->procs_fd, &key, v, BPF_ANY);
-		}
-	}
-	proc_entry__release_slices(&old);
+	if (!err)
+		err = proc_entry__write(um, p);
+	/* Until its tables are built, its stacks are copied (an older entry would truncate them). */
+	if (err > 0)
+		bpf_map_delete_elem(um->procs_fd, &key);
+	proc_entry__release_slices(um, &old);
 	free(old.slices);
-	if (err) {
-		proc_entry__release_slices(p);
+	if (err < 0) {
+		proc_entry__release_slices(um, p);
 		return err;
 	}
-	um->stats.procs++;
 	return 0;
+}
+
+/* Take back what the worker has done: true when it had anything. */
+static bool unwind_maps__take_back(struct unwind_maps *um)
+{
+	struct unwind_job *done, *next;
+
+	pthread_mutex_lock(&um->lock);
+	done = um->done;
+	um->done = NULL;
+	um->done_tail = &um->done;
+	pthread_mutex_unlock(&um->lock);
+	if (!done)
+		return false;
+	for (; done; done = next) {
+		next = done->next;
+		slice__install(um, done);
+		job__free(done);
+	}
+	return true;
+}
+
+/* Write the entries no slice keeps waiting any more. */
+static void unwind_maps__write_pending(struct unwind_maps *um)
+{
+	struct proc_entry *p;
+	size_t i;
+	int err;
+
+	hashtab__for_each_entry(&um->procs, i, p) {
+		if (!um->nr_pending)
+			break;
+		if (!p->pending)
+			continue;
+		err = proc_entry__write(um, p);
+		if (err < 0) {
+			pr_debug("pid %d: cannot load unwind tables: %s", p->pid, strerror(-err));
+			proc_entry__release_slices(um, p);
+		}
+	}
+}
+
+void unwind_maps__poll(struct unwind_maps *um)
+{
+	if (unwind_maps__take_back(um))
+		unwind_maps__write_pending(um);
+}
+
+void unwind_maps__wait(struct unwind_maps *um)
+{
+	pthread_mutex_lock(&um->lock);
+	while (um->nr_jobs)
+		pthread_cond_wait(&um->done_cond, &um->lock);
+	pthread_mutex_unlock(&um->lock);
+	unwind_maps__poll(um);
 }
 
 void unwind_maps__stats(const struct unwind_maps *um, struct unwind_maps_stats *stats)

@@ -15,7 +15,15 @@
  * not fit its mappings get an empty table: their stacks end there, counted
  * as truncated, never walked by frame pointers through code that has none.
  *
- * Not thread-safe. The unwinder must outlive this.
+ * Tables are read from the cache or built on a worker thread, so that
+ * the caller's thread (the drain) never waits for a large library: a
+ * process whose tables are not all ready yet has no entry in the BPF map,
+ * and its stacks are copied and unwound in user space meanwhile, as before
+ * its maps were first read. unwind_maps__poll() takes the finished tables
+ * back and writes the entries they completed.
+ *
+ * Not thread-safe: one thread calls all of these. The unwinder must
+ * outlive this.
  */
 #ifndef PROFILER_UNWIND_MAPS_H
 #define PROFILER_UNWIND_MAPS_H
@@ -39,9 +47,10 @@ struct unwind_maps_stats {
 	uint64_t unsupported; /* rows with a rule the BPF program cannot follow */
 	uint64_t evicted;     /* tables evicted to make room */
 	uint64_t over_limit;  /* tables that did not fit */
-	uint64_t build_ns;    /* time spent building tables */
-	uint64_t cache_ns;    /* time spent looking for and reading cache files */
-	uint64_t store_ns;    /* time spent writing cache files */
+	uint64_t build_ns;    /* time the worker spent building tables */
+	uint64_t cache_ns;    /* and looking for and reading cache files */
+	uint64_t store_ns;    /* and writing cache files */
+	uint64_t source_ns;   /* time the caller spent reading what the worker needs */
 };
 
 /*
@@ -56,8 +65,18 @@ struct unwind_maps *unwind_maps__new(struct unwinder *u, int rows_fd, size_t max
 				     int procs_fd, const char *cache_dir);
 void unwind_maps__free(struct unwind_maps *um);
 
-/* Load the tables of the mappings in @maps, for process @maps->pid. 0 or -errno. */
+/*
+ * Load the tables of the mappings in @maps, for process @maps->pid: its
+ * entry is written now, or once the tables it waits for are built. 0 or
+ * -errno.
+ */
 int unwind_maps__load(struct unwind_maps *um, const struct proc_maps *maps);
+
+/* Take back the tables the worker finished, and write the entries they complete. */
+void unwind_maps__poll(struct unwind_maps *um);
+
+/* Wait for every table asked for so far, then unwind_maps__poll(). */
+void unwind_maps__wait(struct unwind_maps *um);
 
 /*
  * Forget the processes that exited, and the tables only they used, rows

@@ -578,7 +578,7 @@ static struct unwind_rule state_rule(const struct cfi_state *st, bool signal)
 /* The table being built, and what bounds its cost. */
 struct builder {
 	struct unwind_table *t;
-	struct elf_file *f;
+	const struct unwind_source *src;
 	struct cfi_section eh, debug;
 	bool has_eh, debug_read;
 	uint64_t steps, max_steps;
@@ -778,28 +778,19 @@ static int cfi_section__add_cie(struct cfi_section *sec, Dwarf_Off off, const Dw
 	return 0;
 }
 
-/* Read the CFI section @name of @elf into @sec: 0 (none is none), -ENOMEM. */
-static int cfi_section__read(struct cfi_section *sec, Elf *elf, const char *name)
+/* Read CFI section @data (.eh_frame when @eh) at address @addr into @sec: 0, -ENOMEM. */
+static int cfi_section__read(struct cfi_section *sec, Elf_Data *data, uint64_t addr, bool eh)
 {
 	unsigned char ident[EI_NIDENT] = { [EI_CLASS] = ELFCLASS64, [EI_DATA] = ELFDATA2LSB };
 	Dwarf_Off off = 0, next;
 	Dwarf_CFI_Entry e;
-	Elf_Data *data;
-	GElf_Shdr shdr;
-	Elf_Scn *scn;
 	bool sorted = true;
 	size_t n = 0;
 
-	scn = elf__find_section(elf, name, &shdr);
-	if (!scn || ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0))
-		return 0;
-	data = elf_getdata(scn, NULL);
-	if (!data || !data->d_buf)
-		return 0;
 	sec->buf = data->d_buf;
 	sec->size = data->d_size;
-	sec->addr = shdr.sh_addr;
-	sec->eh = !strcmp(name, ".eh_frame");
+	sec->addr = addr;
+	sec->eh = eh;
 	/*
 	 * Entries are read in order: CIEs sorted by offset. An FDE is decoded
 	 * once all are read (its CIE may follow it); until then its start
@@ -863,14 +854,13 @@ static void cfi_section__release(struct cfi_section *sec)
 /* The .debug_frame of @b's file, read the first time an FDE is not in its .eh_frame. */
 static struct cfi_section *builder__debug(struct builder *b, int *err)
 {
-	Dwarf *dwarf;
+	const struct unwind_source *src = b->src;
 
 	*err = 0;
 	if (!b->debug_read) {
 		b->debug_read = true;
-		dwarf = elf_file__dwarf(b->f);
-		if (dwarf && elf_file__debug_cfi(b->f)) {
-			*err = cfi_section__read(&b->debug, dwarf_getelf(dwarf), ".debug_frame");
+		if (src->debug) {
+			*err = cfi_section__read(&b->debug, src->debug, src->debug_addr, false);
 			b->max_steps += (uint64_t)b->debug.size * UNWIND_TABLE_STEPS_PER_BYTE;
 		}
 	}
@@ -947,25 +937,76 @@ void unwind_table__compact(struct unwind_table *t)
 	t->nr = n;
 }
 
-int unwind_table__build(struct unwind_table *t, struct elf_file *f)
+/* The data of section @name of @elf (decompressed), with its address; NULL when it has none. */
+static Elf_Data *cfi_data(Elf *elf, const char *name, uint64_t *addr)
 {
-	Dwarf_CFI *eh_cfi = elf_file__eh_cfi(f);
-	struct builder b = { .t = t, .f = f };
-	const struct fde_table *fdes;
-	Elf *elf = elf_file__elf(f);
-	GElf_Ehdr ehdr;
-	int err = 0;
+	Elf_Data *data;
+	GElf_Shdr shdr;
+	Elf_Scn *scn;
 
+	scn = elf__find_section(elf, name, &shdr);
+	if (!scn || ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0))
+		return NULL;
+	data = elf_getdata(scn, NULL);
+	if (!data || !data->d_buf)
+		return NULL;
+	*addr = shdr.sh_addr;
+	return data;
+}
+
+int unwind_source__get(struct unwind_source *src, struct elf_file *f)
+{
+	Elf *elf = elf_file__elf(f);
+	GElf_Shdr shdr;
+	GElf_Ehdr ehdr;
+
+	*src = (struct unwind_source){ .name = elf_file__name(f) };
 	if (!gelf_getehdr(elf, &ehdr) || ehdr.e_machine != EM_X86_64 ||
 	    gelf_getclass(elf) != ELFCLASS64)
 		return -ENOTSUP;
-	if (!eh_cfi && !elf_file__debug_cfi(f))
+	/* As libdw reads them: .eh_frame when it has one, .debug_frame when its DWARF reads. */
+	if (elf_file__eh_cfi(f))
+		src->eh = cfi_data(elf, ".eh_frame", &src->eh_addr);
+	src->has_eh = elf_file__eh_cfi(f) != NULL;
+	if ((!src->has_eh || elf__find_section(elf, ".debug_frame", &shdr)) &&
+	    elf_file__debug_cfi(f)) {
+		src->debug = cfi_data(elf, ".debug_frame", &src->debug_addr);
+		src->has_debug = true;
+	}
+	if (!src->has_eh && !src->has_debug)
 		return -ENOENT;
-	fdes = elf_file__fdes(f);
-	if (!fdes)
+	src->fdes = elf_file__fdes_built(f);
+	return src->fdes ? 0 : fde_source__get(&src->fde_src, elf);
+}
+
+void unwind_source__release(struct unwind_source *src)
+{
+	fde_source__release(&src->fde_src);
+}
+
+int unwind_table__build(struct unwind_table *t, struct elf_file *f)
+{
+	struct unwind_source src;
+	int err;
+
+	if (!elf_file__fdes(f))
 		return -ENOMEM;
-	if (eh_cfi) {
-		err = cfi_section__read(&b.eh, elf, ".eh_frame");
+	err = unwind_source__get(&src, f);
+	if (!err)
+		err = unwind_table__build_source(t, &src);
+	unwind_source__release(&src);
+	return err;
+}
+
+int unwind_table__build_source(struct unwind_table *t, const struct unwind_source *src)
+{
+	struct builder b = { .t = t, .src = src };
+	const struct fde_table *fdes = src->fdes;
+	int err = 0;
+
+	if (src->has_eh) {
+		if (src->eh)
+			err = cfi_section__read(&b.eh, src->eh, src->eh_addr, true);
 		b.has_eh = true;
 	}
 	b.max_steps = (uint64_t)b.eh.size * UNWIND_TABLE_STEPS_PER_BYTE + 65536;
@@ -978,11 +1019,10 @@ int unwind_table__build(struct unwind_table *t, struct elf_file *f)
 	}
 	if (err == -E2BIG)
 		pr_warn("unwind: giving up on '%s': its CFI asks for over %zu rows or %llu steps",
-			elf_file__name(f), (size_t)UNWIND_TABLE_MAX_ROWS,
-			(unsigned long long)b.max_steps);
+			src->name, (size_t)UNWIND_TABLE_MAX_ROWS, (unsigned long long)b.max_steps);
 	else if (b.nr_too_deep)
 		pr_warn("unwind: left out %zu FDEs of '%s': remember_state nested over %d deep",
-			b.nr_too_deep, elf_file__name(f), CFI_STACK_MAX);
+			b.nr_too_deep, src->name, CFI_STACK_MAX);
 	cfi_section__release(&b.eh);
 	cfi_section__release(&b.debug);
 	if (err)

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "bpf/profile.h"
+#include "elf/fde_table.h"
 
 struct unwind_table_row {
 	uint32_t pc; /* the file's address (ELF vaddr) */
@@ -57,14 +58,41 @@ struct unwind_table {
 struct elf_file;
 
 /*
- * Build @t (zeroed by the caller) for the FDEs of @f (elf_file__fdes()),
- * each read through its .eh_frame or, where that has no such FDE, its
- * .debug_frame. 0, -ENOENT
- * when the file has no CFI, -ENOTSUP for a file that is not x86-64,
+ * What building a file's table reads of it. libelf and libdw read a file
+ * lazily, and neither is thread-safe: unwind_source__get() does all the
+ * reading, on the thread that owns the file, and then
+ * unwind_table__build_source() reads only this and the memory it points
+ * at, on any thread, for as long as the file is held open.
+ */
+struct unwind_source {
+	const char *name;
+	/* elf_file__fdes() when the file has read it, else what to build it from */
+	const struct fde_table *fdes;
+	struct fde_source fde_src;
+	bool has_eh, has_debug;	      /* CFI libdw reads in .eh_frame, .debug_frame */
+	Elf_Data *eh, *debug;	      /* their contents (NULL: none) */
+	uint64_t eh_addr, debug_addr; /* and addresses */
+};
+
+/*
+ * Read what building @f's table takes into @src: 0, -ENOENT when the file
+ * has no CFI, -ENOTSUP for a file that is not x86-64, -ENOMEM. Released
+ * with unwind_source__release() whatever it returns.
+ */
+int unwind_source__get(struct unwind_source *src, struct elf_file *f);
+void unwind_source__release(struct unwind_source *src);
+
+/*
+ * Build @t (zeroed by the caller) for the FDEs of @src (@src->fdes, which
+ * must be set: fde_table__build() of its fde_src), each read through
+ * its .eh_frame or, where that has no such FDE, its .debug_frame. 0,
  * -ENOMEM, -E2BIG when its CFI asks for more than the bounds above (logged
  * as a warning), or -EINVAL when no FDE could be read (corrupt CFI; what
- * was read before a corruption is kept).
+ * was read before a corruption is kept). Thread-safe for different @t.
  */
+int unwind_table__build_source(struct unwind_table *t, const struct unwind_source *src);
+
+/* unwind_source__get() and unwind_table__build_source() in one, with their errors. */
 int unwind_table__build(struct unwind_table *t, struct elf_file *f);
 void unwind_table__release(struct unwind_table *t);
 

@@ -376,6 +376,21 @@ Dwarf_CFI *elf_file__debug_cfi(struct elf_file *f)
 	return dwarf ? dwarf_getcfi(dwarf) : NULL;
 }
 
+const struct fde_table *elf_file__fdes_built(const struct elf_file *f)
+{
+	return f->fdes_read ? f->fdes : NULL;
+}
+
+void elf_file__set_fdes(struct elf_file *f, struct fde_table *fdes)
+{
+	if (f->fdes_read) {
+		fde_table__free(fdes);
+		return;
+	}
+	f->fdes_read = true;
+	f->fdes = fdes;
+}
+
 const struct fde_table *elf_file__fdes(struct elf_file *f)
 {
 	if (!f->fdes_read) {

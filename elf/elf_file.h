@@ -108,6 +108,15 @@ Dwarf_CFI *elf_file__debug_cfi(struct elf_file *f);
  */
 const struct fde_table *elf_file__fdes(struct elf_file *f);
 
+/* The table if elf_file__fdes() has read it, else NULL. */
+const struct fde_table *elf_file__fdes_built(const struct elf_file *f);
+
+/*
+ * Give @f @fdes, built from @f's own fde_source (fde_table.h) on another
+ * thread, to be what elf_file__fdes() returns; freed when @f has one.
+ */
+void elf_file__set_fdes(struct elf_file *f, struct fde_table *fdes);
+
 /*
  * The build-id of the ELF file open at @fd into @buf (@size bytes, hex and
  * a NUL), without keeping the file: 0, -ENOENT (none), -ENOEXEC (not ELF),

@@ -20,10 +20,6 @@ struct fde_table {
 	size_t nr;
 };
 
-struct fde_range {
-	uint64_t start, end;
-};
-
 /* One CFI section being read, and the ranges read so far. */
 struct cfi_reader {
 	unsigned char ident[EI_NIDENT];
@@ -35,7 +31,7 @@ struct cfi_reader {
 	Dwarf_Off cie_off;
 	int cie_enc; /* its FDE pointer encoding, -1 when we cannot read it */
 	bool cie_known;
-	struct fde_range *exec; /* the executable PT_LOAD segments */
+	const struct fde_range *exec; /* the executable PT_LOAD segments */
 	size_t nr_exec;
 	struct fde_range *ranges;
 	size_t nr, alloc;
@@ -185,19 +181,14 @@ static int cfi_reader__add_fde(struct cfi_reader *r, const Dwarf_FDE *fde)
 }
 
 /* Add the FDEs of CFI section @scn; 0 or -ENOMEM. Stops at the first entry it cannot parse. */
-static int cfi_reader__read(struct cfi_reader *r, Elf_Scn *scn, const GElf_Shdr *shdr,
-			    bool eh_frame)
+static int cfi_reader__read(struct cfi_reader *r, Elf_Data *data, uint64_t sh_addr, bool eh_frame)
 {
 	Dwarf_Off off = 0, next;
 	Dwarf_CFI_Entry e;
 	int ret;
 
-	if ((shdr->sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
-		return 0;
-	r->data = elf_getdata(scn, NULL);
-	if (!r->data || !r->data->d_buf)
-		return 0;
-	r->sh_addr = shdr->sh_addr;
+	r->data = data;
+	r->sh_addr = sh_addr;
 	r->eh_frame = eh_frame;
 	r->cie_known = false;
 	while ((ret = dwarf_next_cfi(r->ident, r->data, eh_frame, off, &next, &e)) == 0) {
@@ -212,23 +203,57 @@ static int cfi_reader__read(struct cfi_reader *r, Elf_Scn *scn, const GElf_Shdr 
 	return 0;
 }
 
-static int cfi_reader__read_segments(struct cfi_reader *r, Elf *elf)
+/* The contents of section @name of @elf (decompressed) and its address into *@addr, or NULL. */
+static Elf_Data *section_data(Elf *elf, const char *name, uint64_t *addr)
 {
+	Elf_Data *data;
+	GElf_Shdr shdr;
+	Elf_Scn *scn;
+
+	scn = elf__find_section(elf, name, &shdr);
+	if (!scn || ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0))
+		return NULL;
+	data = elf_getdata(scn, NULL);
+	if (!data || !data->d_buf)
+		return NULL;
+	*addr = shdr.sh_addr;
+	return data;
+}
+
+int fde_source__get(struct fde_source *src, Elf *elf)
+{
+	const char *ident;
 	size_t nr_phdrs;
 
-	if (elf_getphdrnum(elf, &nr_phdrs))
-		return 0;
-	r->exec = calloc(nr_phdrs ? nr_phdrs : 1, sizeof(*r->exec));
-	if (!r->exec)
-		return -ENOMEM;
-	for (size_t i = 0; i < nr_phdrs; i++) {
-		GElf_Phdr phdr;
+	*src = (struct fde_source){ 0 };
+	ident = elf_getident(elf, NULL);
+	if (!ident)
+		return 0; /* not ELF: no CFI */
+	memcpy(src->ident, ident, EI_NIDENT);
+	src->elf = true;
+	if (!elf_getphdrnum(elf, &nr_phdrs)) {
+		src->exec = calloc(nr_phdrs ? nr_phdrs : 1, sizeof(*src->exec));
+		if (!src->exec)
+			return -ENOMEM;
+		for (size_t i = 0; i < nr_phdrs; i++) {
+			GElf_Phdr phdr;
 
-		if (gelf_getphdr(elf, i, &phdr) && phdr.p_type == PT_LOAD && (phdr.p_flags & PF_X))
-			r->exec[r->nr_exec++] =
-				(struct fde_range){ phdr.p_vaddr, phdr.p_vaddr + phdr.p_memsz };
+			if (gelf_getphdr(elf, i, &phdr) && phdr.p_type == PT_LOAD &&
+			    (phdr.p_flags & PF_X))
+				src->exec[src->nr_exec++] =
+					(struct fde_range){ phdr.p_vaddr,
+							    phdr.p_vaddr + phdr.p_memsz };
+		}
 	}
+	src->eh = section_data(elf, ".eh_frame", &src->eh_addr);
+	src->debug = section_data(elf, ".debug_frame", &src->debug_addr);
 	return 0;
+}
+
+void fde_source__release(struct fde_source *src)
+{
+	free(src->exec);
+	memset(src, 0, sizeof(*src));
 }
 
 static int range_cmp(const void *a, const void *b)
@@ -273,46 +298,45 @@ static int fde_table__fill(struct fde_table *tab, struct fde_range *ranges, size
 
 struct fde_table *fde_table__new(Elf *elf)
 {
-	struct cfi_reader r = { 0 };
+	struct fde_source src;
 	struct fde_table *tab;
-	const char *ident;
-	GElf_Shdr shdr;
-	Elf_Scn *scn;
-	int err;
+	int err = fde_source__get(&src, elf);
+
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	tab = fde_table__build(&src);
+	fde_source__release(&src);
+	return tab;
+}
+
+struct fde_table *fde_table__build(const struct fde_source *src)
+{
+	struct cfi_reader r = { .exec = src->exec, .nr_exec = src->nr_exec };
+	struct fde_table *tab;
+	int err = 0;
 
 	tab = calloc(1, sizeof(*tab));
 	if (!tab)
 		return NULL;
-	ident = elf_getident(elf, NULL);
-	if (!ident)
+	if (!src->elf)
 		return tab; /* not ELF: no CFI */
-	memcpy(r.ident, ident, EI_NIDENT);
+	memcpy(r.ident, src->ident, EI_NIDENT);
 	r.addr_size = r.ident[EI_CLASS] == ELFCLASS32 ? 4 : 8;
-	err = cfi_reader__read_segments(&r, elf);
-	if (err)
-		goto out_free_ranges;
-	scn = elf__find_section(elf, ".eh_frame", &shdr);
-	if (scn) {
-		err = cfi_reader__read(&r, scn, &shdr, true);
-		if (err)
-			goto out_free_ranges;
-	}
+	if (src->eh)
+		err = cfi_reader__read(&r, src->eh, src->eh_addr, true);
 	/*
 	 * Both: a program built with -fno-asynchronous-unwind-tables has its
 	 * own functions in .debug_frame only, and .eh_frame all the same, for
 	 * the C runtime's start files. Where both describe a function, the
 	 * ranges are the same.
 	 */
-	scn = elf__find_section(elf, ".debug_frame", &shdr);
-	if (scn) {
-		err = cfi_reader__read(&r, scn, &shdr, false);
-		if (err)
-			goto out_free_ranges;
-	}
-	err = fde_table__fill(tab, r.ranges, r.nr);
-out_free_ranges:
+	if (!err && src->debug)
+		err = cfi_reader__read(&r, src->debug, src->debug_addr, false);
+	if (!err)
+		err = fde_table__fill(tab, r.ranges, r.nr);
 	free(r.ranges);
-	free(r.exec);
 	if (err) {
 		fde_table__free(tab);
 		errno = -err;

@@ -42,6 +42,32 @@ struct cursor;
 struct fde_table *fde_table__new(Elf *elf);
 void fde_table__free(struct fde_table *tab);
 
+struct fde_range {
+	uint64_t start, end;
+};
+
+/*
+ * fde_table__new() in two steps, for a table built on another thread:
+ * libelf reads a file lazily and is not thread-safe, so fde_source__get()
+ * reads what the table is built from on the thread that owns @elf, and
+ * fde_table__build() reads only that (and the section contents it points
+ * at, which live as long as @elf) on any thread.
+ */
+struct fde_source {
+	bool elf; /* false: not ELF, no CFI */
+	unsigned char ident[EI_NIDENT];
+	struct fde_range *exec; /* the executable PT_LOAD segments */
+	size_t nr_exec;
+	Elf_Data *eh, *debug; /* .eh_frame, .debug_frame (NULL: none) */
+	uint64_t eh_addr, debug_addr;
+};
+
+/* 0, or -ENOMEM. */
+int fde_source__get(struct fde_source *src, Elf *elf);
+void fde_source__release(struct fde_source *src);
+/* As fde_table__new(). */
+struct fde_table *fde_table__build(const struct fde_source *src);
+
 /*
  * The start of the FDE whose range covers ELF virtual address @vaddr into
  * @start. Returns 0, or -ENOENT when none does. Binary search.
