@@ -152,6 +152,20 @@ static void print_targets(const struct options *o, int descendants)
 		o->duration_ns ? "" : ", Ctrl-C to stop");
 }
 
+/* -v: what the recording cost the profiler itself, its commands not included. */
+static void print_own_cost(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return;
+	pr_info("own cost: %.2f s of CPU (%.2f s user, %.2f s system), %.1f MiB peak resident",
+		ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+			(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
+		ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+		ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss / 1024.0);
+}
+
 /* The profile's summary (profile__summary()), a line per group, then what was written. */
 static void print_summary(const struct profile *p, const struct options *o)
 {
@@ -521,6 +535,7 @@ int record(const struct options *o)
 	print_summary(p, o);
 	/* After the profile is out: the cache is for the next run, not this one's wait. */
 	symbolizer__save_cache(sym);
+	print_own_cost();
 	ret = 0;
 out:
 	sampling = NULL;
