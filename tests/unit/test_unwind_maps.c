@@ -21,6 +21,7 @@
 #include "collector/unwind_maps.h"
 #include "collector/unwind_table.h"
 #include "common/proc_maps.h"
+#include "common/procfs.h"
 #include "common/strset.h"
 #include "elf/elf_file.h"
 #include "test.h"
@@ -189,14 +190,14 @@ TEST(unwind_maps_new_code_takes_the_entry_back_until_built)
 
 	/* A library mapped since (below everything else, so the maps stay sorted). */
 	CHECK(realpath(test__fixture("symbols-pie"), real) && !stat(real, &st));
-	self = test__read_file("/proc/self/maps", &size);
+	self = procfs__read_file("/proc/self/maps", &size);
 	CHECK(self);
 	CHECK(asprintf(&text, "10001000-10002000 r-xp 00001000 00:00 %llu %s\n%s",
 		       (unsigned long long)st.st_ino, real, self) > 0);
 	free(self);
 	more = proc_maps__parse(text, getpid(), f.files);
 	free(text);
-	CHECK(more);
+	CHECK(more && more->nr == maps->nr + 1);
 	CHECK(!unwind_maps__load(f.um, more));
 	CHECK(bpf_map_lookup_elem(f.procs_fd, &key, v) && errno == ENOENT);
 	unwind_maps__wait(f.um);
