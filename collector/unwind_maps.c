@@ -755,6 +755,9 @@ static int proc_entry__write(struct unwind_maps *um, struct proc_entry *p)
 	err = bpf_map_update_elem(um->procs_fd, &key, v, BPF_ANY);
 	if (err == -E2BIG || err == -ENOMEM) {
 		unwind_maps__purge_exited(um);
+		/* @p's process may be one of those that exited: its entry is gone then. */
+		if (!p->pending)
+			return -ESRCH;
 		err = bpf_map_update_elem(um->procs_fd, &key, v, BPF_ANY);
 	}
 	if (err)
