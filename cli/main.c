@@ -29,13 +29,16 @@ static void print_log(enum log_level level, const char *fmt, va_list args)
 /*
  * libbpf's warnings repeat our own one-line errors in detail: show them with
  * -v. Whole: a verifier's log, which says why a program was refused at its
- * end, runs to many kilobytes.
+ * end, runs to many kilobytes. Its other messages (about 1,900 lines of
+ * loading the program) only with -vvv, so that -vv's are ours.
  */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
 	char *buf;
 	size_t len;
 
+	if (level != LIBBPF_WARN && verbosity < 3)
+		return 0;
 	if (vasprintf(&buf, fmt, args) < 0) {
 		log_printf(LOG_DEBUG, "a libbpf message, out of memory: %s", fmt);
 		return 0;

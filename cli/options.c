@@ -87,7 +87,8 @@ const char options_usage[] =
 "                          unwind tables kept per build-id, in\n"
 "                          $XDG_CACHE_HOME/profiler (else /var/cache/profiler\n"
 "                          for root, ~/.cache/profiler for others)\n"
-"  -v, --verbose           more messages; twice for debug output\n"
+"  -v, --verbose           more messages; twice for debug output; three times\n"
+"                          for libbpf's too\n"
 "  -h, --help              show this help\n"
 "  -V, --version           show the version and exit\n"
 "\n"
@@ -676,7 +677,8 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 			return fail(err, size,
 				    "DHAT's format (%s) holds allocations: add --alloc, or choose "
 				    "another format",
-				    o->outputs[i].path);
+				    strcmp(o->outputs[i].path, "-") ? o->outputs[i].path :
+								      "standard output");
 	return 0;
 }
 

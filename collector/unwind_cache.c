@@ -82,7 +82,8 @@ static bool rows_ok(const struct unwind_table_row *rows, size_t nr, uint64_t nr_
 
 /*
  * Map the file open at @fd, of @size bytes, into @t when it is whole and
- * of @key: 0, or -EBADMSG with *@why set. Mapped, not read: the rows are
+ * of @key: 0, or -EBADMSG with *@why set (-ESTALE: of another format or
+ * profiler version, as every file is after an upgrade). Mapped, not read: the rows are
  * read once, where they are, to check them and to copy them into the BPF
  * program's array (a copy into memory of our own took a third of the time).
  */
@@ -110,13 +111,13 @@ static int map_table(int fd, size_t size, const struct unwind_cache_key *key,
 		goto out_unmap;
 	*why = "another format version";
 	if (h.version != UNWIND_CACHE_VERSION || h.row_size != want.row_size)
-		goto out_unmap;
+		goto out_stale;
 	*why = "another build-id";
 	if (memcmp(h.build_id, want.build_id, sizeof(h.build_id)))
 		goto out_unmap;
 	*why = "written by another version of the profiler";
 	if (memcmp(h.producer, want.producer, sizeof(h.producer)))
-		goto out_unmap;
+		goto out_stale;
 	*why = "of another file with this build-id";
 	if (h.file_sum != want.file_sum)
 		goto out_unmap;
@@ -138,6 +139,9 @@ static int map_table(int fd, size_t size, const struct unwind_cache_key *key,
 out_unmap:
 	munmap(map, size);
 	return -EBADMSG;
+out_stale:
+	munmap(map, size);
+	return -ESTALE;
 }
 
 int unwind_cache__load(const struct unwind_cache_key *key, struct unwind_table *t)
@@ -169,8 +173,13 @@ int unwind_cache__load(const struct unwind_cache_key *key, struct unwind_table *
 	}
 	err = map_table(fd, size, key, t, &why);
 	close(fd);
-	if (err == -EBADMSG)
+	/* Outdated is what every file is after an upgrade: replaced, said with -vv only. */
+	if (err == -ESTALE)
+		pr_debug("unwind: replacing cache file '%s': %s", path, why);
+	else if (err == -EBADMSG)
 		pr_warn("unwind: ignoring cache file '%s': %s", path, why);
+	if (err == -ESTALE)
+		err = -EBADMSG;
 	else if (!err)
 		pr_debug("unwind: table of %zu rows read from '%s'", t->nr, path);
 out_free:

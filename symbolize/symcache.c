@@ -161,8 +161,12 @@ static void file_parts(const void *map, const struct header *h, const struct lay
 	parts[4] = (struct part){ m + l->strings, h->strings_size, l->strings };
 }
 
-/* Map the cache file and check it all; false (with @why set, or errno) when it is not to be used. */
-static bool load(struct symcache *c, const char **why)
+/*
+ * Map the cache file and check it all; false (with @why set, or errno) when
+ * it is not to be used, *@outdated when only for being of another format or
+ * profiler version, as every file is after an upgrade.
+ */
+static bool load(struct symcache *c, const char **why, bool *outdated)
 {
 	struct part parts[NR_PARTS];
 	const struct header *h;
@@ -195,6 +199,7 @@ static bool load(struct symcache *c, const char **why)
 		goto out_unmap;
 	if (h->version != SYMCACHE_VERSION) {
 		*why = "another format version";
+		*outdated = true;
 		goto out_unmap;
 	}
 	if (strncmp(h->build_id, c->build_id, sizeof(h->build_id))) {
@@ -203,6 +208,7 @@ static bool load(struct symcache *c, const char **why)
 	}
 	if (strncmp(h->producer, c->producer, sizeof(h->producer))) {
 		*why = "written by another version of the profiler";
+		*outdated = true;
 		goto out_unmap;
 	}
 	if (h->file_sum != c->file_sum) {
@@ -248,6 +254,7 @@ struct symcache *symcache__open(const char *dir, const char *build_id, const cha
 {
 	struct symcache *c;
 	const char *why = NULL;
+	bool outdated = false;
 
 	if (!cache_file__build_id_ok(build_id)) {
 		errno = EINVAL;
@@ -271,8 +278,11 @@ struct symcache *symcache__open(const char *dir, const char *build_id, const cha
 	if (!cache_file__dir_ok(dir, &why)) {
 		pr_warn("symbolize: not using cache directory '%s': %s", dir, why);
 		c->foreign = true;
-	} else if (!load(c, &why) && why) {
-		pr_warn("symbolize: ignoring cache file '%s': %s", c->path, why);
+	} else if (!load(c, &why, &outdated) && why) {
+		if (outdated)
+			pr_debug("symbolize: replacing cache file '%s': %s", c->path, why);
+		else
+			pr_warn("symbolize: ignoring cache file '%s': %s", c->path, why);
 	}
 	return c;
 }

@@ -784,14 +784,15 @@ TEST(symcache_forged)
 }
 
 /* OTHER_ID's file in @dir, opened as the settings stand, answers nothing, with one warning saying @why. */
+/* Ignored, with a warning matching @why; none when @why is NULL (outdated, as after an upgrade). */
 static void ignored_as(const char *dir, const char *why)
 {
 	struct env e;
 
 	CHECK(env_open(&e, dir, OTHER_ID));
 	CHECK(answers_none(e.c, GEN(1)));
-	CHECK_U64(test__nr_warnings, 1);
-	CHECK(strstr(test__last_warning, why));
+	CHECK_U64(test__nr_warnings, why ? 1 : 0);
+	CHECK(!why || strstr(test__last_warning, why));
 	env_close(&e);
 }
 
@@ -816,13 +817,15 @@ static void version_and_build_id(const char *dir)
 	CHECK_U64(test__nr_warnings, 1);
 	CHECK(strstr(test__last_warning, path));
 	env_close(&e);
-	/* ... and with the header's checksum made to agree: still ignored, for its version. */
+	/*
+	 * ... and with the header's checksum made to agree: still ignored, for
+	 * its version, without a word (as every file is after an upgrade).
+	 */
 	checksum_again(buf, size);
 	CHECK(put_file(path, buf, size));
 	CHECK(env_open(&e, dir, BUILD_ID));
 	CHECK(answers_none(e.c, FIRST));
-	CHECK_U64(test__nr_warnings, 1);
-	CHECK(strstr(test__last_warning, "version"));
+	CHECK_U64(test__nr_warnings, 0);
 	env_close(&e);
 	/* This version again: believed. */
 	version = SYMCACHE_VERSION;
@@ -859,7 +862,7 @@ static void version_and_build_id(const char *dir)
 	CHECK(answers_all(e.c, GEN(1), e.set));
 	env_close(&e);
 	open_producer = "profiler 0.0.1";
-	ignored_as(dir, "another version");
+	ignored_as(dir, NULL);
 	open_producer = PRODUCER;
 	open_file_sum = FILE_SUM + 1;
 	ignored_as(dir, "another file");

@@ -161,9 +161,9 @@ static void round_trip(struct env *e)
 	CHECK(strstr(test__last_warning, "of another file with this build-id"));
 	other = e->key;
 	other.producer = "profiler 0.0.1";
+	/* As every file is after an upgrade: replaced without a word. */
 	CHECK(load(e, &other, &warned) == -EBADMSG);
-	CHECK_U64(warned, 1);
-	CHECK(strstr(test__last_warning, "another version of the profiler"));
+	CHECK_U64(warned, 0);
 	other = e->key;
 	other.build_id = OTHER_ID;
 	snprintf(sym, sizeof(sym), "%s/%s.unwind", e->dir, OTHER_ID);
@@ -201,22 +201,30 @@ TEST(unwind_cache_round_trip)
 }
 
 /*
- * Write @buf (@size bytes) as the cache file and load it: ignored with one
- * warning matching @why, and written anew by a store, as a recording does.
+ * Write @buf (@size bytes) as the cache file and load it: ignored with
+ * @warnings warnings, the last matching @why if not NULL, and written anew
+ * by a store, as a recording does.
  */
-static bool ignored(struct env *e, const void *buf, size_t size, const char *why)
+static bool ignored_saying(struct env *e, const void *buf, size_t size, int warnings,
+			   const char *why)
 {
 	int warned, err;
 
 	if (!put_file(e->path, buf, size))
 		return false;
 	err = load(e, &e->key, &warned);
-	if (err != -EBADMSG || warned != 1 || (why && !strstr(test__last_warning, why))) {
+	if (err != -EBADMSG || warned != warnings || (why && !strstr(test__last_warning, why))) {
 		test__fail(__FILE__, __LINE__, "%zu bytes: %d (%s), %d warnings: '%s'", size, err,
 			   strerror(-err), warned, test__last_warning);
 		return false;
 	}
 	return !unwind_cache__store(&e->key, &e->built, 0) && !load(e, &e->key, &warned);
+}
+
+/* Ignored with one warning matching @why (if not NULL), and written anew. */
+static bool ignored(struct env *e, const void *buf, size_t size, const char *why)
+{
+	return ignored_saying(e, buf, size, 1, why);
 }
 
 static void corrupt(struct env *e)
@@ -256,7 +264,8 @@ static void corrupt(struct env *e)
 	memcpy(bad + VERSION_OFFSET, &version, 4);
 	CHECK(ignored(e, bad, size, "corrupt header"));
 	CHECK(!unwind_cache__seal(bad, size));
-	CHECK(ignored(e, bad, size, "another format version"));
+	/* Outdated, as every file is after an upgrade: replaced without a word. */
+	CHECK(ignored_saying(e, bad, size, 0, NULL));
 	/*
 	 * Checksums that agree with what a hostile writer put there: two rows
 	 * out of order, or a rule the BPF program does not know.
