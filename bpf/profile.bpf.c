@@ -122,7 +122,9 @@ int BPF_PROG(profile_switch, bool preempt, struct task_struct *prev, struct task
 		return 0;
 	ns = now - r->h.time_ns;
 	if (ns < offcpu_min_ns) {
-		/* Too short to keep: --off-cpu's documented minimum. */
+		/* Too short to keep: --off-cpu's documented minimum. Counted, to say how much. */
+		stat_inc(STAT_OFFCPU_SHORT);
+		stat_add(STAT_OFFCPU_SHORT_NS, ns);
 	} else if (ns < offcpu_sum_ns) {
 		offcpu_add(r, next_tid, ns);
 	} else {

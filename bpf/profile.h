@@ -108,6 +108,8 @@ enum profile_stat {
 	STAT_FOREIGN_FREES,	 /* --alloc=1: frees of blocks never seen allocated */
 	STAT_SUMMED,		 /* on-CPU samples counted in `sample_sums`, not sent */
 	STAT_SUMS_FULL,		 /* ... sent: no room in `sample_sums` to count their stacks */
+	STAT_OFFCPU_SHORT,	 /* off-CPU intervals shorter than offcpu_min_ns, left out */
+	STAT_OFFCPU_SHORT_NS,	 /* ... their total length */
 	STAT__MAX,
 };
 

@@ -464,6 +464,15 @@ int record(const struct options *o)
 		pr_warn("%llu processes with unreadable maps (they exited first, or /proc hides "
 			"them): their user frames are [unknown]",
 			(unsigned long long)p->stats.maps_unreadable);
+	/* Most of the time off CPU too short to keep is a profile of the rest: say how to keep it. */
+	if (o->offcpu && p->stats.offcpu_short_ns > p->stats.offcpu_ns)
+		pr_warn("%.0f%% of the time off CPU was in %llu intervals shorter than --off-cpu-min "
+			"(%llu us), left out: a lower --off-cpu-min (0 keeps them all) or --wall "
+			"keeps them",
+			100.0 * p->stats.offcpu_short_ns /
+				(p->stats.offcpu_short_ns + p->stats.offcpu_ns),
+			(unsigned long long)p->stats.offcpu_short,
+			(unsigned long long)(o->offcpu_min_ns / 1000));
 	p->mode = o->alloc_rate ? PROFILE_ALLOC :
 		  o->wall	? PROFILE_WALL :
 		  o->offcpu	? PROFILE_OFFCPU :

@@ -159,6 +159,8 @@ static void window_stats(struct agent *a, struct window *win)
 	}
 	st->lost_samples = now.lost_samples - win->base.lost_samples + t->dropped;
 	st->lost_offcpu = now.lost_offcpu - win->base.lost_offcpu;
+	st->offcpu_short = now.offcpu_short - win->base.offcpu_short;
+	st->offcpu_short_ns = now.offcpu_short_ns - win->base.offcpu_short_ns;
 	st->truncated = now.truncated - win->base.truncated;
 	st->stack_errors = now.stack_errors - win->base.stack_errors;
 	st->maps_unreadable = stack_table__unmapped_pids(t);

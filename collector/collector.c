@@ -1297,6 +1297,8 @@ void collector__stats(const struct collector *c, struct profile_stats *stats)
 	stats->offcpu_ns = c->offcpu_ns;
 	stats->lost_offcpu = bpf_stats__sum(c->skel, STAT_LOST_OFFCPU) +
 			     bpf_stats__sum(c->skel, STAT_OFFCPU_DROPPED);
+	stats->offcpu_short = bpf_stats__sum(c->skel, STAT_OFFCPU_SHORT);
+	stats->offcpu_short_ns = bpf_stats__sum(c->skel, STAT_OFFCPU_SHORT_NS);
 	stats->maps_unreadable = stack_table__unmapped_pids(&c->own.stacks);
 	stats->truncated =
 		bpf_stats__sum(c->skel, STAT_TRUNCATED) + user_stacks__truncated(c->user_stacks);

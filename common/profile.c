@@ -315,6 +315,10 @@ static void summary__time(const struct profile *p, struct profile_summary *sum)
 			     st->offcpu_intervals, seconds(s2, st->offcpu_ns, 3));
 		summary__add(sum, SUMMARY_SAMPLES, "intervals off CPU lost: %" PRIu64,
 			     st->lost_offcpu);
+		if (st->offcpu_short)
+			summary__add(sum, SUMMARY_SAMPLES,
+				     "intervals off CPU under --off-cpu-min: %" PRIu64 " (%s s)",
+				     st->offcpu_short, seconds(s2, st->offcpu_short_ns, 3));
 	}
 }
 

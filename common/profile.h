@@ -183,6 +183,8 @@ struct profile_stats {
 	uint64_t offcpu_intervals; /* intervals off CPU received (--off-cpu, --wall) */
 	uint64_t offcpu_ns;	   /* their total length */
 	uint64_t lost_offcpu;	   /* intervals off CPU dropped: no room to keep or send them */
+	uint64_t offcpu_short;	   /* intervals off CPU left out, shorter than --off-cpu-min */
+	uint64_t offcpu_short_ns;  /* their total length */
 	uint64_t truncated;	   /* samples whose stack filled the buffer */
 	uint64_t stack_errors;	   /* samples whose user or kernel stack could not be read */
 	uint64_t maps_unreadable;  /* processes none of whose maps could be read */
@@ -291,6 +293,8 @@ uint64_t profile_sample__folded_count(const struct profile *p, const struct prof
  *   samples lost: N                     (stats.lost_samples)
  *   intervals off CPU: N (S s)          (stats.offcpu_intervals, offcpu_ns;
  *   intervals off CPU lost: N            these two with --off-cpu and --wall)
+ *   intervals off CPU under --off-cpu-min: N (S s)
+ *                                       (stats.offcpu_short, _ns; only if any)
  *   truncated stacks: N
  *   stack read errors: N
  *   processes with unreadable maps: N

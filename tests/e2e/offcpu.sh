@@ -7,7 +7,8 @@
 require_bpf "--wall: half asleep, half burning" "--off-cpu: time blocked in sleep_phase" \
 	"--wall: sample types" "--wall: one summary in every output" "--off-cpu: sample types" \
 	"--wall folded: counts are microseconds" "--off-cpu folded: time asleep only" \
-	"--wall: 20 us sleeps add up to the wall time"
+	"--wall: 20 us sleeps add up to the wall time" \
+	"--off-cpu: intervals under --off-cpu-min counted and said"
 
 # sample_types FILE: the profile's sample types, as pprof -raw lists them
 # ("type/unit" each, the default one marked [dflt]).
@@ -142,5 +143,26 @@ if profile --wall -f folded -o "$TMP/short.folded" -- "$WORKLOADS/short_sleeps" 
 	fi
 else
 	fail "--wall: 20 us sleeps add up to the wall time: profiler failed"
+	sed 's/^/#   /' "$TMP/err"
+fi
+
+# --off-cpu leaves out intervals under --off-cpu-min (100 us), but counts
+# them: the same thread sleeping 1 us at a time (some 50-80 us with the
+# timer's slack) is off CPU almost only in those. The summary says how many
+# and how long; when that is most of the time off CPU, a warning says how
+# to keep them.
+if profile --off-cpu -f folded -o "$TMP/shortoff.folded" -- "$WORKLOADS/short_sleeps" 2 1 \
+	>/dev/null 2>"$TMP/err"; then
+	line=$(grep -oE 'intervals off CPU under --off-cpu-min: [0-9]+ \([0-9.]+ s\)' "$TMP/err")
+	short=$(sed -nE 's/.*: ([0-9]+) .*/\1/p' <<<"$line")
+	short_s=$(sed -nE 's/.*\(([0-9.]+) s\)/\1/p' <<<"$line")
+	kept_s=$(sed -nE 's/.*intervals off CPU: [0-9]+ \(([0-9.]+) s\).*/\1/p' "$TMP/err")
+	warned=$(grep -c 'shorter than --off-cpu-min (100 us), left out: a lower --off-cpu-min' "$TMP/err")
+	# The warning comes exactly when the summary's figures say most was left out.
+	want=$(awk -v s="${short_s:-0}" -v k="${kept_s:-0}" 'BEGIN { print (s > k) ? 1 : 0 }')
+	check "--off-cpu: intervals under --off-cpu-min counted and said ($line; kept ${kept_s:-?} s; warned $warned, expected $want)" \
+		awk -v n="${short:-0}" -v w="$warned" -v e="$want" 'BEGIN { exit !(n >= 1000 && w == e) }'
+else
+	fail "--off-cpu: intervals under --off-cpu-min counted and said: profiler failed"
 	sed 's/^/#   /' "$TMP/err"
 fi
