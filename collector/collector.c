@@ -1114,8 +1114,15 @@ static void collector__report_tables(const struct collector *c)
 static void collector__report_ring(const struct collector *c)
 {
 	uint64_t lost = bpf_stats__sum(c->skel, STAT_LOST_PROCESS),
-		 alone = bpf_stats__sum(c->skel, STAT_OFFCPU_SUMS_FULL);
+		 alone = bpf_stats__sum(c->skel, STAT_OFFCPU_SUMS_FULL),
+		 samples = bpf_stats__sum(c->skel, STAT_LOST_SAMPLES),
+		 intervals = bpf_stats__sum(c->skel, STAT_LOST_OFFCPU);
 
+	if (samples || intervals)
+		pr_warn("%llu samples and %llu intervals off CPU lost (the ring buffer of %llu KiB "
+			"was full): try a larger --ringbuf-size, or a lower -F",
+			(unsigned long long)samples, (unsigned long long)intervals,
+			(unsigned long long)bpf_map__max_entries(c->skel->maps.events) / 1024);
 	if (lost)
 		pr_warn("%llu fork and exec events lost (ring buffer full): processes started then "
 			"may be missing or show [unknown] frames; try a larger --ringbuf-size",
