@@ -1182,6 +1182,9 @@ int collector__run(struct collector *c)
 		err = ring_buffer__consume(c->rb);
 		err = err < 0 ? err : 0;
 	}
+	/* Drained for good: its pages (mapped twice) need not stay for the symbolizer's peak. */
+	ring_buffer__free(c->rb);
+	c->rb = NULL;
 	if (!err && c->skel->rodata->sum_samples)
 		err = sample_sums__flush(&c->sums, c->skel->maps.sample_sums, &c->own.stacks,
 					 c->user_stacks);
