@@ -4,11 +4,18 @@
 
 require_bpf "early exit: symbolized" "early exit: no unresolved frames"
 
-start_bg "$WORKLOADS/early_exit" 1
+# The early process burns its second once sampling is attached (a busy
+# machine may take longer than that to start the profiler), then exits two
+# seconds before the profiler stops.
+mkfifo "$TMP/go"
+start_bg sh -c 'read -r _ <"$1"; exec "$2" 1' sh "$TMP/go" "$WORKLOADS/early_exit"
 early=$BG_PID
-start_bg "$WORKLOADS/split" 50 50 4
-sleep 0.1
-if ! "$PROFILER" -p "$early,$BG_PID" -F 299 -d 3 -o "$TMP/early.pb.gz" 2>"$TMP/err"; then
+start_bg "$WORKLOADS/split" 50 50 20
+"$PROFILER" -p "$early,$BG_PID" -F 299 -d 3 -o "$TMP/early.pb.gz" 2>"$TMP/err" &
+profiler=$!
+wait_for "$TMP/err" "^profiler: profiling pid" 20
+echo go >"$TMP/go"
+if ! wait "$profiler"; then
 	fail "early exit: profiler failed"
 	sed 's/^/#   /' "$TMP/err"
 	exit 0

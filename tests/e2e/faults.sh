@@ -12,16 +12,6 @@ require_bpf "faults: target killed mid-profile" "faults: command killed mid-prof
 	"faults: signals at any moment" "faults: signal while symbolizing" \
 	"faults: reader of stdout exits early"
 
-# wait_for FILE PATTERN [SECONDS]: poll until FILE has a line matching PATTERN.
-wait_for() {
-	local i
-	for ((i = 0; i < ${3:-20} * 100; i++)); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
-		sleep 0.01
-	done
-	return 1
-}
-
 # Temporary files the profiler would have left beside its outputs.
 leftovers() {
 	find "$@" -name '.profiler-*' 2>/dev/null | wc -l

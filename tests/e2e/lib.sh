@@ -77,6 +77,17 @@ start_bg() {
 	BG_PIDS+=("$BG_PID")
 }
 
+# wait_for FILE PATTERN [SECONDS]: poll until FILE has a line matching
+# PATTERN (an extended regular expression), for SECONDS at most (20).
+wait_for() {
+	local i
+	for ((i = 0; i < ${3:-20} * 100; i++)); do
+		grep -qE "$2" "$1" 2>/dev/null && return 0
+		sleep 0.01
+	done
+	return 1
+}
+
 pprof() {
 	go tool pprof -symbolize=none "$@"
 }

@@ -16,16 +16,6 @@ nobody_uid=$(id -u nobody)
 nobody_gid=$(id -g nobody)
 nobody_home=$(getent passwd nobody | cut -d: -f6)
 
-# wait_for FILE PATTERN: poll until FILE has a line matching PATTERN (20 s).
-wait_for() {
-	local i
-	for ((i = 0; i < 2000; i++)); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
-		sleep 0.01
-	done
-	return 1
-}
-
 # The command prints who it runs as, then burns CPU as split does.
 whoami_then_split='id -u; id -g; id -G; echo "$HOME"; exec "$0" 50 50 0.3'
 
