@@ -237,6 +237,8 @@ static int window_export(struct agent *a, struct window *win, struct scrape *s)
 	int err;
 
 	p->mode = a->o->offcpu ? PROFILE_OFFCPU : PROFILE_CPU;
+	/* Any local client may scrape: where the kernel is stays unsaid (KASLR, kptr_restrict). */
+	p->kernel_offsets = !a->o->raw_kernel_addresses;
 	p->start_time = win->begin_real;
 	p->duration = win->w.end_ns - win->w.begin_ns;
 	window_stats(a, win);
