@@ -12,8 +12,17 @@
  * Anything else is 404, another method 405, a bad argument 400, each with
  * a one-line text body naming the cause. Requests are served from threads
  * of the library's, one per connection: a request line and headers of at
- * most HTTP_MAX_REQUEST_BYTES, at most HTTP_MAX_CONNECTIONS connections,
- * and a client idle for HTTP_IDLE_TIMEOUT_S is disconnected.
+ * most HTTP_MAX_REQUEST_BYTES, and a client idle for HTTP_IDLE_TIMEOUT_S
+ * is disconnected.
+ *
+ * Local clients are not trusted to be kind. A connection that has not sent
+ * a whole request within HTTP_HEADERS_TIMEOUT_S of opening (or of its last
+ * answer) is closed, however slowly it trickles bytes. At most
+ * HTTP_MAX_CONNECTIONS connections, HTTP_MAX_CONNECTIONS_PER_IP from one
+ * address: a connection past either limit closes the oldest one still
+ * waiting for its request (the slowest client, never a request being
+ * answered), and is refused only when there is none. A client that hangs
+ * up while its profile is recorded frees its slot (scrape.h).
  */
 #ifndef PROFILER_HTTP_H
 #define PROFILER_HTTP_H
@@ -30,6 +39,7 @@
 #define HTTP_MAX_CONNECTIONS 32
 #define HTTP_MAX_CONNECTIONS_PER_IP 16
 #define HTTP_IDLE_TIMEOUT_S 15
+#define HTTP_HEADERS_TIMEOUT_S 5
 
 /* What a request asks for. */
 enum http_route {

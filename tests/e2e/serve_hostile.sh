@@ -8,7 +8,10 @@
 . "$(dirname "$0")/lib.sh"
 
 TESTS=("serve hostile: no kernel address in a served profile"
-	"serve hostile: --raw-kernel-addresses gives them")
+	"serve hostile: --raw-kernel-addresses gives them"
+	"serve hostile: /metrics does not wait behind profiles"
+	"serve hostile: abandoned scrapes release their slots"
+	"serve hostile: slow clients do not block /metrics")
 require_bpf "${TESTS[@]}"
 export PPROF_TMPDIR=$TMP/pprof
 AGENT=
@@ -90,4 +93,150 @@ if start_agent --raw-kernel-addresses; then
 else
 	fail "${TESTS[1]}: the agent did not start"
 	sed 's/^/#   /' "$TMP/agent.err"
+fi
+
+# --- clients that hang up, and clients that trickle ------------------------------------
+
+# hold HOST:PORT N SECONDS: N clients that each ask for a profile of SECONDS
+# and keep their connection until SIGTERM, then close it at once.
+cat >"$TMP/hold.py" <<'PY'
+import signal, socket, sys, time
+host, port = sys.argv[1].split(":")
+socks = []
+for _ in range(int(sys.argv[2])):
+    s = socket.create_connection((host, int(port)))
+    s.sendall(b"GET /debug/pprof/profile?seconds=%s HTTP/1.1\r\nHost: x\r\n\r\n" % sys.argv[3].encode())
+    socks.append(s)
+print("held", flush=True)
+signal.sigwait([signal.SIGTERM])
+for s in socks:
+    s.close()
+PY
+
+# slowloris HOST:PORT N SECONDS: N connections, half from 127.0.0.1 and half from
+# 127.0.0.2, each sending a request's headers a byte a second, opened again
+# as soon as the agent closes one; prints how many were open, every second.
+cat >"$TMP/slowloris.py" <<'PY'
+import socket, sys, time
+host, port = sys.argv[1].split(":")
+n, end = int(sys.argv[2]), time.time() + float(sys.argv[3])
+request = b"GET /metrics HTTP/1.1\r\nHost: x\r\n" + b"X-Slow: " + b"a" * 100000
+conns = [None] * n
+def connect(i):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.%d" % (1 + i % 2), 0))
+        s.connect((host, int(port)))
+        s.setblocking(False)
+        return [s, 0]
+    except OSError:
+        s.close()
+        return None
+while time.time() < end:
+    open_now = 0
+    for i in range(n):
+        if conns[i] is None:
+            conns[i] = connect(i)
+        c = conns[i]
+        if c is None:
+            continue
+        try:
+            c[0].send(request[c[1]:c[1] + 1])
+            c[1] += 1
+            # A closed connection shows as readable with nothing to read.
+            if c[0].recv(1, socket.MSG_PEEK) == b"":
+                raise OSError
+        except BlockingIOError:
+            open_now += 1
+        except OSError:
+            c[0].close()
+            conns[i] = None
+    print(open_now, flush=True)
+    time.sleep(1)
+PY
+
+# metrics_time: "CODE SECONDS" of one GET /metrics, given at most 5 s.
+metrics_time() {
+	curl -s -o "$TMP/metrics" -w '%{http_code} %{time_total}\n' --max-time 5 "$ADDR/metrics"
+}
+
+# slow_within LIST: every "CODE SECONDS" line of LIST a 200 in under 2 s.
+all_fast() {
+	awk '$1 != 200 || $2 >= 2 { bad = 1 } END { exit bad }' "$1"
+}
+
+if start_agent; then
+	hostport=${ADDR#http://}
+	# Eight long scrapes take every slot: a ninth profile is refused, /metrics is not.
+	python3 "$TMP/hold.py" "$hostport" 8 300 >"$TMP/hold.out" &
+	holder=$!
+	BG_PIDS+=("$holder")
+	for _ in $(seq 100); do
+		grep -q held "$TMP/hold.out" && break
+		sleep 0.1
+	done
+	sleep 0.5
+	ninth=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$ADDR/debug/pprof/profile?seconds=1")
+	: >"$TMP/times"
+	for _ in 1 2 3; do
+		metrics_time >>"$TMP/times"
+	done
+	windows=$(awk '$1 == "profiler_windows_active" { print $2 }' "$TMP/metrics")
+	times=$(awk '{ print $2 }' "$TMP/times" | paste -sd ' ')
+	if [[ $ninth == 503 && $windows == 8 ]] && all_fast "$TMP/times"; then
+		ok "${TESTS[2]} (8 scrapes of 300 s held: a ninth gets $ninth; /metrics in $times s, $windows windows active)"
+	else
+		fail "${TESTS[2]} (a ninth profile got '$ninth', expected 503; /metrics: $(paste -sd ' ' "$TMP/times"); windows '$windows', expected 8)"
+	fi
+
+	# They hang up at once: their slots are free again within 2 s.
+	kill -TERM "$holder"
+	wait "$holder" 2>/dev/null
+	start=$(date +%s%N)
+	code=
+	for _ in $(seq 20); do
+		code=$(curl -s -o "$TMP/after.folded" -w '%{http_code}' --max-time 5 \
+			"$ADDR/debug/pprof/profile?seconds=1&format=folded")
+		[[ $code == 200 ]] && break
+		sleep 0.1
+	done
+	ms=$((($(date +%s%N) - start) / 1000000))
+	metrics_time >"$TMP/times"
+	windows=$(awk '$1 == "profiler_windows_active" { print $2 }' "$TMP/metrics")
+	# The 1 s profile itself takes a second: its slot came within the other.
+	if [[ $code == 200 && $ms -lt 3000 && -s $TMP/after.folded && $windows == 0 ]] &&
+		all_fast "$TMP/times"; then
+		ok "${TESTS[3]} (a 1 s profile answered $code $ms ms after they hung up; then $windows windows active)"
+	else
+		fail "${TESTS[3]} (a 1 s profile answered '$code' $ms ms after they hung up; windows '$windows'; /metrics $(cat "$TMP/times"))"
+		sed 's/^/#   /' "$TMP/agent.err" | tail -5
+	fi
+
+	# 32 connections trickling their headers from two addresses, for 12 s.
+	python3 "$TMP/slowloris.py" "$hostport" 32 12 >"$TMP/slow.out" &
+	slow=$!
+	BG_PIDS+=("$slow")
+	sleep 2
+	: >"$TMP/times"
+	for _ in $(seq 8); do
+		metrics_time >>"$TMP/times"
+		sleep 1
+	done
+	wait "$slow" 2>/dev/null
+	held=$(sort -n "$TMP/slow.out" | tail -1)
+	times=$(awk '{ print $1 ":" $2 }' "$TMP/times" | paste -sd ' ')
+	alive=$(kill -0 "$AGENT" 2>/dev/null && echo yes)
+	# Positive precondition: the slow clients did hold connections all along.
+	if [[ ${held:-0} -ge 16 && $alive == yes ]] && all_fast "$TMP/times" &&
+		[[ $(wc -l <"$TMP/times") -eq 8 ]]; then
+		ok "${TESTS[4]} (up to $held slow connections held; /metrics code:seconds $times)"
+	else
+		fail "${TESTS[4]} (up to '$held' slow connections held, agent alive '$alive'; /metrics $times)"
+		paste -sd ' ' "$TMP/slow.out" | sed 's/^/#   slow connections open: /'
+	fi
+	stop_agent
+else
+	for t in "${TESTS[@]:2}"; do
+		fail "$t: the agent did not start"
+	done
 fi
