@@ -371,15 +371,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*con_cls = &headers_seen;
 		pthread_mutex_lock(&h->lock);
 		h->in_flight++;
-		if (c)
-			c->in_request = true;
 		pthread_mutex_unlock(&h->lock);
 		return MHD_YES;
 	}
-	/* A GET has no body to read: what a client sends anyway is dropped. */
+	/*
+	 * A GET has no body to read: what a client sends anyway is dropped,
+	 * and until it is all there the connection is still waiting for its
+	 * request (a body trickled a byte at a time is as slow as headers).
+	 */
 	if (*upload_data_size) {
 		*upload_data_size = 0;
 		return MHD_YES;
+	}
+	if (c) {
+		pthread_mutex_lock(&h->lock);
+		c->in_request = true;
+		pthread_mutex_unlock(&h->lock);
 	}
 	switch (http_route(method, url,
 			   MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "seconds"),

@@ -114,21 +114,25 @@ for s in socks:
 PY
 
 # slowloris HOST:PORT N SECONDS: N connections, half from 127.0.0.1 and half from
-# 127.0.0.2, each sending a request's headers a byte a second, opened again
-# as soon as the agent closes one; prints how many were open, every second.
+# 127.0.0.2, each sending a request's headers (or, one in two, a body after
+# whole headers) a byte a second, opened again as soon as the agent closes
+# one; prints how many were open, every second.
 cat >"$TMP/slowloris.py" <<'PY'
 import socket, sys, time
 host, port = sys.argv[1].split(":")
 n, end = int(sys.argv[2]), time.time() + float(sys.argv[3])
-request = b"GET /metrics HTTP/1.1\r\nHost: x\r\n" + b"X-Slow: " + b"a" * 100000
+slow_headers = b"GET /metrics HTTP/1.1\r\nHost: x\r\n" + b"X-Slow: " + b"a" * 100000
+post = b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n"
 conns = [None] * n
 def connect(i):
     s = socket.socket()
     try:
         s.bind(("127.0.0.%d" % (1 + i % 2), 0))
         s.connect((host, int(port)))
+        if i % 4 >= 2:
+            s.sendall(post)
         s.setblocking(False)
-        return [s, 0]
+        return [s, 0, slow_headers if i % 4 < 2 else b"a" * 100000]
     except OSError:
         s.close()
         return None
@@ -141,7 +145,7 @@ while time.time() < end:
         if c is None:
             continue
         try:
-            c[0].send(request[c[1]:c[1] + 1])
+            c[0].send(c[2][c[1]:c[1] + 1])
             c[1] += 1
             # A closed connection shows as readable with nothing to read.
             if c[0].recv(1, socket.MSG_PEEK) == b"":
