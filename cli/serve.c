@@ -406,6 +406,10 @@ static void write_metrics(struct agent *a, FILE *out)
 		     (double)resident * sysconf(_SC_PAGESIZE));
 	metrics__one(out, "process_start_time_seconds", "gauge",
 		     "When the agent started, in seconds since the epoch.", a->start_real / 1e9);
+	metrics__one(out, "profiler_http_connections_closed_total", "counter",
+		     "Connections the agent closed: slow to send a request, or the one waiting "
+		     "longest when a limit was reached.",
+		     http_server__closed(a->http));
 	http_server__responses(a->http, responses);
 	metrics__family(out, "profiler_http_requests_total", "counter",
 			"HTTP requests answered, by status code.");

@@ -155,9 +155,10 @@ static void evict(struct http_server *h, struct http_conn *c, const char *why)
 }
 
 /*
- * The oldest connection still waiting for its request, from @client or
- * (NULL) from anyone, and how many connections, not closing, there are
- * from there. Under the lock.
+ * The connection waiting longest for its request (the slowest client, or
+ * one kept alive and idle the longest), from @client or (NULL) from
+ * anyone, and how many connections, not closing, there are from there.
+ * Under the lock.
  */
 static struct http_conn *oldest_waiting(struct http_server *h, const struct client_key *client,
 					unsigned int *count)
@@ -169,8 +170,8 @@ static struct http_conn *oldest_waiting(struct http_server *h, const struct clie
 		if (c->evicted || (client && !same_client(&c->client, client)))
 			continue;
 		++*count;
-		if (!c->in_request)
-			oldest = c; /* the list is newest first */
+		if (!c->in_request && (!oldest || c->waiting_since_ns <= oldest->waiting_since_ns))
+			oldest = c;
 	}
 	return oldest;
 }
@@ -310,6 +311,16 @@ static void count_response(struct http_server *h, unsigned int status)
 	pthread_mutex_lock(&h->lock);
 	h->responses[i]++;
 	pthread_mutex_unlock(&h->lock);
+}
+
+uint64_t http_server__closed(struct http_server *h)
+{
+	uint64_t closed;
+
+	pthread_mutex_lock(&h->lock);
+	closed = h->evicted;
+	pthread_mutex_unlock(&h->lock);
+	return closed;
 }
 
 void http_server__responses(struct http_server *h, uint64_t counts[NR_HTTP_STATUSES])

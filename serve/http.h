@@ -93,6 +93,11 @@ struct http_server *http_server__start(const char *listen, struct scrape_queue *
 void http_server__stop(struct http_server *h);
 /* The address listened on, as "127.0.0.1:7071" or "[::1]:7071". */
 const char *http_server__address(const struct http_server *h);
+/*
+ * Connections closed by the agent so far: slow to send a request, or made
+ * room for past a limit. Thread-safe.
+ */
+uint64_t http_server__closed(struct http_server *h);
 /* Responses sent so far, by status. Thread-safe. */
 void http_server__responses(struct http_server *h, uint64_t counts[NR_HTTP_STATUSES]);
 

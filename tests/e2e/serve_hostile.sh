@@ -228,12 +228,13 @@ if start_agent; then
 	done
 	wait "$slow" 2>/dev/null
 	held=$(sort -n "$TMP/slow.out" | tail -1)
+	closed=$(awk '$1 == "profiler_http_connections_closed_total" { print $2 }' "$TMP/metrics")
 	times=$(awk '{ print $1 ":" $2 }' "$TMP/times" | paste -sd ' ')
 	alive=$(kill -0 "$AGENT" 2>/dev/null && echo yes)
 	# Positive precondition: the slow clients did hold connections all along.
 	if [[ ${held:-0} -ge 16 && $alive == yes ]] && all_fast "$TMP/times" &&
 		[[ $(wc -l <"$TMP/times") -eq 8 ]]; then
-		ok "${TESTS[4]} (up to $held slow connections held; /metrics code:seconds $times)"
+		ok "${TESTS[4]} (up to $held slow connections held, $closed closed by the agent; /metrics code:seconds $times)"
 	else
 		fail "${TESTS[4]} (up to '$held' slow connections held, agent alive '$alive'; /metrics $times)"
 		paste -sd ' ' "$TMP/slow.out" | sed 's/^/#   slow connections open: /'
