@@ -95,13 +95,19 @@ struct client_key {
 	uint8_t addr[16];
 };
 
+enum conn_state {
+	CONN_WAITING,	/* for a whole request: opened, or its last answer sent */
+	CONN_ANSWERING, /* a whole request came: its answer is being made */
+	CONN_SENDING,	/* the answer is being sent */
+};
+
 /* A connection, from its opening to its closing (the library's socket context). */
 struct http_conn {
 	int fd;
 	struct client_key client;
-	uint64_t waiting_since_ns; /* opened, or answered last: waiting for a request */
-	bool in_request;	   /* a whole request came: being answered */
-	bool evicted;		   /* shut down by us: closing */
+	enum conn_state state;
+	uint64_t since_ns; /* in @state since */
+	bool evicted;	   /* shut down by us: closing */
 	struct http_conn *prev, *next;
 };
 
@@ -155,10 +161,10 @@ static void evict(struct http_server *h, struct http_conn *c, const char *why)
 }
 
 /*
- * The connection waiting longest for its request (the slowest client, or
- * one kept alive and idle the longest), from @client or (NULL) from
- * anyone, and how many connections, not closing, there are from there.
- * Under the lock.
+ * The connection waiting longest for its request or sending its answer
+ * (the slowest client, or one kept alive and idle the longest), never one
+ * whose answer is being made, from @client or (NULL) from anyone, and how
+ * many connections, not closing, there are from there. Under the lock.
  */
 static struct http_conn *oldest_waiting(struct http_server *h, const struct client_key *client,
 					unsigned int *count)
@@ -170,7 +176,7 @@ static struct http_conn *oldest_waiting(struct http_server *h, const struct clie
 		if (c->evicted || (client && !same_client(&c->client, client)))
 			continue;
 		++*count;
-		if (!c->in_request && (!oldest || c->waiting_since_ns <= oldest->waiting_since_ns))
+		if (c->state != CONN_ANSWERING && (!oldest || c->since_ns <= oldest->since_ns))
 			oldest = c;
 	}
 	return oldest;
@@ -228,7 +234,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 		}
 		c->fd = fd->connect_fd;
 		client_key(addr ? addr->client_addr : NULL, &c->client);
-		c->waiting_since_ns = now_ns();
+		c->since_ns = now_ns();
 		pthread_mutex_lock(&h->lock);
 		c->next = h->conns;
 		if (h->conns)
@@ -263,7 +269,10 @@ static struct http_conn *conn_of(struct MHD_Connection *conn)
 /* How often the reaper looks for connections slow to send a request. */
 #define HTTP_REAP_INTERVAL_MS 250
 
-/* The reaper thread: close each connection waiting for a request longer than HTTP_HEADERS_TIMEOUT_S. */
+/*
+ * The reaper thread: close each connection waiting for a request longer than
+ * HTTP_HEADERS_TIMEOUT_S, or sending its answer longer than HTTP_SEND_TIMEOUT_S.
+ */
 static void *reap(void *arg)
 {
 	struct http_server *h = arg;
@@ -274,9 +283,12 @@ static void *reap(void *arg)
 		uint64_t now = now_ns();
 
 		for (struct http_conn *c = h->conns; c; c = c->next)
-			if (!c->evicted && !c->in_request &&
-			    now - c->waiting_since_ns > HTTP_HEADERS_TIMEOUT_S * 1000000000ULL)
+			if (!c->evicted && c->state == CONN_WAITING &&
+			    now - c->since_ns > HTTP_HEADERS_TIMEOUT_S * 1000000000ULL)
 				evict(h, c, "slow to send its request");
+			else if (!c->evicted && c->state == CONN_SENDING &&
+				 now - c->since_ns > HTTP_SEND_TIMEOUT_S * 1000000000ULL)
+				evict(h, c, "slow to read its answer");
 		clock_gettime(CLOCK_MONOTONIC, &next);
 		next.tv_nsec += HTTP_REAP_INTERVAL_MS * 1000000L;
 		if (next.tv_nsec >= 1000000000L) {
@@ -287,6 +299,17 @@ static void *reap(void *arg)
 	}
 	pthread_mutex_unlock(&h->lock);
 	return NULL;
+}
+
+/* @c (NULL: not tracked) is in @state from now. */
+static void set_state(struct http_server *h, struct http_conn *c, enum conn_state state)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&h->lock);
+	c->state = state;
+	c->since_ns = now_ns();
+	pthread_mutex_unlock(&h->lock);
 }
 
 /* scrape_queue__submit_wait()'s question: has the client hung up? */
@@ -394,11 +417,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
-	if (c) {
-		pthread_mutex_lock(&h->lock);
-		c->in_request = true;
-		pthread_mutex_unlock(&h->lock);
-	}
+	set_state(h, c, CONN_ANSWERING);
 	switch (http_route(method, url,
 			   MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "seconds"),
 			   MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "format"), &s,
@@ -430,6 +449,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		free(s.body);
 		return MHD_NO;
 	}
+	set_state(h, c, CONN_SENDING);
 	return respond(h, conn, &s);
 }
 
@@ -446,12 +466,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	*con_cls = NULL;
 	pthread_mutex_lock(&h->lock);
 	h->in_flight--;
-	/* Kept alive: waiting for its next request from now. */
-	if (c) {
-		c->in_request = false;
-		c->waiting_since_ns = now_ns();
-	}
 	pthread_mutex_unlock(&h->lock);
+	/* Kept alive: waiting for its next request from now. */
+	set_state(h, c, CONN_WAITING);
 }
 
 static void log_mhd(void *cls, const char *fmt, va_list ap)

@@ -17,12 +17,14 @@
  *
  * Local clients are not trusted to be kind. A connection that has not sent
  * a whole request within HTTP_HEADERS_TIMEOUT_S of opening (or of its last
- * answer) is closed, however slowly it trickles bytes. At most
+ * answer) is closed, however slowly it trickles bytes, and so is one that
+ * has not read its answer within HTTP_SEND_TIMEOUT_S. At most
  * HTTP_MAX_CONNECTIONS connections, HTTP_MAX_CONNECTIONS_PER_IP from one
- * address: a connection past either limit closes the oldest one still
- * waiting for its request (the slowest client, never a request being
- * answered), and is refused only when there is none. A client that hangs
- * up while its profile is recorded frees its slot (scrape.h).
+ * address: a connection past either limit closes the one waiting longest
+ * for its request or reading its answer (the slowest client, never one
+ * whose answer is being made), and is refused only when there is none. A
+ * client that hangs up while its profile is recorded frees its slot
+ * (scrape.h).
  */
 #ifndef PROFILER_HTTP_H
 #define PROFILER_HTTP_H
@@ -40,6 +42,7 @@
 #define HTTP_MAX_CONNECTIONS_PER_IP 16
 #define HTTP_IDLE_TIMEOUT_S 15
 #define HTTP_HEADERS_TIMEOUT_S 5
+#define HTTP_SEND_TIMEOUT_S 30
 
 /* What a request asks for. */
 enum http_route {
