@@ -143,7 +143,10 @@ static void print_targets(const struct options *o, int descendants)
 				comm[strcspn(comm, "\n")] = '\0';
 			fclose(f);
 		}
-		fprintf(stderr, "%s pid %d (%s)", i ? "," : "", o->pids[i], *comm ? comm : "?");
+		/* The process names itself (prctl(PR_SET_NAME)): any bytes, shown escaped. */
+		fprintf(stderr, "%s pid %d (", i ? "," : "", o->pids[i]);
+		log_write_escaped(stderr, *comm ? comm : "?");
+		fputc(')', stderr);
 	}
 	if (descendants >= 0)
 		fprintf(stderr, " and %s %d descendant%s", o->nr_pids > 1 ? "their" : "its",

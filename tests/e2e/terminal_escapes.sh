@@ -2,11 +2,14 @@
 # What a target says reaches root's terminal escaped: a fake JVM (a process
 # mapping a file named libjvm.so, answering the attach protocol) refuses
 # Compiler.perfmap with terminal escape sequences; with -vv the profiler
-# quotes its answer with those bytes as \xNN, and writes the profile.
+# quotes its answer with those bytes as \xNN, and writes the profile. A
+# process that names itself with them is named escaped in the line that
+# says what is profiled.
 . "$(dirname "$0")/lib.sh"
 
-NAME="hostile jvm: its answer is quoted escaped under -vv"
-require_bpf "$NAME"
+NAME="terminal escapes: a JVM's answer is quoted escaped under -vv"
+COMM_NAME="terminal escapes: a -p target's own name is shown escaped"
+require_bpf "$NAME" "$COMM_NAME"
 
 cat >"$TMP/fake_jvm.py" <<'PY'
 import mmap, os, signal, socket, sys, threading, time
@@ -63,4 +66,27 @@ if [[ $rc -eq 0 && -s $TMP/out.folded && $controls -eq 0 &&
 else
 	fail "$NAME (exit $rc, $controls control bytes; quoted: '$(cat -v <<<"$quoted")')"
 	cat -v "$TMP/err" | grep -a jvm | sed 's/^/#   /'
+fi
+
+# A process named ESC ] 0;pwn BEL x (prctl(PR_SET_NAME)), burning CPU.
+python3 -c '
+import ctypes, time
+ctypes.CDLL(None).prctl(15, b"\x1b]0;pwn\x07x", 0, 0, 0)
+end = time.time() + 10
+while time.time() < end:
+    pass' &
+named=$!
+BG_PIDS+=("$named")
+sleep 0.3
+"$PROFILER" -p "$named" -d 1 -f folded -o "$TMP/named.folded" 2>"$TMP/err"
+rc=$?
+kill "$named" 2>/dev/null
+line=$(grep -a '^profiler: profiling' "$TMP/err")
+controls=$(LC_ALL=C tr -cd '\033\007' <"$TMP/err" | wc -c)
+# Positive precondition: the process was profiled, and named in that line.
+if [[ $rc -eq 0 && -s $TMP/named.folded && $controls -eq 0 &&
+	$line == *"pid $named (\x1b]0;pwn\x07x)"* ]]; then
+	ok "$COMM_NAME ($line)"
+else
+	fail "$COMM_NAME (exit $rc, $controls control bytes; '$(cat -v <<<"$line")')"
 fi
