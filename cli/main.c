@@ -16,26 +16,44 @@
 
 static int verbosity;
 
+/*
+ * Escaped (log_write_escaped()): a message may quote bytes a target chose.
+ * One write of the whole line, which the JVM helper's lines do not cut.
+ */
 static void print_log(enum log_level level, const char *fmt, va_list args)
 {
+	char *msg, *line = NULL;
+	size_t len = 0;
+	FILE *out;
+
 	if ((level == LOG_INFO && verbosity < 1) || (level == LOG_DEBUG && verbosity < 2))
 		return;
-	status_line__clear();
-	fputs("profiler: ", stderr);
-	vfprintf(stderr, fmt, args);
-	fputc('\n', stderr);
+	if (vasprintf(&msg, fmt, args) < 0)
+		return;
+	out = open_memstream(&line, &len);
+	if (out) {
+		fputs("profiler: ", out);
+		log_write_escaped(out, msg);
+		fputc('\n', out);
+	}
+	if (out && !fclose(out)) {
+		status_line__clear();
+		fwrite(line, 1, len, stderr);
+	}
+	free(line);
+	free(msg);
 }
 
 /*
  * libbpf's warnings repeat our own one-line errors in detail: show them with
- * -v. Whole: a verifier's log, which says why a program was refused at its
- * end, runs to many kilobytes. Its other messages (about 1,900 lines of
- * loading the program) only with -vvv, so that -vv's are ours.
+ * -v. Whole, a line of ours per line of theirs: a verifier's log, which says
+ * why a program was refused at its end, runs to many kilobytes. Its other
+ * messages (about 1,900 lines of loading the program) only with -vvv, so
+ * that -vv's are ours.
  */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	char *buf;
-	size_t len;
+	char *buf, *line, *save = NULL;
 
 	if (level != LIBBPF_WARN && verbosity < 3)
 		return 0;
@@ -43,10 +61,8 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 		log_printf(LOG_DEBUG, "a libbpf message, out of memory: %s", fmt);
 		return 0;
 	}
-	len = strlen(buf);
-	while (len && buf[len - 1] == '\n')
-		buf[--len] = '\0';
-	log_printf(level == LIBBPF_WARN ? LOG_INFO : LOG_DEBUG, "%s", buf);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		log_printf(level == LIBBPF_WARN ? LOG_INFO : LOG_DEBUG, "%s", line);
 	free(buf);
 	return 0;
 }

@@ -159,6 +159,10 @@ const char serve_usage[] =
 "                          any free one). Profiles show code, addresses and\n"
 "                          command lines: an address that is not loopback\n"
 "                          must be given here, and belongs behind a firewall\n"
+"      --raw-kernel-addresses  kernel frames at their addresses: by default a\n"
+"                          served profile holds their offsets from _text\n"
+"                          (the names are the same), so that a client learns\n"
+"                          nothing of where the kernel is (KASLR)\n"
 "\n"
 "Targets, as for a recording: -a (the default), -p PID[,PID...] (serving ends\n"
 "when they have all exited), --cgroup PATH, --no-inherit, --no-idle.\n"
@@ -188,6 +192,7 @@ enum {
 	OPT_WALL,
 	OPT_OFFCPU_MIN,
 	OPT_NO_IDLE,
+	OPT_RAW_KERNEL_ADDRESSES,
 	OPT_CALL_GRAPH,
 	OPT_MAX_STACKS,
 	OPT_UNWIND_MEMORY,
@@ -215,6 +220,7 @@ static const struct option long_options[] = {
 	{ "wall", no_argument, NULL, OPT_WALL },
 	{ "off-cpu-min", required_argument, NULL, OPT_OFFCPU_MIN },
 	{ "no-idle", no_argument, NULL, OPT_NO_IDLE },
+	{ "raw-kernel-addresses", no_argument, NULL, OPT_RAW_KERNEL_ADDRESSES },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
@@ -580,6 +586,13 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 					    "invalid --unwind-memory '%s': expected 1 to 4096 MB",
 					    optarg);
 			o->unwind_table_bytes = v << 20;
+			break;
+		case OPT_RAW_KERNEL_ADDRESSES:
+			if (!o->serve)
+				return fail(
+					err, size,
+					"--raw-kernel-addresses is an option of profiler serve");
+			o->raw_kernel_addresses = 1;
 			break;
 		case OPT_LISTEN:
 			if (!o->serve)

@@ -37,9 +37,10 @@ struct output_spec {
 };
 
 struct options {
-	int serve;	    /* `profiler serve`: the agent, not one recording */
-	const char *listen; /* serve: HOST:PORT */
-	pid_t *pids;	    /* owned */
+	int serve;		  /* `profiler serve`: the agent, not one recording */
+	const char *listen;	  /* serve: HOST:PORT */
+	int raw_kernel_addresses; /* serve: kernel addresses as they are, not offsets from _text */
+	pid_t *pids;		  /* owned */
 	size_t nr_pids;
 	char **command;	    /* points into argv: COMMAND ARGS after "--", or NULL */
 	pid_t tid;	    /* -t: one thread, or 0 */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -77,11 +78,29 @@ int invoker__from_sudo(struct invoker *u)
 	return 0;
 }
 
+/* capget() or capset() (@nr) of our own capabilities, 64 bits in two structs. 0 or -errno. */
+static int caps_v3(long nr, struct __user_cap_data_struct data[2])
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+
+	return syscall(nr, &hdr, data) ? -errno : 0;
+}
+
 int invoker__become(const struct invoker *u)
 {
+	struct __user_cap_data_struct none[2] = { 0 };
+	int err;
+
 	if (setgroups(u->nr_groups, u->groups) || setresgid(u->gid, u->gid, u->gid) ||
 	    setresuid(u->uid, u->uid, u->uid))
 		return -errno;
+	/*
+	 * Once privileges__drop() set SECBIT_NO_SETUID_FIXUP, becoming @u keeps
+	 * the capabilities (invoker__run()): they go explicitly.
+	 */
+	err = caps_v3(SYS_capset, none);
+	if (err)
+		return err;
 	/* Make sure there is no way back: a failed drop must not exec as root. */
 	if (setuid(0) == 0 || getuid() != u->uid || geteuid() != u->uid)
 		return -EPERM;
@@ -92,12 +111,31 @@ int invoker__become(const struct invoker *u)
 	return 0;
 }
 
-/* capget() or capset() (@nr) of our own capabilities, 64 bits in two structs. 0 or -errno. */
-static int caps_v3(long nr, struct __user_cap_data_struct data[2])
+int invoker__run(const struct invoker *u, int (*fn)(void *arg), void *arg)
 {
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	int status, err;
+	pid_t pid;
 
-	return syscall(nr, &hdr, data) ? -errno : 0;
+	/* What stdio holds would be written twice, by each process. */
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		/* _exit(): the parent's atexit work (its BPF objects) is not the child's. */
+		err = invoker__become(u);
+		if (err)
+			pr_warn("cannot become uid %u: %s", u->uid, strerror(-err));
+		else
+			err = fn(arg);
+		_exit(err < 0 ? (-err > 255 ? EIO : -err) : 0);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (WIFEXITED(status))
+		return -WEXITSTATUS(status);
+	return -EINTR;
 }
 
 static uint64_t bit(int cap)
@@ -121,8 +159,9 @@ static uint64_t bit(int cap)
  *  - CAP_SYSLOG: kernel addresses in /proc/kallsyms (kptr_restrict);
  *  - CAP_DAC_OVERRIDE: writing the output where root was asked to, as in a
  *    directory of the user who ran sudo;
- *  - CAP_CHOWN, CAP_KILL and CAP_SYS_ADMIN only when needed (struct
- *    privilege_needs): the kernel asks CAP_SYS_ADMIN of every uprobe
+ *  - CAP_SETUID and CAP_SETGID, CAP_KILL and CAP_SYS_ADMIN only when
+ *    needed (struct privilege_needs): the first two to write outputs as
+ *    the user who ran sudo (invoker__run()); the kernel asks CAP_SYS_ADMIN of every uprobe
  *    (CAP_PERFMON is not enough since it was found that a uprobe can
  *    write into a file's code).
  */
@@ -133,8 +172,8 @@ static uint64_t needed_caps(const struct privilege_needs *needs, long last)
 
 	keep |= last >= CAP_BPF ? bit(CAP_BPF) : bit(CAP_SYS_ADMIN);
 	keep |= last >= CAP_CHECKPOINT_RESTORE ? bit(CAP_CHECKPOINT_RESTORE) : bit(CAP_SYS_ADMIN);
-	if (needs->chown)
-		keep |= bit(CAP_CHOWN);
+	if (needs->setid)
+		keep |= bit(CAP_SETUID) | bit(CAP_SETGID);
 	if (needs->kill)
 		keep |= bit(CAP_KILL);
 	if (needs->attach)

@@ -48,9 +48,20 @@ int invoker__from_sudo(struct invoker *u);
  */
 int invoker__become(const struct invoker *u);
 
+/*
+ * Run @fn(@arg) in a forked child that is @u and nothing more: @u's ids
+ * and groups, no capability left, so the kernel checks what it does with
+ * files as it would for @u (how outputs are written under sudo: a file @u
+ * could not create or replace is refused, as it would be to her). The
+ * child shares nothing written back: @fn's return (0 or -errno) comes back
+ * as its exit status. Needs CAP_SETUID and CAP_SETGID. 0 or -errno: -EINTR
+ * when the child was killed by a signal.
+ */
+int invoker__run(const struct invoker *u, int (*fn)(void *arg), void *arg);
+
 /* What the profiler still does after attaching, which decides what it keeps. */
 struct privilege_needs {
-	bool chown;  /* give output files to another user (CAP_CHOWN) */
+	bool setid;  /* write outputs as another user (CAP_SETUID, CAP_SETGID): invoker__run() */
 	bool kill;   /* signal a command that runs as another user (CAP_KILL) */
 	bool attach; /* attach uprobes to processes found later (CAP_SYS_ADMIN) */
 };

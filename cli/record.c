@@ -143,7 +143,10 @@ static void print_targets(const struct options *o, int descendants)
 				comm[strcspn(comm, "\n")] = '\0';
 			fclose(f);
 		}
-		fprintf(stderr, "%s pid %d (%s)", i ? "," : "", o->pids[i], *comm ? comm : "?");
+		/* The process names itself (prctl(PR_SET_NAME)): any bytes, shown escaped. */
+		fprintf(stderr, "%s pid %d (", i ? "," : "", o->pids[i]);
+		log_write_escaped(stderr, *comm ? comm : "?");
+		fputc(')', stderr);
 	}
 	if (descendants >= 0)
 		fprintf(stderr, " and %s %d descendant%s", o->nr_pids > 1 ? "their" : "its",
@@ -187,14 +190,30 @@ static void print_summary(const struct profile *p, const struct options *o)
 				export_format__name(o->outputs[i].format));
 }
 
+/* Why @path cannot be written (@err, from output.h), in one line. */
+static void warn_output(const char *path, int err)
+{
+	if (err == -ELOOP)
+		pr_warn("cannot write '%s': a symbolic link another user owns in a shared "
+			"directory (not followed)",
+			path);
+	else if (err == -EINVAL)
+		pr_warn("cannot write '%s': not a regular file (a FIFO, a device or a socket): "
+			"write a file, or '-' for stdout",
+			path);
+	else if (err == -ENXIO)
+		pr_warn("cannot write '%s': a FIFO that nobody reads", path);
+	else
+		pr_warn("cannot write '%s': %s", path, strerror(-err));
+}
+
 /*
  * Write every output from the one profile: each to its temporary file
  * first, all of them flushed and closed (where a full disk shows), and
  * only then renamed into place, so a failure leaves every destination as
  * it was. Only a rename itself failing midway leaves some renamed.
  */
-static int write_profile(const struct profile *p, const struct options *o,
-			 const struct invoker *owner)
+static int write_outputs(const struct profile *p, const struct options *o, unsigned int flags)
 {
 	struct output_file out[MAX_OUTPUTS];
 	size_t opened = 0, i;
@@ -204,18 +223,10 @@ static int write_profile(const struct profile *p, const struct options *o,
 	for (; opened < o->nr_outputs && !err && !abort_signal; opened++) {
 		const struct output_spec *spec = &o->outputs[opened];
 
-		err = output_file__open(&out[opened], spec->path);
+		err = output_file__open(&out[opened], spec->path, flags);
 		if (err) {
-			pr_warn("cannot write '%s': %s", spec->path, strerror(-err));
+			warn_output(spec->path, err);
 			break;
-		}
-		/* Under sudo the profile is the user's, not root's. */
-		if (owner) {
-			int chown_err = output_file__chown(&out[opened], owner->uid, owner->gid);
-
-			if (chown_err)
-				pr_warn("cannot give '%s' to uid %u: %s", spec->path, owner->uid,
-					strerror(-chown_err));
 		}
 		err = export__write(spec->format, p, out[opened].fp, spec->path, &o->export);
 		if (!err)
@@ -242,6 +253,57 @@ static int write_profile(const struct profile *p, const struct options *o,
 	err = output_file__commit_all(out, opened, &i);
 	if (err)
 		pr_warn("cannot write '%s': %s", o->outputs[i].path, strerror(-err));
+	return err;
+}
+
+/* What the outputs' checks and writing run with under sudo, in a child that is the user. */
+struct output_job {
+	const struct profile *p; /* NULL: check the paths only */
+	const struct options *o;
+};
+
+static int check_outputs(const struct options *o, unsigned int flags)
+{
+	for (size_t i = 0; i < o->nr_outputs; i++) {
+		int err = output_file__check(o->outputs[i].path, flags);
+
+		if (err) {
+			warn_output(o->outputs[i].path, err);
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* invoker__run(): the outputs of a `sudo profiler`, as the user who ran it. */
+static int output_job__run(void *arg)
+{
+	struct output_job *job = arg;
+
+	if (!job->p)
+		return check_outputs(job->o, OUTPUT_REGULAR_ONLY);
+	return write_outputs(job->p, job->o, OUTPUT_REGULAR_ONLY);
+}
+
+/*
+ * Check the outputs (@p NULL) or write them. Under sudo (@owner) the user
+ * who ran it does that, in a child: a file is created as she would create
+ * it and replaces only what she could replace, so -o gives her nothing
+ * root's; a FIFO or a device at the path is refused. 0 or -errno, said.
+ */
+static int outputs(const struct profile *p, const struct options *o, const struct invoker *owner)
+{
+	struct output_job job = { .p = p, .o = o };
+	int err;
+
+	if (!owner)
+		return p ? write_outputs(p, o, 0) : check_outputs(o, 0);
+	err = invoker__run(owner, output_job__run, &job);
+	if (!err && p)
+		committed = 1;
+	if (err == -EINTR && !abort_signal)
+		pr_warn("cannot write the profile: the process writing it as uid %u was killed",
+			owner->uid);
 	return err;
 }
 
@@ -321,20 +383,6 @@ int record(const struct options *o)
 
 	targets__collector_opts(o, &copts);
 	install_signals();
-	/* Everything a user could have got wrong is checked before sampling starts. */
-	for (size_t i = 0; i < o->nr_outputs; i++) {
-		err = output_file__check(o->outputs[i].path);
-		if (err == -ELOOP) {
-			pr_warn("cannot write '%s': a symbolic link another user owns in a shared "
-				"directory (not followed)",
-				o->outputs[i].path);
-			return 1;
-		}
-		if (err) {
-			pr_warn("cannot write '%s': %s", o->outputs[i].path, strerror(-err));
-			return 1;
-		}
-	}
 	err = invoker__from_sudo(&user);
 	if (err == -EINVAL) {
 		pr_warn("SUDO_UID or SUDO_GID is not a number: will not guess whose profile it is");
@@ -342,6 +390,9 @@ int record(const struct options *o)
 	}
 	if (!err)
 		invoker = &user;
+	/* Everything a user could have got wrong is checked before sampling starts. */
+	if (outputs(NULL, o, invoker))
+		return 1;
 	ret = targets__check(o, &tid_process);
 	if (ret)
 		return ret;
@@ -428,7 +479,7 @@ int record(const struct options *o)
 	} else {
 		print_targets(o, targets__add_descendants(c, o));
 	}
-	needs.chown = invoker != NULL;
+	needs.setid = invoker != NULL;
 	needs.kill = o->command && invoker;
 	/* The allocators of processes the targets fork and exec are probed as they come. */
 	needs.attach = o->alloc_rate && !o->no_inherit;
@@ -534,7 +585,7 @@ int record(const struct options *o)
 	}
 	phase = "writing the profile";
 	symbolized_ns = clock_ns(CLOCK_MONOTONIC);
-	if (write_profile(p, o, invoker))
+	if (outputs(p, o, invoker))
 		goto out;
 	written_ns = clock_ns(CLOCK_MONOTONIC);
 	pr_info("stop to file: %llu ms (symbolize %llu ms, write %llu ms)",

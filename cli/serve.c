@@ -60,6 +60,8 @@
 #define WINDOW_GRACE_NS (50ULL * 1000 * 1000)
 /* How often the processes that exited are forgotten. */
 #define FORGET_INTERVAL_NS (10ULL * 1000 * 1000 * 1000)
+/* How often the metrics are kept for a /metrics that cannot wait (scrape.h). */
+#define KEEP_METRICS_INTERVAL_NS (1000ULL * 1000 * 1000)
 
 /* A profile scrape being recorded. */
 struct window {
@@ -79,6 +81,7 @@ struct agent {
 	struct http_server *http;
 	struct window *windows; /* being recorded, oldest first */
 	uint64_t next_forget_ns;
+	uint64_t next_keep_metrics_ns;
 	uint64_t start_real;
 	/* Over every window symbolized: addresses looked up, and distinct frames that took. */
 	uint64_t lookups, frames;
@@ -239,6 +242,8 @@ static int window_export(struct agent *a, struct window *win, struct scrape *s)
 	int err;
 
 	p->mode = a->o->offcpu ? PROFILE_OFFCPU : PROFILE_CPU;
+	/* Any local client may scrape: where the kernel is stays unsaid (KASLR, kptr_restrict). */
+	p->kernel_offsets = !a->o->raw_kernel_addresses;
 	p->start_time = win->begin_real;
 	p->duration = win->w.end_ns - win->w.begin_ns;
 	window_stats(a, win);
@@ -299,6 +304,17 @@ static void window_finish(struct agent *a, struct window *win)
 		s->content_type = content_type(s->format);
 	}
 	scrape_queue__answer(&a->queue, s);
+	stack_table__release(&win->w.stacks);
+	profile__free(win->p);
+	free(win);
+}
+
+/* Stop recording @win and free it unexported: answer its scrape with @status and @why. */
+static void window_drop(struct agent *a, struct window *win, unsigned int status, const char *why)
+{
+	collector__detach(a->c, &win->w);
+	scrape__answer_text(win->scrape, status, "%s", why);
+	scrape_queue__answer(&a->queue, win->scrape);
 	stack_table__release(&win->w.stacks);
 	profile__free(win->p);
 	free(win);
@@ -392,6 +408,10 @@ static void write_metrics(struct agent *a, FILE *out)
 		     (double)resident * sysconf(_SC_PAGESIZE));
 	metrics__one(out, "process_start_time_seconds", "gauge",
 		     "When the agent started, in seconds since the epoch.", a->start_real / 1e9);
+	metrics__one(out, "profiler_http_connections_closed_total", "counter",
+		     "Connections the agent closed: slow to send a request, or the one waiting "
+		     "longest when a limit was reached.",
+		     http_server__closed(a->http));
 	http_server__responses(a->http, responses);
 	metrics__family(out, "profiler_http_requests_total", "counter",
 			"HTTP requests answered, by status code.");
@@ -417,6 +437,7 @@ static void answer_metrics(struct agent *a, struct scrape *s)
 	}
 	s->status = 200;
 	s->content_type = METRICS_CONTENT_TYPE;
+	scrape_queue__keep_metrics(&a->queue, s);
 }
 
 /* module_keep_fn: a module stays while the ELF cache holds its file, mapped by a live process. */
@@ -449,6 +470,13 @@ static void agent_tick(void *ctx)
 	while (*pw) {
 		struct window *win = *pw;
 
+		/* Its client left: its slot is free for another. */
+		if (scrape_queue__abandoned(&a->queue, win->scrape)) {
+			*pw = win->next;
+			pr_debug("scrape of %u s: its client left, dropped", win->scrape->seconds);
+			window_drop(a, win, 499, "the client left");
+			continue;
+		}
 		if (now < win->w.end_ns + WINDOW_GRACE_NS) {
 			pw = &win->next;
 			continue;
@@ -456,6 +484,14 @@ static void agent_tick(void *ctx)
 		*pw = win->next;
 		window_finish(a, win);
 		finished = true;
+	}
+	/* What a /metrics gets while this thread is busy symbolizing. */
+	if (now >= a->next_keep_metrics_ns) {
+		struct scrape kept = { .kind = SCRAPE_METRICS };
+
+		answer_metrics(a, &kept);
+		free(kept.body);
+		a->next_keep_metrics_ns = now + KEEP_METRICS_INTERVAL_NS;
 	}
 	if (now >= a->next_forget_ns) {
 		collector__forget_exited(a->c);
@@ -488,12 +524,7 @@ static void agent_stop(struct agent *a)
 		struct window *win = a->windows;
 
 		a->windows = win->next;
-		collector__detach(a->c, &win->w);
-		scrape__answer_text(win->scrape, 503, "the profiler is stopping");
-		scrape_queue__answer(&a->queue, win->scrape);
-		stack_table__release(&win->w.stacks);
-		profile__free(win->p);
-		free(win);
+		window_drop(a, win, 503, "the profiler is stopping");
 	}
 }
 

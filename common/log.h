@@ -14,6 +14,8 @@
 #define PROFILER_LOG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
 
 enum log_level {
 	LOG_WARN,
@@ -27,6 +29,17 @@ typedef void (*log_print_fn)(enum log_level level, const char *fmt, va_list args
 log_print_fn log_set_print(log_print_fn fn);
 
 void log_printf(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * Write message @s to @f as a terminal should get it: a message may quote
+ * what a target wrote (a JVM's answer, a file name, a perf map's line),
+ * and those bytes must not drive root's terminal. Printable ASCII, tabs
+ * and well-formed UTF-8 go as they are; control characters, DEL, C1
+ * controls (U+0080 to U+009F, which some terminals obey) and malformed
+ * UTF-8 go as \xNN, a newline as \n (one message, one line), and a
+ * backslash as \\ so that what is escaped can be told apart.
+ */
+void log_write_escaped(FILE *f, const char *s);
 
 #define pr_warn(fmt, ...) log_printf(LOG_WARN, fmt, ##__VA_ARGS__)
 #define pr_info(fmt, ...) log_printf(LOG_INFO, fmt, ##__VA_ARGS__)

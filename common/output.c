@@ -58,10 +58,35 @@ static bool through_planted_link(const char *path)
 	return planted_link(path) || planted_link(dir);
 }
 
-int output_file__check(const char *path)
+/*
+ * Is what is at @path (followed) something output_file__open() will not
+ * write? Not a regular file under OUTPUT_REGULAR_ONLY (-EINVAL), or a
+ * regular file in a sticky directory that is neither ours nor the
+ * directory owner's (-EPERM: the kernel's rule for rename() and unlink()
+ * there). 0 when it may be written or is absent.
+ */
+static int refused_destination(const char *path, unsigned int flags)
+{
+	char dir[PATH_MAX];
+	struct stat st, dst;
+
+	if (stat(path, &st))
+		return 0;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st.st_mode))
+		return flags & OUTPUT_REGULAR_ONLY ? -EINVAL : 0;
+	dir_of(path, dir, sizeof(dir));
+	if (lstat(path, &st) || stat(dir, &dst) || !(dst.st_mode & S_ISVTX))
+		return 0;
+	return st.st_uid != geteuid() && dst.st_uid != geteuid() ? -EPERM : 0;
+}
+
+int output_file__check(const char *path, unsigned int flags)
 {
 	char dir[PATH_MAX];
 	struct stat st;
+	int err;
 
 	if (is_stdout(path))
 		return 0;
@@ -71,8 +96,9 @@ int output_file__check(const char *path)
 		return -EISDIR;
 	if (through_planted_link(path))
 		return -ELOOP;
-	if (!stat(path, &st) && S_ISDIR(st.st_mode))
-		return -EISDIR;
+	err = refused_destination(path, flags);
+	if (err)
+		return err;
 	dir_of(path, dir, sizeof(dir));
 	if (stat(dir, &st))
 		return -errno;
@@ -83,7 +109,7 @@ int output_file__check(const char *path)
 	return 0;
 }
 
-int output_file__open(struct output_file *out, const char *path)
+int output_file__open(struct output_file *out, const char *path, unsigned int flags)
 {
 	char dir[PATH_MAX];
 	mode_t mask;
@@ -99,10 +125,19 @@ int output_file__open(struct output_file *out, const char *path)
 	/* Checked again: the link may have been planted while we sampled. */
 	if (through_planted_link(path))
 		return -ELOOP;
-	if (!stat(path, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-		fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	err = refused_destination(path, flags);
+	if (err)
+		return err;
+	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		/* A FIFO with no reader: ENXIO now, rather than waiting for one forever. */
+		fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		if (fd < 0)
 			return -errno;
+		if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
 		out->fp = fdopen(fd, "w");
 		if (!out->fp) {
 			err = -errno;
@@ -140,13 +175,6 @@ out_err:
 	free(out->tmp_path);
 	out->tmp_path = NULL;
 	return err;
-}
-
-int output_file__chown(struct output_file *out, uid_t uid, gid_t gid)
-{
-	if (!out->tmp_path || !out->fp)
-		return 0;
-	return fchown(fileno(out->fp), uid, gid) ? -errno : 0;
 }
 
 /* The error of a stream, flushed: errno from the write that failed, else EIO. */

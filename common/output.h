@@ -9,9 +9,17 @@
  * /dev/null, perhaps through a link such as /dev/stdout) is written as it
  * is: there is nothing to rename, and replacing it would break it.
  *
+ * A FIFO is opened without waiting for a reader: with none, -ENXIO at
+ * once, rather than a profiler that hangs. With OUTPUT_REGULAR_ONLY (the
+ * outputs of `sudo profiler`) only a regular file, or nothing, may be at
+ * the path: anything else is -EINVAL.
+ *
  * A symbolic link that another user planted in a sticky, world-writable
  * directory (/tmp), as the path or as its directory, is never followed:
- * output_file__check() and output_file__open() return -ELOOP for it.
+ * output_file__check() and output_file__open() return -ELOOP for it. In
+ * such a directory a file that belongs neither to us nor to the
+ * directory's owner is not ours to replace: -EPERM, as rename() would
+ * say.
  *
  * Several outputs commit together in two steps: output_file__close() on
  * each (where a full disk shows), then output_file__commit_all() (the
@@ -24,6 +32,9 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+/* Flags of output_file__check() and output_file__open(). */
+#define OUTPUT_REGULAR_ONLY (1U << 0) /* a FIFO, a device or a socket at the path is -EINVAL */
+
 struct output_file {
 	const char *path; /* destination, or "-" */
 	char *tmp_path;	  /* owned; NULL for stdout and destinations written as they are */
@@ -34,18 +45,16 @@ struct output_file {
 /*
  * Can @path be written? Checked before profiling starts so a bad path fails
  * at once: the directory must exist and be writable and @path must not be
- * a directory. 0 or -errno.
+ * a directory (or, with @flags OUTPUT_REGULAR_ONLY, anything but a
+ * regular file), nor a file we may not replace. 0 or -errno.
  */
-int output_file__check(const char *path);
-
-/* Open a temporary file beside @path (or stdout, or @path itself as above). 0 or -errno. */
-int output_file__open(struct output_file *out, const char *path);
+int output_file__check(const char *path, unsigned int flags);
 
 /*
- * Give the new file to @uid:@gid (for the user who ran sudo). Nothing to do
- * for stdout and destinations written as they are. 0 or -errno.
+ * Open a temporary file beside @path (or stdout, or @path itself as above),
+ * with @flags as output_file__check() has them. 0 or -errno.
  */
-int output_file__chown(struct output_file *out, uid_t uid, gid_t gid);
+int output_file__open(struct output_file *out, const char *path, unsigned int flags);
 
 /* Flush and close, and make the data durable; nothing is renamed yet. 0 or -errno. */
 int output_file__close(struct output_file *out);

@@ -217,6 +217,13 @@ struct profile {
 	uint64_t alloc_gmax_ns;
 	struct profile_stats stats;
 	struct utsname host; /* the machine recorded on; all "" when uname() failed */
+	/*
+	 * Write kernel addresses as offsets from the kernel mapping's start
+	 * (_text): the mapping from 0, each kernel frame at its offset, 0 for
+	 * one outside it. Names are kept. For profiles served to whoever asks
+	 * (profiler serve), which must not undo KASLR or kptr_restrict.
+	 */
+	bool kernel_offsets;
 };
 
 /* Returns NULL and sets errno on failure. @host is this machine's. */

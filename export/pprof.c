@@ -142,6 +142,7 @@ struct builder {
 	/* Tables: a hashtab to find an entry, a vector that keeps first-use order. */
 	struct hashtab strings, mappings, functions, locations;
 	size_t alloc_strings, alloc_mappings, alloc_functions, alloc_locations;
+	bool kernel_offsets; /* the profile's */
 };
 
 /*
@@ -256,6 +257,10 @@ static int64_t builder__mapping(struct builder *b, const struct profile_mapping 
 	msg->id = id;
 	msg->memory_start = m->start;
 	msg->memory_limit = m->limit;
+	if (m->kernel && b->kernel_offsets) {
+		msg->memory_start = 0;
+		msg->memory_limit = m->limit - m->start;
+	}
 	msg->file_offset = m->file_offset;
 	msg->filename = filename;
 	msg->build_id = build_id;
@@ -345,6 +350,8 @@ static int64_t builder__location(struct builder *b, const struct profile_frame *
 	loc->msg.id = id;
 	loc->msg.mapping_id = mapping_id;
 	loc->msg.address = f->address;
+	if (f->kernel && b->kernel_offsets)
+		loc->msg.address = f->mapping ? f->address - f->mapping->start : 0;
 	loc->msg.n_line = f->nr_lines;
 	loc->msg.line = loc->lines;
 	b->prof.location[b->prof.n_location++] = &loc->msg;
@@ -603,6 +610,7 @@ static int builder__build(struct builder *b, const struct profile *p)
 	Perftools__Profiles__Sample *samples;
 	int err;
 
+	b->kernel_offsets = p->kernel_offsets;
 	err = builder__header(b, p);
 	if (!err)
 		err = builder__main_mapping(b, p);

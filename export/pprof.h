@@ -37,6 +37,9 @@
  * (pprof names mapping[0] as the profile's binary). Nothing is written in hash order, so the same profile
  * (after profile__sort()) always gives the same bytes.
  *
+ * With @p->kernel_offsets, the kernel's mapping starts at 0 and each kernel
+ * Location's address is its offset from the mapping's start (_text).
+ *
  * Neither function modifies @p or keeps a pointer into it. Both return 0 or a
  * negative errno (-ENOMEM; -EIO or the stdio errno when @out fails) and log only
  * unexpected zlib failures. Thread-safe as long as @p is not being modified.

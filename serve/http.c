@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -86,14 +89,237 @@ enum http_route http_route(const char *method, const char *path, const char *sec
 	return HTTP_PROFILE;
 }
 
+/* A client's address, without its port: what the per-address limit counts. */
+struct client_key {
+	sa_family_t family;
+	uint8_t addr[16];
+};
+
+enum conn_state {
+	CONN_WAITING,	/* for a whole request: opened, or its last answer sent */
+	CONN_ANSWERING, /* a whole request came: its answer is being made */
+	CONN_SENDING,	/* the answer is being sent */
+};
+
+/* A connection, from its opening to its closing (the library's socket context). */
+struct http_conn {
+	int fd;
+	struct client_key client;
+	enum conn_state state;
+	uint64_t since_ns; /* in @state since */
+	bool evicted;	   /* shut down by us: closing */
+	struct http_conn *prev, *next;
+};
+
 struct http_server {
 	struct MHD_Daemon *daemon;
 	struct scrape_queue *queue;
 	char address[INET6_ADDRSTRLEN + 16];
-	pthread_mutex_t lock; /* for @responses and @in_flight */
+	pthread_mutex_t lock; /* for everything below */
 	uint64_t responses[NR_HTTP_STATUSES];
 	unsigned int in_flight; /* requests begun and not yet answered in full */
+	struct http_conn *conns; /* open, newest first */
+	uint64_t evicted;	 /* connections closed for being slow or one too many */
+	/* The thread that closes connections slow to send a request. */
+	pthread_t reaper;
+	pthread_cond_t wake;
+	bool reaper_started, stopping;
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void client_key(const struct sockaddr *sa, struct client_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (!sa)
+		return;
+	k->family = sa->sa_family;
+	if (sa->sa_family == AF_INET)
+		memcpy(k->addr, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	else if (sa->sa_family == AF_INET6)
+		memcpy(k->addr, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+}
+
+static bool same_client(const struct client_key *a, const struct client_key *b)
+{
+	return a->family == b->family && !memcmp(a->addr, b->addr, sizeof(a->addr));
+}
+
+/* Close @c (its thread sees the end of the stream and lets it go). Under the lock. */
+static void evict(struct http_server *h, struct http_conn *c, const char *why)
+{
+	c->evicted = true;
+	h->evicted++;
+	shutdown(c->fd, SHUT_RDWR);
+	pr_debug("http: closed a connection %s", why);
+}
+
+/*
+ * The connection waiting longest for its request or sending its answer
+ * (the slowest client, or one kept alive and idle the longest), never one
+ * whose answer is being made, from @client or (NULL) from anyone, and how
+ * many connections, not closing, there are from there. Under the lock.
+ */
+static struct http_conn *oldest_waiting(struct http_server *h, const struct client_key *client,
+					unsigned int *count)
+{
+	struct http_conn *oldest = NULL;
+
+	*count = 0;
+	for (struct http_conn *c = h->conns; c; c = c->next) {
+		if (c->evicted || (client && !same_client(&c->client, client)))
+			continue;
+		++*count;
+		if (c->state != CONN_ANSWERING && (!oldest || c->since_ns <= oldest->since_ns))
+			oldest = c;
+	}
+	return oldest;
+}
+
+/*
+ * MHD_AcceptPolicyCallback: a new connection past a limit makes room by
+ * closing the oldest one waiting for a request, from its address first;
+ * refused when all are being answered.
+ */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+	struct http_server *h = cls;
+	struct client_key k;
+	struct http_conn *c;
+	unsigned int n;
+	enum MHD_Result ret = MHD_YES;
+
+	(void)len;
+	client_key(addr, &k);
+	pthread_mutex_lock(&h->lock);
+	c = oldest_waiting(h, &k, &n);
+	if (n >= HTTP_MAX_CONNECTIONS_PER_IP) {
+		if (c)
+			evict(h, c, "waiting for a request: its address opened one too many");
+		else
+			ret = MHD_NO;
+	}
+	c = oldest_waiting(h, NULL, &n);
+	if (ret == MHD_YES && n >= HTTP_MAX_CONNECTIONS) {
+		if (c)
+			evict(h, c, "waiting for a request: one connection too many");
+		else
+			ret = MHD_NO;
+	}
+	pthread_mutex_unlock(&h->lock);
+	return ret;
+}
+
+/* MHD_NotifyConnectionCallback: a connection opens or closes. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct http_server *h = cls;
+	struct http_conn *c = *socket_context;
+	const union MHD_ConnectionInfo *fd, *addr;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		addr = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		c = calloc(1, sizeof(*c));
+		if (!c || !fd) {
+			free(c);
+			return; /* not tracked: no limit nor timeout applies, as before */
+		}
+		c->fd = fd->connect_fd;
+		client_key(addr ? addr->client_addr : NULL, &c->client);
+		c->since_ns = now_ns();
+		pthread_mutex_lock(&h->lock);
+		c->next = h->conns;
+		if (h->conns)
+			h->conns->prev = c;
+		h->conns = c;
+		pthread_mutex_unlock(&h->lock);
+		*socket_context = c;
+		return;
+	}
+	if (!c)
+		return;
+	pthread_mutex_lock(&h->lock);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		h->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	pthread_mutex_unlock(&h->lock);
+	free(c);
+	*socket_context = NULL;
+}
+
+static struct http_conn *conn_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *info =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return info ? info->socket_context : NULL;
+}
+
+/* How often the reaper looks for connections slow to send a request. */
+#define HTTP_REAP_INTERVAL_MS 250
+
+/*
+ * The reaper thread: close each connection waiting for a request longer than
+ * HTTP_HEADERS_TIMEOUT_S, or sending its answer longer than HTTP_SEND_TIMEOUT_S.
+ */
+static void *reap(void *arg)
+{
+	struct http_server *h = arg;
+	struct timespec next;
+
+	pthread_mutex_lock(&h->lock);
+	while (!h->stopping) {
+		uint64_t now = now_ns();
+
+		for (struct http_conn *c = h->conns; c; c = c->next)
+			if (!c->evicted && c->state == CONN_WAITING &&
+			    now - c->since_ns > HTTP_HEADERS_TIMEOUT_S * 1000000000ULL)
+				evict(h, c, "slow to send its request");
+			else if (!c->evicted && c->state == CONN_SENDING &&
+				 now - c->since_ns > HTTP_SEND_TIMEOUT_S * 1000000000ULL)
+				evict(h, c, "slow to read its answer");
+		clock_gettime(CLOCK_MONOTONIC, &next);
+		next.tv_nsec += HTTP_REAP_INTERVAL_MS * 1000000L;
+		if (next.tv_nsec >= 1000000000L) {
+			next.tv_sec++;
+			next.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&h->wake, &h->lock, &next);
+	}
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
+}
+
+/* @c (NULL: not tracked) is in @state from now. */
+static void set_state(struct http_server *h, struct http_conn *c, enum conn_state state)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&h->lock);
+	c->state = state;
+	c->since_ns = now_ns();
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* scrape_queue__submit_wait()'s question: has the client hung up? */
+static bool client_gone(void *ctx)
+{
+	struct http_conn *c = ctx;
+	struct pollfd p = { .fd = c->fd, .events = POLLRDHUP };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
+}
 
 /* How long stopping waits for the answers being sent (a 503 to a scrape, say). */
 #define HTTP_STOP_WAIT_MS 2000
@@ -108,6 +334,16 @@ static void count_response(struct http_server *h, unsigned int status)
 	pthread_mutex_lock(&h->lock);
 	h->responses[i]++;
 	pthread_mutex_unlock(&h->lock);
+}
+
+uint64_t http_server__closed(struct http_server *h)
+{
+	uint64_t closed;
+
+	pthread_mutex_lock(&h->lock);
+	closed = h->evicted;
+	pthread_mutex_unlock(&h->lock);
+	return closed;
 }
 
 void http_server__responses(struct http_server *h, uint64_t counts[NR_HTTP_STATUSES])
@@ -157,7 +393,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
 	static int headers_seen;
 	struct http_server *h = cls;
+	struct http_conn *c = conn_of(conn);
 	struct scrape s = { .status = 200 };
+	bool answered = true;
 	char why[160];
 
 	(void)version;
@@ -170,21 +408,26 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		pthread_mutex_unlock(&h->lock);
 		return MHD_YES;
 	}
-	/* A GET has no body to read: what a client sends anyway is dropped. */
+	/*
+	 * A GET has no body to read: what a client sends anyway is dropped,
+	 * and until it is all there the connection is still waiting for its
+	 * request (a body trickled a byte at a time is as slow as headers).
+	 */
 	if (*upload_data_size) {
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	set_state(h, c, CONN_ANSWERING);
 	switch (http_route(method, url,
 			   MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "seconds"),
 			   MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "format"), &s,
 			   why, sizeof(why))) {
 	case HTTP_PROFILE:
-		scrape_queue__submit_wait(h->queue, &s);
+		answered = scrape_queue__submit_wait(h->queue, &s, c ? client_gone : NULL, c);
 		break;
 	case HTTP_METRICS:
 		s.kind = SCRAPE_METRICS;
-		scrape_queue__submit_wait(h->queue, &s);
+		answered = scrape_queue__submit_wait(h->queue, &s, c ? client_gone : NULL, c);
 		break;
 	case HTTP_INDEX:
 		s.content_type = "text/html; charset=utf-8";
@@ -201,6 +444,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		scrape__answer_text(&s, 405, "%s", why);
 		break;
 	}
+	/* The client left: nobody to answer. */
+	if (!answered) {
+		free(s.body);
+		return MHD_NO;
+	}
+	set_state(h, c, CONN_SENDING);
 	return respond(h, conn, &s);
 }
 
@@ -209,8 +458,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode why)
 {
 	struct http_server *h = cls;
+	struct http_conn *c = conn_of(conn);
 
-	(void)conn;
 	(void)why;
 	if (!*con_cls)
 		return;
@@ -218,6 +467,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	pthread_mutex_lock(&h->lock);
 	h->in_flight--;
 	pthread_mutex_unlock(&h->lock);
+	/* Kept alive: waiting for its next request from now. */
+	set_state(h, c, CONN_WAITING);
 }
 
 static void log_mhd(void *cls, const char *fmt, va_list ap)
@@ -309,7 +560,8 @@ struct http_server *http_server__start(const char *listen_on, struct scrape_queu
 				       size_t size)
 {
 	struct http_server *h = calloc(1, sizeof(*h));
-	int fd;
+	pthread_condattr_t attr;
+	int fd, err;
 
 	if (!h) {
 		snprintf(why, size, "cannot start the HTTP server: %s", strerror(errno));
@@ -317,28 +569,43 @@ struct http_server *http_server__start(const char *listen_on, struct scrape_queu
 	}
 	h->queue = q;
 	pthread_mutex_init(&h->lock, NULL);
-	if (open_listener(h, listen_on, &fd, why, size)) {
-		pthread_mutex_destroy(&h->lock);
-		free(h);
-		return NULL;
-	}
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&h->wake, &attr);
+	pthread_condattr_destroy(&attr);
+	if (open_listener(h, listen_on, &fd, why, size))
+		goto out_free;
 	h->daemon = MHD_start_daemon(
 		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
 			MHD_USE_ERROR_LOG | MHD_USE_ITC,
-		0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, NULL,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_LISTEN_SOCKET, fd,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_MAX_CONNECTIONS,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)HTTP_MAX_CONNECTIONS_PER_IP,
+		0, on_accept, h, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, NULL,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_NOTIFY_CONNECTION,
+		on_connection, h, MHD_OPTION_LISTEN_SOCKET, fd,
+		/* The library's limits leave room for the connections on_accept() is closing. */
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_MAX_CONNECTIONS * 2,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)HTTP_MAX_CONNECTIONS_PER_IP * 2,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_IDLE_TIMEOUT_S,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MAX_REQUEST_BYTES, MHD_OPTION_END);
 	if (!h->daemon) {
 		snprintf(why, size, "cannot start the HTTP server on %s", h->address);
 		close(fd);
-		pthread_mutex_destroy(&h->lock);
-		free(h);
-		return NULL;
+		goto out_free;
 	}
+	err = pthread_create(&h->reaper, NULL, reap, h);
+	if (err) {
+		snprintf(why, size, "cannot start the HTTP server: %s", strerror(err));
+		MHD_stop_daemon(h->daemon);
+		close(fd);
+		goto out_free;
+	}
+	h->reaper_started = true;
 	return h;
+
+out_free:
+	pthread_cond_destroy(&h->wake);
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+	return NULL;
 }
 
 void http_server__stop(struct http_server *h)
@@ -357,9 +624,16 @@ void http_server__stop(struct http_server *h)
 		if (left)
 			usleep(10 * 1000);
 	}
+	pthread_mutex_lock(&h->lock);
+	h->stopping = true;
+	pthread_cond_signal(&h->wake);
+	pthread_mutex_unlock(&h->lock);
+	if (h->reaper_started)
+		pthread_join(h->reaper, NULL);
 	MHD_stop_daemon(h->daemon);
 	if (fd >= 0)
 		close(fd);
+	pthread_cond_destroy(&h->wake);
 	pthread_mutex_destroy(&h->lock);
 	free(h);
 }

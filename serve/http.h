@@ -12,8 +12,19 @@
  * Anything else is 404, another method 405, a bad argument 400, each with
  * a one-line text body naming the cause. Requests are served from threads
  * of the library's, one per connection: a request line and headers of at
- * most HTTP_MAX_REQUEST_BYTES, at most HTTP_MAX_CONNECTIONS connections,
- * and a client idle for HTTP_IDLE_TIMEOUT_S is disconnected.
+ * most HTTP_MAX_REQUEST_BYTES, and a client idle for HTTP_IDLE_TIMEOUT_S
+ * is disconnected.
+ *
+ * Local clients are not trusted to be kind. A connection that has not sent
+ * a whole request within HTTP_HEADERS_TIMEOUT_S of opening (or of its last
+ * answer) is closed, however slowly it trickles bytes, and so is one that
+ * has not read its answer within HTTP_SEND_TIMEOUT_S. At most
+ * HTTP_MAX_CONNECTIONS connections, HTTP_MAX_CONNECTIONS_PER_IP from one
+ * address: a connection past either limit closes the one waiting longest
+ * for its request or reading its answer (the slowest client, never one
+ * whose answer is being made), and is refused only when there is none. A
+ * client that hangs up while its profile is recorded frees its slot
+ * (scrape.h).
  */
 #ifndef PROFILER_HTTP_H
 #define PROFILER_HTTP_H
@@ -30,6 +41,8 @@
 #define HTTP_MAX_CONNECTIONS 32
 #define HTTP_MAX_CONNECTIONS_PER_IP 16
 #define HTTP_IDLE_TIMEOUT_S 15
+#define HTTP_HEADERS_TIMEOUT_S 5
+#define HTTP_SEND_TIMEOUT_S 30
 
 /* What a request asks for. */
 enum http_route {
@@ -83,6 +96,11 @@ struct http_server *http_server__start(const char *listen, struct scrape_queue *
 void http_server__stop(struct http_server *h);
 /* The address listened on, as "127.0.0.1:7071" or "[::1]:7071". */
 const char *http_server__address(const struct http_server *h);
+/*
+ * Connections closed by the agent so far: slow to send a request, or made
+ * room for past a limit. Thread-safe.
+ */
+uint64_t http_server__closed(struct http_server *h);
 /* Responses sent so far, by status. Thread-safe. */
 void http_server__responses(struct http_server *h, uint64_t counts[NR_HTTP_STATUSES]);
 

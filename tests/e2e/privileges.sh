@@ -21,7 +21,10 @@ whoami_then_split='id -u; id -g; id -G; echo "$HOME"; exec "$0" 50 50 0.3'
 
 # --- sudo: the command and the output are the user's -----------------------------
 
+# The user writes her profile where she could write a file: a directory of hers.
+chmod 711 "$TMP"
 mkdir -p "$TMP/sudo"
+chown "$nobody_uid:$nobody_gid" "$TMP/sudo"
 SUDO_UID=$nobody_uid SUDO_GID=$nobody_gid SUDO_USER=nobody HOME=/root \
 	"$PROFILER" -F 199 -o "$TMP/sudo/out.folded" -- sh -c "$whoami_then_split" \
 	"$WORKLOADS/split" >"$TMP/ids" 2>"$TMP/err"
@@ -76,8 +79,8 @@ rm -f "$link" "$dirlink"
 # --- capabilities ---------------------------------------------------------------------------
 
 # Kept: DAC_OVERRIDE (1), DAC_READ_SEARCH (2), SYS_PTRACE (19), SYSLOG (34),
-# BPF (39), CHECKPOINT_RESTORE (40); under sudo with a command, CHOWN (0) and
-# KILL (5) too. Everything else is gone from the bounding set as well.
+# BPF (39), CHECKPOINT_RESTORE (40); under sudo with a command, KILL (5), and
+# SETGID (6) and SETUID (7) to write the outputs as the user. Everything else is gone from the bounding set as well.
 caps_of() {
 	awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"
 }
@@ -103,9 +106,9 @@ if [[ $(cat /proc/sys/kernel/cap_last_cap) -ge 40 ]]; then
 	"$PROFILER" -p "$BG_PID" -F 99 -o "$TMP/caps.pb.gz" 2>"$TMP/err" &
 	check_caps "-p" "$kept" $!
 	kill "$BG_PID"
-	SUDO_UID=$nobody_uid SUDO_GID=$nobody_gid "$PROFILER" -F 99 -o "$TMP/caps2.pb.gz" -- \
+	SUDO_UID=$nobody_uid SUDO_GID=$nobody_gid "$PROFILER" -F 99 -o "$TMP/sudo/caps2.pb.gz" -- \
 		"$WORKLOADS/split" 50 50 30 2>"$TMP/err" &
-	check_caps "sudo and a command" $((kept | 1 | (1 << 5))) $!
+	check_caps "sudo and a command" $((kept | (1 << 5) | (1 << 6) | (1 << 7))) $!
 	# Sampling and symbolizing with what is left still works (map_files and all).
 	top=$(pprof -top "$TMP/caps.pb.gz" 2>/dev/null | grep -c ' hot_[ab]$')
 	check "privileges: capabilities dropped once attached, the profile is whole ($top of hot_a, hot_b)" \

@@ -30,6 +30,7 @@ EXPECTED=(
 	"profiler_bpf_stats_enabled gauge"
 	"process_cpu_seconds_total counter" "process_resident_memory_bytes gauge"
 	"process_start_time_seconds gauge" "profiler_http_requests_total counter"
+	"profiler_http_connections_closed_total counter"
 )
 if [[ $(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null) == 1 ]]; then
 	EXPECTED+=("profiler_bpf_runs_total counter" "profiler_bpf_run_seconds_total counter"

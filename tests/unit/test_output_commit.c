@@ -38,7 +38,7 @@ static void check_commit_all(const char *dir)
 
 	for (int i = 0; i < NR; i++) {
 		snprintf(path[i], sizeof(path[i]), "%s/%c.folded", dir, 'a' + i);
-		CHECK(output_file__open(&out[i], path[i]) == 0);
+		CHECK(output_file__open(&out[i], path[i], 0) == 0);
 		fputs("a;b 1\n", out[i].fp);
 		CHECK(output_file__close(&out[i]) == 0);
 	}
@@ -74,7 +74,7 @@ TEST(output_commit_all)
 	CHECK(mkdtemp(dir));
 	for (int i = 0; i < NR; i++) {
 		snprintf(path[i], sizeof(path[i]), "%s/%c.folded", dir, 'a' + i);
-		CHECK(output_file__open(&out[i], path[i]) == 0);
+		CHECK(output_file__open(&out[i], path[i], 0) == 0);
 		fputs("a;b 1\n", out[i].fp);
 	}
 	CHECK(output_file__commit_all(out, NR, &failed) == 0);

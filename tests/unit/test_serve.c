@@ -129,13 +129,22 @@ TEST(serve_metrics_text)
 struct submitter {
 	struct scrape_queue *q;
 	struct scrape s;
+	volatile bool gone; /* the client hung up */
+	bool answered;
 };
+
+static bool submitter_gone(void *arg)
+{
+	struct submitter *t = arg;
+
+	return t->gone;
+}
 
 static void *submit(void *arg)
 {
 	struct submitter *t = arg;
 
-	scrape_queue__submit_wait(t->q, &t->s);
+	t->answered = scrape_queue__submit_wait(t->q, &t->s, submitter_gone, t);
 	return NULL;
 }
 
@@ -169,7 +178,7 @@ TEST(serve_scrape_queue)
 	struct scrape_queue q;
 	struct submitter t[3];
 	pthread_t th[3];
-	struct scrape *taken, extra = { .kind = SCRAPE_METRICS };
+	struct scrape *taken, extra = { .kind = SCRAPE_PROFILE };
 
 	CHECK(!scrape_queue__init(&q, 2));
 	for (int i = 0; i < 2; i++) {
@@ -179,7 +188,7 @@ TEST(serve_scrape_queue)
 	}
 	CHECK_U64(wait_pending(&q, 2), 2);
 	/* The third is one too many. */
-	scrape_queue__submit_wait(&q, &extra);
+	scrape_queue__submit_wait(&q, &extra, NULL, NULL);
 	CHECK_U64(extra.status, 503);
 	CHECK(extra.body && strstr(extra.body, "try again"));
 	free(extra.body);
@@ -206,10 +215,71 @@ TEST(serve_scrape_queue)
 	scrape_queue__answer(&q, taken->next);
 	CHECK(!pthread_join(taken == &t[0].s ? th[1] : th[0], NULL));
 	extra = (struct scrape){ .kind = SCRAPE_METRICS };
-	scrape_queue__submit_wait(&q, &extra);
+	scrape_queue__submit_wait(&q, &extra, NULL, NULL);
 	CHECK_U64(extra.status, 503);
 	for (int i = 0; i < 3; i++)
 		free(t[i].s.body);
 	free(extra.body);
+	scrape_queue__release(&q);
+}
+
+/*
+ * A client that hangs up frees its slot: at once while its scrape waits to
+ * be taken, once the sampling thread drops it when taken. Metrics take no
+ * slot, and get the metrics kept last when the sampling thread is busy.
+ */
+TEST(serve_scrape_abandoned)
+{
+	struct scrape_queue q;
+	struct submitter t[2] = { { .q = &q, .s = { .kind = SCRAPE_PROFILE, .seconds = 300 } },
+				  { .q = &q, .s = { .kind = SCRAPE_PROFILE, .seconds = 300 } } };
+	struct scrape *taken, m = { .kind = SCRAPE_METRICS }, kept = { .kind = SCRAPE_METRICS };
+	pthread_t th[2];
+	struct timespec a, b;
+
+	CHECK(!scrape_queue__init(&q, 1));
+	CHECK(!pthread_create(&th[0], NULL, submit, &t[0]));
+	CHECK_U64(wait_pending(&q, 1), 1);
+	/* Positive precondition: the one slot is taken. */
+	CHECK(pthread_mutex_lock(&q.lock) == 0);
+	CHECK_U64(q.nr_open, 1);
+	pthread_mutex_unlock(&q.lock);
+
+	/* Pending, then its client leaves: given up, unanswered, its slot free. */
+	t[0].gone = true;
+	CHECK(!pthread_join(th[0], NULL));
+	CHECK(!t[0].answered);
+	CHECK_U64(q.nr_open, 0);
+	CHECK(!scrape_queue__take(&q));
+
+	/* Taken, then its client leaves: the sampling thread sees it and answers. */
+	CHECK(!pthread_create(&th[1], NULL, submit, &t[1]));
+	CHECK_U64(wait_pending(&q, 1), 1);
+	taken = scrape_queue__take(&q);
+	CHECK(taken == &t[1].s);
+	CHECK(!scrape_queue__abandoned(&q, taken));
+	t[1].gone = true;
+	for (int i = 0; i < 5000 && !scrape_queue__abandoned(&q, taken); i++)
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	CHECK(scrape_queue__abandoned(&q, taken));
+	scrape__answer_text(taken, 499, "the client left");
+	scrape_queue__answer(&q, taken);
+	CHECK(!pthread_join(th[1], NULL));
+	CHECK(!t[1].answered);
+	CHECK_U64(q.nr_open, 0);
+	free(t[1].s.body);
+
+	/* Nobody takes it: a metrics scrape gets what was kept, within its wait. */
+	scrape__answer_text(&kept, 200, "kept_total 1");
+	scrape_queue__keep_metrics(&q, &kept);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	CHECK(scrape_queue__submit_wait(&q, &m, NULL, NULL));
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	CHECK_U64(m.status, 200);
+	CHECK(m.body && m.len == kept.len && !memcmp(m.body, kept.body, m.len));
+	CHECK(b.tv_sec - a.tv_sec <= 2);
+	CHECK(!scrape_queue__take(&q));
+	free(m.body);
+	free(kept.body);
 	scrape_queue__release(&q);
 }
