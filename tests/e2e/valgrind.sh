@@ -106,7 +106,9 @@ if vg "${names[0]}" "$TMP/cmd.vg" "$PROFILER" -F 199 -o "$TMP/out.pb.gz" -o "$TM
 fi
 
 # A running process, with the off-CPU tracepoint program and a shared library.
-start_bg "$WORKLOADS/sleeper" 30 10 10
+# It runs until the test ends: valgrind's start takes its time, more so on a
+# busy machine (30 s was once not enough).
+start_bg "$WORKLOADS/sleeper" 600 10 10
 if vg "${names[1]}" "$TMP/pid.vg" "$PROFILER" -p "$BG_PID" -d 2 --off-cpu -f folded \
 	-o "$TMP/pid.folded" 2>"$TMP/stderr"; then
 	if grep -q 'sleep_phase' "$TMP/pid.folded"; then
