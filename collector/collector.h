@@ -51,13 +51,16 @@ enum call_graph {
 #define CALL_GRAPH_DWARF_DEFAULT_BYTES 8192
 /*
  * What a sample copies, with unwind tables, of a process whose tables are
- * not loaded yet (a command's first milliseconds): deep C++ stacks need
- * more than perf's 8 KiB. Measured on a clang++-14 -O2 compile at 999 Hz,
- * a first run (tables built, not cached): 355 of 392 such stacks ended at
- * the end of an 8 KiB copy, 273 of 332 at 16 KiB, 62 of 331 at 32 KiB. A
- * copy stops at the top of the stack, so shallow stacks send less.
+ * not loaded yet (a command's first milliseconds, and while a table it maps
+ * is built): deep C++ stacks need more than perf's 8 KiB. Measured on a
+ * clang++-14 -O2 compile at 999 Hz, a first run (tables built, not cached):
+ * 355 of 392 such stacks ended at the end of an 8 KiB copy, 273 of 332 at
+ * 16 KiB, 62 of 331 at 32 KiB; with tables built on the worker thread,
+ * 34-45 of about 4,400 samples at 32 KiB, 1-13 of 8,800 at the most a
+ * record takes (64 KiB), for the same CPU time. A copy stops at the top
+ * of the stack, so shallow stacks send less.
  */
-#define CALL_GRAPH_CFI_COPY_BYTES (32 * 1024)
+#define CALL_GRAPH_CFI_COPY_BYTES PROFILE_MAX_STACK_COPY
 /* The memory unwind tables may take in the kernel by default: 4M rows. */
 #define UNWIND_TABLE_DEFAULT_BYTES (32ULL << 20)
 
