@@ -28,6 +28,7 @@
 #include "common/output.h"
 #include "common/procfs.h"
 #include "common/profile.h"
+#include "elf/map_guard.h"
 #include "export/export.h"
 #include "no_samples.h"
 #include "options.h"
@@ -593,6 +594,10 @@ int record(const struct options *o)
 		(unsigned long long)((symbolized_ns - stop_ns) / 1000000),
 		(unsigned long long)((written_ns - symbolized_ns) / 1000000));
 	print_summary(p, o);
+	if (map_guard__faults())
+		pr_warn("files were cut short while they were read (%llu pages), by the users of "
+			"the processes that map them: their frames may be misnamed",
+			(unsigned long long)map_guard__faults());
 	/* After the profile is out: the cache is for the next run, not this one's wait. */
 	symbolizer__save_cache(sym);
 	print_own_cost();

@@ -11,6 +11,7 @@
 #include "common/hashtab.h"
 #include "common/log.h"
 #include "elf/elf_file.h"
+#include "elf/map_guard.h"
 #include "elf/fde_table.h"
 
 #ifndef NT_GNU_BUILD_ID
@@ -20,7 +21,8 @@
 struct elf_file {
 	unsigned int refs;
 	Elf *elf;
-	void *image; /* the in-memory image @elf reads, or NULL for a mapped file */
+	void *image;	     /* the in-memory image @elf reads, or NULL for a mapped file */
+	const void *guarded; /* the mapping map_guard.h guards, or NULL */
 	char *name;
 	char *build_id; /* hex; NULL when none */
 	uid_t owner;	/* of the file opened; (uid_t)-1 for an image in memory */
@@ -206,11 +208,36 @@ static bool libelf_ready(void)
 	return false;
 }
 
+/* Guard the mapping of the file @elf reads (map_guard.h): its base, or NULL. */
+static const void *guard(Elf *elf, const char *name)
+{
+	size_t size;
+	const char *raw = elf_rawfile(elf, &size);
+	int err;
+
+	if (!raw || !size)
+		return NULL;
+	err = map_guard__add(raw, size);
+	if (err) {
+		pr_debug("elf: '%s' read unguarded: %s", name, strerror(-err));
+		return NULL;
+	}
+	return raw;
+}
+
+static void unguard(const void *base)
+{
+	if (base)
+		map_guard__remove(base);
+}
+
 struct elf_file *elf_file__open_fd(int fd, const char *name)
 {
+	const void *guarded;
 	struct elf_file *f;
 	struct stat st;
 	Elf *elf;
+	int err;
 
 	if (!name)
 		name = "(fd)";
@@ -222,15 +249,25 @@ struct elf_file *elf_file__open_fd(int fd, const char *name)
 		errno = ENOEXEC;
 		return NULL;
 	}
+	/* Its owner may cut it short while we read it (map_guard.h). */
+	guarded = guard(elf, name);
 	/* Reads what is not mapped yet, then lets go of @fd (ELF_C_FDDONE). */
 	if (elf_cntl(elf, ELF_C_FDREAD)) {
 		pr_debug("elf: cannot read '%s': %s", name, elf_errmsg(-1));
+		unguard(guarded);
 		elf_end(elf);
 		errno = EIO;
 		return NULL;
 	}
 	f = elf_file__from_elf(elf, NULL, name);
-	if (f && !fstat(fd, &st))
+	if (!f) {
+		err = errno;
+		unguard(guarded);
+		errno = err;
+		return NULL;
+	}
+	f->guarded = guarded;
+	if (!fstat(fd, &st))
 		f->owner = st.st_uid;
 	return f;
 }
@@ -287,6 +324,8 @@ void elf_file__put(struct elf_file *f)
 	if (f->eh_cfi)
 		dwarf_cfi_end(f->eh_cfi);
 	dwarf_end(f->dwarf);
+	if (f->guarded)
+		map_guard__remove(f->guarded);
 	elf_end(f->elf);
 	free(f->image);
 	free(f->segs);
@@ -402,6 +441,7 @@ const struct fde_table *elf_file__fdes(struct elf_file *f)
 
 int elf_file__read_build_id(int fd, char *buf, size_t size)
 {
+	const void *guarded;
 	Elf *elf;
 	int err;
 
@@ -410,7 +450,9 @@ int elf_file__read_build_id(int fd, char *buf, size_t size)
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf)
 		return -ENOEXEC;
+	guarded = guard(elf, "(fd)");
 	err = elf_kind(elf) == ELF_K_ELF ? find_build_id(elf, buf, size) : -ENOEXEC;
+	unguard(guarded);
 	elf_end(elf);
 	return err;
 }
