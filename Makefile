@@ -155,8 +155,9 @@ $(OUTPUT):
 
 UNIT_OBJS := $(patsubst %.c,$(OUTPUT)/obj/%.o,$(wildcard tests/unit/*.c))
 
-# The command-line parser is tested too; main() is not.
-$(OUTPUT)/tests/unit-tests: $(UNIT_OBJS) $(OUTPUT)/obj/cli/options.o $(OUTPUT)/libprofiler.a
+# The command-line parser and the platform check are tested too; main() is not.
+$(OUTPUT)/tests/unit-tests: $(UNIT_OBJS) $(OUTPUT)/obj/cli/options.o $(OUTPUT)/obj/cli/platform.o \
+		$(OUTPUT)/libprofiler.a
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@

@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "common/procfs.h"
 #include "options.h"
+#include "platform.h"
 #include "record.h"
 #include "serve.h"
 #include "status_line.h"
@@ -93,6 +94,11 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	verbosity = o.verbose;
+	if (platform__check(err, sizeof(err))) {
+		fprintf(stderr, "profiler: %s\n", err);
+		options__release(&o);
+		return 1;
+	}
 	ret = o.serve ? serve(&o) : record(&o);
 	options__release(&o);
 	return ret;

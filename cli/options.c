@@ -97,7 +97,7 @@ const char options_usage[] =
 "through code with or without frame pointers, on and off CPU, and records of\n"
 "addresses only (a few hundred bytes). Code without unwind information (a JIT)\n"
 "is walked by its frame pointers. A process's first samples, before its\n"
-"tables are loaded, copy up to 32 KiB of stack that is unwound in user space.\n"
+"tables are loaded, copy up to 64 KiB of stack that is unwound in user space.\n"
 "fp walks frame pointers only, as the kernel does: the cheapest, but code\n"
 "built without them (most distribution packages) loses callers. dwarf[=SIZE]\n"
 "copies the top SIZE bytes (default 8192) of the stack of every on-CPU sample\n"
@@ -122,7 +122,8 @@ const char options_usage[] =
 "is still written, with a warning naming the likely cause.\n"
 "\n"
 "Needs root, or CAP_BPF and CAP_PERFMON (and CAP_SYS_ADMIN for --alloc's\n"
-"uprobes).\n"
+"uprobes), and Linux 5.17 or later with BTF (/sys/kernel/btf/vmlinux); cfi\n"
+"and dwarf unwind x86-64 stacks (elsewhere, fp).\n"
 "Exit status: 0 success (an empty profile included), 1 runtime failure (no\n"
 "privilege, a cgroup v1 directory, ...), 2 usage error (a --cgroup path that\n"
 "is no cgroup, ...), 128+N killed by signal N before the profile was written.\n"
@@ -346,6 +347,10 @@ static int parse_call_graph(struct options *o, const char *arg, char *err, size_
 	if (strncmp(arg, "dwarf", 5) || (arg[5] && arg[5] != '='))
 		return fail(err, size, "invalid --call-graph '%s': use cfi, fp or dwarf[=SIZE]",
 			    arg);
+#if !defined(__x86_64__)
+	/* The registers a copy is unwound from are x86-64's: elsewhere it would record none. */
+	return fail(err, size, "--call-graph dwarf is x86-64 only: use --call-graph fp here");
+#endif
 	o->call_graph = CALL_GRAPH_DWARF;
 	if (!arg[5])
 		return 0;
