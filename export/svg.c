@@ -50,7 +50,9 @@ enum frame_kind {
 /*
  * One hue family per kind, so that kinds stay apart at a glance; each
  * channel is base + range * (a byte of the name's hash) / 255, so that a
- * function keeps its shade from one graph to the next.
+ * function keeps its shade from one graph to the next. User code is red to
+ * orange, never yellow: Python's frames, which the interpreter's user code
+ * calls and is called by, are violet, far from every other kind.
  */
 static const struct kind_style {
 	const char *class;
@@ -59,11 +61,11 @@ static const struct kind_style {
 } kind_styles[NR_KINDS] = {
 	[KIND_ROOT] = { "root", NULL, { 190, 190, 190 }, { 0, 0, 0 } },
 	[KIND_PROCESS] = { "process", "process", { 150, 155, 170 }, { 25, 25, 25 } },
-	[KIND_USER] = { "user", "user", { 215, 50, 20 }, { 40, 170, 40 } },
+	[KIND_USER] = { "user", "user", { 215, 50, 20 }, { 40, 110, 40 } },
 	[KIND_KERNEL] = { "kernel", "kernel", { 70, 110, 200 }, { 50, 60, 55 } },
 	[KIND_INLINED] = { "inlined", "inlined", { 40, 185, 175 }, { 50, 45, 50 } },
 	[KIND_JIT] = { "jit", "JIT", { 60, 170, 40 }, { 70, 60, 50 } },
-	[KIND_PYTHON] = { "python", "Python", { 205, 165, 20 }, { 40, 60, 40 } },
+	[KIND_PYTHON] = { "python", "Python", { 150, 90, 205 }, { 45, 40, 45 } },
 };
 
 /* The order of the legend. */

@@ -369,13 +369,16 @@ static const struct profile_frame f_inlined = { .address = 0x2000,
 static const struct profile_frame f_jit = { .address = 0x3000,
 					    .source = FRAME_JIT,
 					    FRAME_LINE(.name = "LazyCompile:*hot") };
+static const struct profile_frame f_python = { .address = 0x4000,
+					       .source = FRAME_PYTHON,
+					       FRAME_LINE(.name = "handler") };
 static const struct profile_frame f_kernel = { .address = 0xffff0000,
 					       .kernel = true,
 					       FRAME_LINE(.name = "do_syscall_64") };
 
 TEST(svg_kinds_and_colors)
 {
-	const struct profile_frame *stack[] = { &f_kernel, &f_inlined, &f_jit, &f_main };
+	const struct profile_frame *stack[] = { &f_kernel, &f_inlined, &f_jit, &f_python, &f_main };
 	const struct profile_frame *user[] = { &f_main };
 	struct profile *p = profile__new(99);
 	const struct frame *f;
@@ -384,7 +387,7 @@ TEST(svg_kinds_and_colors)
 	size_t nr = 0;
 
 	CHECK(p);
-	CHECK(!add(p, "proc", 7, stack, 4));
+	CHECK(!add(p, "proc", 7, stack, 5));
 	CHECK(!add(p, "proc", 3, user, 1));
 	check_against_folded(p);
 	svg = export_test_string(svg__write, p, NULL);
@@ -393,15 +396,18 @@ TEST(svg_kinds_and_colors)
 	/* A legend names every kind. */
 	CHECK(strstr(svg, ">user</text>") && strstr(svg, ">kernel</text>") &&
 	      strstr(svg, ">inlined</text>") && strstr(svg, ">JIT</text>") &&
-	      strstr(svg, ">process</text>"));
+	      strstr(svg, ">Python</text>") && strstr(svg, ">process</text>"));
 	frames = parse_frames(svg, &nr);
 	free(svg);
-	CHECK(frames && nr == 8);
+	CHECK(frames && nr == 9);
 	f = find_frame(frames, nr, "proc");
 	CHECK(f && !strcmp(f->class, "process"));
 	f = find_frame(frames, nr, "main");
 	CHECK(f && !strcmp(f->class, "user"));
-	CHECK(f->rgb[0] >= 215 && f->rgb[2] <= 60); /* warm */
+	CHECK(f->rgb[0] >= 215 && f->rgb[1] <= 160 && f->rgb[2] <= 60); /* red to orange */
+	f = find_frame(frames, nr, "handler");
+	CHECK(f && !strcmp(f->class, "python"));
+	CHECK(f->rgb[2] >= 205 && f->rgb[1] <= 130 && f->rgb[0] >= 150); /* violet */
 	f = find_frame(frames, nr, "LazyCompile:*hot");
 	CHECK(f && !strcmp(f->class, "jit"));
 	CHECK_STR(f->title, "LazyCompile:*hot (JIT, 7 samples, 70.00%)");
