@@ -144,6 +144,8 @@
 		else
 			ask();
 	});
+	// A graph taller than the window opens at its root (the bottom), not its thin top.
+	window.scrollTo(0, document.documentElement.scrollHeight);
 	window.addEventListener("keydown", function (e) {
 		var find = (e.ctrlKey || e.metaKey) && (e.key === "f" || e.key === "F");
 		if (find || (e.key === "/" && !e.ctrlKey && !e.metaKey && !e.altKey)) {

@@ -14,7 +14,7 @@ fi
 
 require_bpf "svg: well-formed XML" "svg: the embedded script parses" "svg: self-contained" "svg: the process is the root frame" \
 	"svg: hot_a and hot_b 70/30" "svg: counts agree with folded" \
-	"svg --wall: microseconds agree with folded"
+	"svg --wall: microseconds agree with folded" "svg: a tall graph opens at its root"
 
 if ! command -v xmllint >/dev/null; then
 	fail "svg: well-formed XML: no xmllint (tools/install-deps installs libxml2-utils)"
@@ -96,5 +96,23 @@ if "$PROFILER" --wall -F 499 -o "$TMP/wall.svg" -o "$TMP/wall.folded" -- \
 	fi
 else
 	fail "svg --wall: microseconds agree with folded: profiler failed"
+	sed 's/^/#   /' "$TMP/err"
+fi
+
+# A graph taller than the window (a 60-deep recursion) opens in a browser at
+# its root, at the bottom, not at its thin top; the root frame in view.
+VIEW=$(dirname "$0")/svg_view.js
+if [[ ! -f $OUTPUT/npm/node_modules/playwright-core/package.json || ! -x ${CHROMIUM:-/usr/bin/chromium} ]]; then
+	missing "no playwright-core or no Chromium: run 'make playwright-core'" \
+		"svg: a tall graph opens at its root"
+elif "$PROFILER" -F 499 -o "$TMP/deep.svg" -- "$WORKLOADS/deep" 60 1 2>"$TMP/err"; then
+	view=$(OUTPUT=$OUTPUT node "$VIEW" "$TMP/deep.svg" 2>&1)
+	height=$(sed -n 's/^height //p' <<<"$view")
+	scroll=$(sed -n 's/^scroll //p' <<<"$view")
+	visible=$(sed -n 's/^root-visible //p' <<<"$view")
+	check "svg: a tall graph opens at its root (${height:-?} px high, opened ${scroll:-?} px down, root in view: ${visible:-?})" \
+		test "${height:-0}" -gt 600 -a "${scroll:-0}" -gt 0 -a "${visible:-0}" = 1
+else
+	fail "svg: a tall graph opens at its root: profiler failed"
 	sed 's/^/#   /' "$TMP/err"
 fi
