@@ -154,6 +154,17 @@ void no_samples__warn(const struct options *o, const struct profile *p, bool com
 	add(&l, "warning: no samples: ");
 	if (lost) {
 		add(&l, "all %llu were lost", (unsigned long long)lost);
+	} else if (o->alloc_rate) {
+		/* Allocations are sampled by bytes, not by a clock. */
+		add(&l, "%s%s%s made ", o->command ? "'" : "",
+		    o->command ? o->command[0] : "the targets", o->command ? "'" : "");
+		if (o->alloc_rate == 1)
+			add(&l, "no allocation through the allocator probed");
+		else
+			add(&l,
+			    "too few allocations to be sampled at one sample per %llu bytes on "
+			    "average: --alloc=1 records every one",
+			    (unsigned long long)o->alloc_rate);
 	} else if (p->duration < p->period_ns) {
 		add(&l,
 		    "the recording lasted %.3f s, less than one sample period (%.1f ms at %u Hz)",

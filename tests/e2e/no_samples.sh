@@ -10,7 +10,8 @@ require_bpf "no samples: -p on a sleeping process" \
 	"no samples: -p names the target's child processes" \
 	"no samples: --off-cpu on a process asleep throughout" \
 	"no samples: a command that exits at once" \
-	"no samples: an empty cgroup"
+	"no samples: an empty cgroup" \
+	"no samples: --alloc on a command that allocates too little"
 
 # record NAME ARGS...: run the profiler ($name is NAME); its stderr in $TMP/NAME.err, its
 # exit status in $rc, its "no samples" warnings in $warning (one a line).
@@ -81,6 +82,14 @@ record command -o "$TMP/command.pb.gz" -- true
 expect_warning "a command that exits at once" \
 	"'true' exited after [0-9.]+ s, having run on a CPU too briefly to be sampled at 99 Hz" \
 	"$TMP/command.pb.gz"
+
+# Allocations are sampled by bytes: a command that allocates little is told
+# of the rate, not of a clock. (One sample per GiB on average: the few KiB
+# true allocates are sampled once in some hundred thousand runs.)
+record alloc --alloc=1G -o "$TMP/alloc.pb.gz" -- true
+expect_warning "--alloc on a command that allocates too little" \
+	"'true' made too few allocations to be sampled at one sample per 1073741824 bytes on average: --alloc=1 records every one" \
+	"$TMP/alloc.pb.gz"
 
 # --- a cgroup ----------------------------------------------------------------------------------
 
