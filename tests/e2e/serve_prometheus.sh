@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # profiler serve's /metrics, read by what reads it in production: the
-# exposition has every metric of the README's list with its type and passes
+# exposition has every metric of doc/serve.md's list with its type and passes
 # `promtool check metrics`, and Debian's Prometheus server, started here on
 # loopback with a configuration, a port and a data directory of its own (never
 # the prometheus.service Debian may run on :9090), scrapes the agent every
