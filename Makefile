@@ -166,7 +166,8 @@ $(OUTPUT)/tests/unit-tests: $(UNIT_OBJS) $(OUTPUT)/obj/cli/options.o $(OUTPUT)/o
 # non-PIE executable and a shared library.
 FIXTURES := $(OUTPUT)/fixtures/symbols-pie $(OUTPUT)/fixtures/symbols-nopie \
 	$(OUTPUT)/fixtures/libsymbols.so $(OUTPUT)/fixtures/symbols-stripped \
-	$(OUTPUT)/fixtures/libversioned.so
+	$(OUTPUT)/fixtures/libversioned.so $(OUTPUT)/fixtures/symbols-zlib \
+	$(OUTPUT)/fixtures/symbols-zlib-gnu
 FIXTURE_CFLAGS := -O1 -g -fno-inline
 
 # A shared library with versioned symbols, linked with a version script as
@@ -195,6 +196,16 @@ $(OUTPUT)/fixtures/libsymbols.so: tests/fixtures/libsymbols.c
 $(OUTPUT)/fixtures/symbols-stripped: $(OUTPUT)/fixtures/symbols-pie
 	$(call msg,STRIP,$@)
 	$(Q)strip -s $< -o $@
+
+# Its debug sections compressed, as SHF_COMPRESSED sections and as GNU's
+# .zdebug_*: tests/unit/test_elf_file.c makes bombs of them in memory.
+$(OUTPUT)/fixtures/symbols-zlib: $(OUTPUT)/fixtures/symbols-pie
+	$(call msg,OBJCOPY,$@)
+	$(Q)objcopy --compress-debug-sections=zlib $< $@
+
+$(OUTPUT)/fixtures/symbols-zlib-gnu: $(OUTPUT)/fixtures/symbols-pie
+	$(call msg,OBJCOPY,$@)
+	$(Q)objcopy --compress-debug-sections=zlib-gnu $< $@
 
 # Fixtures for symbolize/debuginfo's unit tests: debuglink.c's debug information
 # moved out the ways distributions do, one directory per case (the comments of

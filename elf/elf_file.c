@@ -159,6 +159,87 @@ static int read_segments(struct elf_file *f)
 	return 0;
 }
 
+/*
+ * The size compressed section @scn says it inflates to: its Chdr's for
+ * SHF_COMPRESSED, the big-endian size after GNU's "ZLIB" magic for
+ * .zdebug_*; 0 when it is not compressed or says nothing readable. libelf
+ * allocates this size and inflates into it, never more.
+ */
+static uint64_t inflated_size(Elf_Scn *scn, const GElf_Shdr *shdr, const char *sname)
+{
+	const unsigned char *p;
+	uint64_t size = 0;
+	Elf_Data *data;
+	GElf_Chdr chdr;
+
+	if (shdr->sh_flags & SHF_COMPRESSED)
+		return gelf_getchdr(scn, &chdr) ? chdr.ch_size : 0;
+	if (!sname || strncmp(sname, ".zdebug", 7))
+		return 0;
+	data = elf_rawdata(scn, NULL);
+	if (!data || !data->d_buf || data->d_size < 12 || memcmp(data->d_buf, "ZLIB", 4))
+		return 0;
+	p = data->d_buf;
+	for (int i = 4; i < 12; i++)
+		size = size << 8 | p[i];
+	return size;
+}
+
+/*
+ * Make the compressed sections of @elf that would inflate past the budget
+ * (elf_file.h) read as SHT_NOBITS, before libdw or anyone decompresses
+ * them: libdw inflates every debug section it knows when it opens a file,
+ * and a file is its owner's to make a zlib bomb of. One warning a file.
+ * -EFBIG when a section cannot be dropped: the file is not read then.
+ */
+static int drop_inflating_sections(Elf *elf, const char *name)
+{
+	uint64_t total = 0, first_size = 0, first_packed = 0;
+	const char *first = NULL;
+	size_t shstrndx, dropped = 0;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		uint64_t size, budget;
+		const char *sname;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
+			continue;
+		sname = elf_strptr(elf, shstrndx, shdr.sh_name);
+		size = inflated_size(scn, &shdr, sname);
+		if (!size)
+			continue;
+		budget = shdr.sh_size > ELF_INFLATE_MAX / ELF_INFLATE_RATIO ?
+				 ELF_INFLATE_MAX :
+				 ELF_INFLATE_RATIO * shdr.sh_size;
+		if (budget < ELF_INFLATE_FLOOR)
+			budget = ELF_INFLATE_FLOOR;
+		if (size <= budget && size <= ELF_INFLATE_MAX - total) {
+			total += size;
+			continue;
+		}
+		if (!dropped++) {
+			first = sname ? sname : "?";
+			first_size = size;
+			first_packed = shdr.sh_size;
+		}
+		shdr.sh_type = SHT_NOBITS;
+		if (!gelf_update_shdr(scn, &shdr)) {
+			pr_warn("elf: ignoring '%s': cannot drop its compressed section '%s': %s",
+				name, sname ? sname : "?", elf_errmsg(-1));
+			return -EFBIG;
+		}
+	}
+	if (dropped)
+		pr_warn("elf: ignoring %zu compressed sections of '%s' ('%s': %llu bytes inflating to %llu): over the budget of %d times their size, %llu MiB a file",
+			dropped, name, first, (unsigned long long)first_packed,
+			(unsigned long long)first_size, ELF_INFLATE_RATIO, ELF_INFLATE_MAX >> 20);
+	return 0;
+}
+
 /* Take over @elf (and @image, when not NULL) and read its headers. NULL with errno. */
 static struct elf_file *elf_file__from_elf(Elf *elf, void *image, const char *name)
 {
@@ -171,6 +252,9 @@ static struct elf_file *elf_file__from_elf(Elf *elf, void *image, const char *na
 		err = -ENOEXEC;
 		goto out_end;
 	}
+	err = drop_inflating_sections(elf, name);
+	if (err)
+		goto out_end;
 	f = calloc(1, sizeof(*f));
 	if (!f) {
 		err = -ENOMEM;
@@ -243,7 +327,12 @@ struct elf_file *elf_file__open_fd(int fd, const char *name)
 		name = "(fd)";
 	if (!libelf_ready())
 		return NULL;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/*
+	 * Mapped private and writable, read copy-on-write: the budget of
+	 * compressed sections rewrites the header of one it drops
+	 * (drop_inflating_sections()), a page copied, never the file.
+	 */
+	elf = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
 	if (!elf) {
 		pr_debug("elf: cannot read '%s': %s", name, elf_errmsg(-1));
 		errno = ENOEXEC;

@@ -13,6 +13,13 @@
  * has read what it needs once elf_file__open_fd() returns) or a copy in
  * memory (the vDSO, MiniDebugInfo).
  *
+ * Compressed sections (SHF_COMPRESSED, GNU's .zdebug_*) that would inflate
+ * past a budget are dropped when the image is read: at most
+ * ELF_INFLATE_RATIO times their compressed size, ELF_INFLATE_FLOOR at
+ * least, and ELF_INFLATE_MAX in all for one file. Each dropped section
+ * reads as SHT_NOBITS, so libdw and our readers see none, and the file gets
+ * one warning naming it.
+ *
  * Reference-counted: __open*() return one reference, elf_file__get() takes
  * another, elf_file__put() drops one and frees the image with the last.
  * Not thread-safe (the lazily read parts are filled in on first use).
@@ -30,6 +37,17 @@
 
 struct elf_file;
 struct fde_table;
+
+/*
+ * The budget of a file's compressed sections. zlib packs DWARF 3 to 10
+ * times (objcopy --compress-debug-sections on Debian's own binaries); 32
+ * leaves room for the odd repetitive section, while a zlib bomb (up to
+ * 1032:1) is refused. The floor keeps small files' sections whatever their
+ * ratio; the total bounds what one file can cost, however large.
+ */
+#define ELF_INFLATE_RATIO 32
+#define ELF_INFLATE_FLOOR (16ULL << 20)
+#define ELF_INFLATE_MAX (512ULL << 20)
 
 /* The longest GNU build-id we accept, in bytes (SHA-1 is 20; some linkers use up to 64). */
 #define ELF_BUILD_ID_MAX 64

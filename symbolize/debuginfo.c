@@ -493,8 +493,8 @@ void *debuginfo__minidebuginfo(Elf *elf, size_t *size)
 		if (strm.avail_out)
 			continue;
 		if (cap == MINI_OUT_MAX) {
-			pr_debug("debuginfo: ignoring .gnu_debugdata: larger than %d MiB",
-				 MINI_OUT_MAX >> 20);
+			/* The caller's one warning names the file and says "too large". */
+			err = EFBIG;
 			goto out_free;
 		}
 		cap = cap < MINI_OUT_MAX / 2 ? 2 * cap : MINI_OUT_MAX;

@@ -72,7 +72,8 @@ int debuginfo__find(Elf *elf, const char *path, const char *build_id,
  * memory at 128 MiB, so a hostile file cannot exhaust ours.
  * Returns the image, which the caller frees, and its size in @size; NULL and
  * errno ENOENT when there is no such section, EINVAL when it does not
- * decompress (or exceeds the caps), ENOMEM when out of memory.
+ * decompress (or its decoder passes 128 MiB), EFBIG when the image passes
+ * 64 MiB, ENOMEM when out of memory.
  */
 void *debuginfo__minidebuginfo(Elf *elf, size_t *size);
 
