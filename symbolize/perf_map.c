@@ -17,11 +17,18 @@
 
 #define MAX_FILE_SIZE (256UL << 20)
 #define MAX_LINE_LEN (64UL << 10)
-/* Read room beyond the size fstat() saw: the file may grow while we read it. */
-#define READ_SLACK (64UL << 10)
+/*
+ * What one file may cost: its first PERF_MAP_MAX_SYMS symbols and
+ * PERF_MAP_MAX_NAMES bytes of their names are kept (perf_map.h).
+ * Memory is then at most about 100 bytes a symbol plus the names.
+ */
+#define PERF_MAP_MAX_SYMS (1UL << 20)
+#define PERF_MAP_MAX_NAMES (64UL << 20)
+/* Read this much at a time: lines are parsed as they come, the file never held whole. */
+#define READ_CHUNK (1UL << 20)
 
 struct perf_map {
-	char *text;		/* the file; names are cut out of it in place */
+	char *names;		/* the names, each NUL-terminated, one after the other */
 	struct addr_table syms; /* of struct perf_map_sym */
 	size_t nr_skipped;
 };
@@ -29,81 +36,9 @@ struct perf_map {
 /* One parsed line; @seq is its rank in the file, later lines winning. */
 struct line {
 	uint64_t start, end;
-	const char *name;
+	const char *name; /* into the buffer read, then into the map's names */
 	size_t seq;
 };
-
-/*
- * The whole of the file open as @fd, NUL-terminated, its length in *@lenp.
- * Refuses anything but a regular file, one larger than MAX_FILE_SIZE, and,
- * unless @owner is (uid_t)-1, one belonging to neither root nor @owner.
- */
-static char *read_map(int fd, const char *path, uid_t owner, size_t *lenp)
-{
-	size_t len = 0, alloc;
-	char *buf, *tmp;
-	struct stat st;
-	ssize_t n;
-
-	if (fstat(fd, &st))
-		return NULL;
-	if (!S_ISREG(st.st_mode)) {
-		pr_debug("perf_map: cannot read '%s': not a regular file", path);
-		errno = EINVAL;
-		return NULL;
-	}
-	if (owner != (uid_t)-1 && st.st_uid && st.st_uid != owner) {
-		pr_debug("perf_map: ignoring '%s': it belongs to uid %u, the process to uid %u",
-			 path, (unsigned int)st.st_uid, (unsigned int)owner);
-		errno = EPERM;
-		return NULL;
-	}
-	if ((uint64_t)st.st_size > MAX_FILE_SIZE)
-		goto out_too_big;
-	alloc = st.st_size + READ_SLACK + 1;
-	buf = malloc(alloc);
-	if (!buf)
-		return NULL;
-	for (;;) {
-		if (len + 1 == alloc) {
-			if (len > MAX_FILE_SIZE) {
-				free(buf);
-				goto out_too_big;
-			}
-			/* Up to one byte more than the limit, to see that it is passed. */
-			alloc = alloc > (MAX_FILE_SIZE + 2) / 2 ? MAX_FILE_SIZE + 2 : 2 * alloc;
-			tmp = realloc(buf, alloc);
-			if (!tmp) {
-				free(buf);
-				errno = ENOMEM;
-				return NULL;
-			}
-			buf = tmp;
-		}
-		n = read(fd, buf + len, alloc - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int err = errno;
-
-			pr_debug("perf_map: cannot read '%s': %s", path, strerror(err));
-			free(buf);
-			errno = err;
-			return NULL;
-		}
-		if (!n)
-			break;
-		len += n;
-	}
-	buf[len] = '\0';
-	*lenp = len;
-	return buf;
-
-out_too_big:
-	pr_debug("perf_map: ignoring '%s': larger than %lu MiB", path, MAX_FILE_SIZE >> 20);
-	errno = EFBIG;
-	return NULL;
-}
 
 static bool is_blank(char c)
 {
@@ -278,65 +213,166 @@ static int resolve(struct perf_map *map, struct line *lines, size_t nr)
 	return 0;
 }
 
-/* Index @text of @len bytes, which the new map takes over. */
-static struct perf_map *perf_map__from_text(char *text, size_t len, const char *path)
+/* Loading state: the lines kept so far, with their names one after the other. */
+struct loader {
+	const char *path;
+	struct line *lines;
+	size_t nr, alloc;
+	size_t *name_offs; /* where lines[i]'s name is in @names, until they stop moving */
+	size_t nr_offs_alloc;
+	char *names;
+	size_t names_len, names_alloc;
+	size_t nr_skipped;
+	bool full; /* the budget is spent: the rest of the file is not read */
+};
+
+/* Keep the line [@p, @eol) if it is a symbol; -ENOMEM, or 0. */
+static int loader__add(struct loader *l, char *p, char *eol)
 {
-	struct line *lines = NULL;
-	size_t nr = 0, alloc = 0;
+	struct line line;
+	size_t len;
+	int ret;
+
+	ret = parse_line(p, eol, &line);
+	if (ret < 0)
+		l->nr_skipped++;
+	if (ret <= 0)
+		return 0;
+	len = strlen(line.name) + 1;
+	if (l->nr == PERF_MAP_MAX_SYMS || len > PERF_MAP_MAX_NAMES - l->names_len) {
+		l->full = true;
+		return 0;
+	}
+	if (array__reserve(&l->lines, &l->alloc, l->nr + 1, sizeof(*l->lines)) ||
+	    array__reserve(&l->name_offs, &l->nr_offs_alloc, l->nr + 1, sizeof(*l->name_offs)) ||
+	    array__reserve(&l->names, &l->names_alloc, l->names_len + len, 1))
+		return -ENOMEM;
+	memcpy(l->names + l->names_len, line.name, len);
+	l->name_offs[l->nr] = l->names_len;
+	l->names_len += len;
+	line.seq = l->nr;
+	l->lines[l->nr++] = line;
+	return 0;
+}
+
+/*
+ * Parse the lines of @fd as they are read, READ_CHUNK at a time, up to
+ * MAX_FILE_SIZE bytes and the budget of symbols and names. A line longer
+ * than the buffer is skipped up to its newline.
+ */
+static int loader__read(struct loader *l, int fd)
+{
+	size_t have = 0, total = 0;
+	bool skipping = false;
+	char *buf, *p, *eol;
+	ssize_t n;
+	int err = 0;
+
+	buf = malloc(READ_CHUNK + 1);
+	if (!buf)
+		return -ENOMEM;
+	while (!l->full) {
+		n = read(fd, buf + have, READ_CHUNK - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			pr_debug("perf_map: cannot read '%s': %s", l->path, strerror(-err));
+			break;
+		}
+		total += n;
+		if (total > MAX_FILE_SIZE) {
+			pr_debug("perf_map: ignoring '%s': larger than %lu MiB", l->path,
+				 MAX_FILE_SIZE >> 20);
+			err = -EFBIG;
+			break;
+		}
+		have += n;
+		buf[have] = '\0';
+		for (p = buf; !l->full && (eol = memchr(p, '\n', buf + have - p)); p = eol + 1) {
+			if (skipping) {
+				skipping = false;
+				continue;
+			}
+			err = loader__add(l, p, eol);
+			if (err)
+				goto out_free;
+		}
+		/* The end of the file: a last line without a newline is read, as perf does. */
+		if (!n) {
+			if (p < buf + have && !skipping && !l->full)
+				err = loader__add(l, p, buf + have);
+			break;
+		}
+		have -= p - buf;
+		memmove(buf, p, have);
+		/* A line longer than the buffer: skipped, and counted once. */
+		if (have == READ_CHUNK) {
+			if (!skipping)
+				l->nr_skipped++;
+			skipping = true;
+			have = 0;
+		}
+	}
+out_free:
+	free(buf);
+	return err;
+}
+
+/* Read and index the file open as @fd, after the checks of its type and owner. */
+static struct perf_map *load_fd(int fd, const char *path, uid_t owner)
+{
+	struct loader l = { .path = path };
 	struct perf_map *map;
-	char *p, *eol;
+	struct stat st;
 	int err;
 
-	map = calloc(1, sizeof(*map));
-	if (!map) {
-		free(text);
+	if (fstat(fd, &st))
+		return NULL;
+	if (!S_ISREG(st.st_mode)) {
+		pr_debug("perf_map: cannot read '%s': not a regular file", path);
+		errno = EINVAL;
 		return NULL;
 	}
-	map->text = text;
-	addr_table__init(&map->syms, sizeof(struct perf_map_sym));
-	for (p = text; p < text + len; p = eol + 1) {
-		struct line line;
-		int ret;
-
-		eol = memchr(p, '\n', text + len - p);
-		if (!eol)
-			eol = text + len;
-		ret = parse_line(p, eol, &line);
-		if (ret < 0)
-			map->nr_skipped++;
-		if (ret <= 0)
-			continue;
-		if (array__reserve(&lines, &alloc, nr + 1, sizeof(*lines)))
-			goto out_nomem;
-		line.seq = nr;
-		lines[nr++] = line;
+	if (owner != (uid_t)-1 && st.st_uid && st.st_uid != owner) {
+		pr_debug("perf_map: ignoring '%s': it belongs to uid %u, the process to uid %u",
+			 path, (unsigned int)st.st_uid, (unsigned int)owner);
+		errno = EPERM;
+		return NULL;
 	}
-	err = resolve(map, lines, nr);
-	free(lines);
+	if ((uint64_t)st.st_size > MAX_FILE_SIZE) {
+		pr_debug("perf_map: ignoring '%s': larger than %lu MiB", path, MAX_FILE_SIZE >> 20);
+		errno = EFBIG;
+		return NULL;
+	}
+	map = calloc(1, sizeof(*map));
+	if (!map)
+		return NULL;
+	addr_table__init(&map->syms, sizeof(struct perf_map_sym));
+	err = loader__read(&l, fd);
+	if (!err) {
+		/* The names have stopped moving: point the lines at them. */
+		for (size_t i = 0; i < l.nr; i++)
+			l.lines[i].name = l.names + l.name_offs[i];
+		map->names = l.names;
+		l.names = NULL;
+		map->nr_skipped = l.nr_skipped;
+		err = resolve(map, l.lines, l.nr);
+	}
+	free(l.lines);
+	free(l.name_offs);
+	free(l.names);
 	if (err) {
 		perf_map__free(map);
 		errno = -err;
 		return NULL;
 	}
+	if (l.full)
+		pr_warn("perf_map: reading only the first %zu symbols of '%s': over the budget of %lu symbols and %lu MiB of names",
+			l.nr, path, PERF_MAP_MAX_SYMS, PERF_MAP_MAX_NAMES >> 20);
 	if (map->nr_skipped)
 		pr_debug("perf_map: '%s': skipped %zu lines", path, map->nr_skipped);
 	return map;
-
-out_nomem:
-	free(lines);
-	perf_map__free(map);
-	errno = ENOMEM;
-	return NULL;
-}
-
-static struct perf_map *load_fd(int fd, const char *path, uid_t owner)
-{
-	size_t len;
-	char *text = read_map(fd, path, owner, &len);
-
-	if (!text)
-		return NULL;
-	return perf_map__from_text(text, len, path);
 }
 
 struct perf_map *perf_map__load(const char *path)
@@ -434,7 +470,7 @@ void perf_map__free(struct perf_map *map)
 	if (!map)
 		return;
 	addr_table__release(&map->syms);
-	free(map->text);
+	free(map->names);
 	free(map);
 }
 

@@ -20,7 +20,11 @@
  * lines are ignored. A last line without a newline is read, as perf does.
  * Files larger than 256 MiB are refused (EFBIG), as is anything but a regular
  * file (EINVAL): the files are written by the profiled process, which we may
- * not trust.
+ * not trust. For the same reason a file is read 1 MiB at a time, never held
+ * whole, and only its first 2^20 symbols and 64 MiB of their names are kept:
+ * past that budget the rest is not read, with one warning naming the file
+ * (a JVM or node lists some thousands to some hundred thousands of
+ * functions; a 255 MB file of 8 million lines cost 865 MB before).
  *
  * The file grows while its process runs: load it again to see later lines.
  * Names are owned by the perf_map. Immutable once loaded, so lookups may run

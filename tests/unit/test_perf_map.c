@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "symbolize/perf_map.h"
 #include "test.h"
 
@@ -218,6 +219,66 @@ TEST(perf_map_long_line)
 	CHECK_NONE(map, 0x2000);
 	CHECK_NAME(map, 0x3000, "after");
 	CHECK_U64(perf_map__nr_skipped(map), 1);
+	perf_map__free(map);
+}
+
+/* A line longer than the read buffer (1 MiB) is skipped to its newline, and counted once. */
+TEST(perf_map_line_longer_than_buffer)
+{
+	size_t name_len = 3 << 20;
+	char *text = malloc(name_len + 64);
+	struct perf_map *map;
+	int n;
+
+	CHECK(text);
+	n = sprintf(text, "1000 10 before\n2000 10 ");
+	memset(text + n, 'x', name_len);
+	/* And a last line without its newline. */
+	strcpy(text + n + name_len, "\n3000 10 after\n4000 10 last");
+	map = load_text(text);
+	free(text);
+	CHECK(map);
+	CHECK_NAME(map, 0x1000, "before");
+	CHECK_NONE(map, 0x2000);
+	CHECK_NAME(map, 0x3000, "after");
+	CHECK_NAME(map, 0x4000, "last");
+	CHECK_U64(perf_map__nr_skipped(map), 1);
+	perf_map__free(map);
+}
+
+/*
+ * Past the budget of symbols (2^20), the rest of the file is not read: one
+ * warning naming the file, and the symbols read so far kept.
+ */
+TEST(perf_map_budget)
+{
+	size_t nr = (1 << 20) + 10, len = 0, alloc = nr * 24 + 1;
+	char *text = malloc(alloc);
+	struct perf_map *map;
+	log_print_fn old;
+	size_t nr_syms;
+
+	CHECK(text);
+	if (!text)
+		return;
+	for (size_t i = 0; i < nr; i++)
+		len += snprintf(text + len, alloc - len, "%zx 10 f%zu\n", 0x10000 + 16 * i, i);
+	old = test__capture_warnings();
+	test__nr_warnings = 0;
+	map = load_text(text);
+	log_set_print(old);
+	free(text);
+	CHECK(map);
+	if (!map)
+		return;
+	CHECK(test__nr_warnings == 1);
+	CHECK(strstr(test__last_warning, "perf-"));
+	CHECK(strstr(test__last_warning, "budget"));
+	perf_map__syms(map, &nr_syms);
+	CHECK_U64(nr_syms, 1 << 20);
+	CHECK_NAME(map, 0x10000, "f0");
+	CHECK_NAME(map, 0x10000 + 16 * ((1 << 20) - 1), "f1048575");
+	CHECK_NONE(map, 0x10000 + 16 * (1 << 20));
 	perf_map__free(map);
 }
 
