@@ -35,6 +35,7 @@ FUZZ_MAX_LEN_fuzz_elf := 32768
 FUZZ_MAX_LEN_fuzz_event := 4096
 FUZZ_MAX_LEN_fuzz_kallsyms := 4096
 FUZZ_MAX_LEN_fuzz_cmdline := 4096
+FUZZ_MAX_LEN_fuzz_compressed := 4096
 FUZZ_MAX_LEN_fuzz_serve_request := 4096
 FUZZ_MAX_LEN_fuzz_python_lines := 2048
 FUZZ_MAX_LEN_fuzz_unwind_cache := 4096

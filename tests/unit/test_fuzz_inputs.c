@@ -17,6 +17,7 @@
 
 #define FUZZ_REPLAY
 #include "fuzz/fuzz_cmdline.c"
+#include "fuzz/fuzz_compressed.c"
 #include "fuzz/fuzz_serve_request.c"
 #include "fuzz/fuzz_die_reader.c"
 #include "fuzz/fuzz_elf.c"
@@ -85,6 +86,11 @@ static int replay(const char *target, fuzz_fn fn)
 TEST(fuzz_inputs_cmdline)
 {
 	CHECK(!replay("fuzz_cmdline", fuzz_cmdline));
+}
+
+TEST(fuzz_inputs_compressed)
+{
+	CHECK(!replay("fuzz_compressed", fuzz_compressed));
 }
 
 TEST(fuzz_inputs_serve_request)
