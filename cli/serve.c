@@ -47,6 +47,7 @@
 #include "serve/metrics.h"
 #include "serve/scrape.h"
 #include "symbolize/kallsyms.h"
+#include "symbolize/perf_map.h"
 #include "symbolize/stacks.h"
 #include "symbolize/symbolizer.h"
 #include "targets.h"
@@ -94,6 +95,8 @@ struct agent {
 	 * again for each window took half the agent's CPU).
 	 */
 	struct module_set *modules;
+	/* The perf maps of JITs, read again only when their file changes (a 255 MB one took 11 s). */
+	struct perf_map_cache *perf_maps;
 	char *cache_dir; /* where unwind tables are kept between runs; NULL: nowhere */
 };
 
@@ -255,6 +258,7 @@ static int window_export(struct agent *a, struct window *win, struct scrape *s)
 	symopts.trusted_uid = getuid();
 	symopts.kallsyms = agent_kallsyms(a);
 	symopts.modules = a->modules;
+	symopts.perf_maps = a->perf_maps;
 	symopts.py_frames = collector__py_frames(a->c);
 	sym = symbolizer__new(p->strings, &symopts);
 	if (!sym)
@@ -281,6 +285,8 @@ static int window_export(struct agent *a, struct window *win, struct scrape *s)
 		}
 	}
 	symbolizer__free(sym);
+	/* Its maps are no longer borrowed: those no window asked for go. */
+	perf_map_cache__sweep(a->perf_maps);
 	return err;
 }
 
@@ -568,7 +574,8 @@ int serve(const struct options *o)
 	queue_ready = true;
 	a.strings = strset__new();
 	a.modules = module_set__new();
-	if (!a.strings || !a.modules) {
+	a.perf_maps = perf_map_cache__new();
+	if (!a.strings || !a.modules || !a.perf_maps) {
 		pr_warn("cannot start: %s", strerror(errno));
 		goto out;
 	}
@@ -614,6 +621,7 @@ out:
 	agent_stop(&a);
 	http_server__stop(a.http);
 	module_set__free(a.modules);
+	perf_map_cache__free(a.perf_maps);
 	collector__free(a.c);
 	free(a.cache_dir);
 	kallsyms__free(a.kallsyms);

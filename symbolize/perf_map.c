@@ -424,45 +424,170 @@ static int nspid(int pid)
 	return last > 0 && last <= INT32_MAX ? (int)last : pid;
 }
 
-struct perf_map *perf_map__load_pid(int pid)
+/* The perf map file of process @pid opened (perf_map__load_pid()), its owner's uid in *@owner. */
+static int open_pid_map(int pid, char *path, size_t size, uid_t *owner)
 {
-	char path[64], name[32];
-	struct perf_map *map;
 	struct stat proc_st;
-	int ns, root, fd, err;
+	char name[32];
+	int ns, root, fd;
 
 	ns = nspid(pid);
-	if (ns < 0) {
-		errno = -ns;
-		return NULL;
-	}
-	snprintf(path, sizeof(path), "/proc/%d", pid);
-	if (stat(path, &proc_st)) {
-		errno = errno == ENOENT ? ESRCH : errno;
-		return NULL;
-	}
-	snprintf(path, sizeof(path), "/proc/%d/root", pid);
+	if (ns < 0)
+		return ns;
+	snprintf(path, size, "/proc/%d", pid);
+	if (stat(path, &proc_st))
+		return errno == ENOENT ? -ESRCH : -errno;
+	snprintf(path, size, "/proc/%d/root", pid);
 	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0) {
-		err = errno == ENOENT ? ESRCH : errno;
+		int err = errno == ENOENT ? ESRCH : errno;
+
 		pr_debug("perf_map: cannot open '%s': %s", path, strerror(err));
-		errno = err;
-		return NULL;
+		return -err;
 	}
 	snprintf(name, sizeof(name), "tmp/perf-%d.map", ns);
-	snprintf(path, sizeof(path), "/proc/%d/root/%s", pid, name);
+	snprintf(path, size, "/proc/%d/root/%s", pid, name);
 	fd = procfs__open_in_root(root, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	close(root);
 	if (fd < 0) {
 		pr_debug("perf_map: cannot open '%s': %s", path, strerror(-fd));
+		return fd;
+	}
+	*owner = proc_st.st_uid;
+	return fd;
+}
+
+struct perf_map *perf_map__load_pid(int pid)
+{
+	struct perf_map *map;
+	char path[64];
+	uid_t owner;
+	int fd, err;
+
+	fd = open_pid_map(pid, path, sizeof(path), &owner);
+	if (fd < 0) {
 		errno = -fd;
 		return NULL;
 	}
-	map = load_fd(fd, path, proc_st.st_uid);
+	map = load_fd(fd, path, owner);
 	err = errno;
 	close(fd);
 	errno = err;
 	return map;
+}
+
+/*
+ * A handful of JIT processes at most on a host, looked up once per scrape:
+ * an array searched in order does, and keeps the sweep simple.
+ */
+struct perf_map_cache_entry {
+	int pid;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	struct perf_map *map;
+	bool used; /* since the last sweep */
+};
+
+struct perf_map_cache {
+	struct perf_map_cache_entry *entries;
+	size_t nr, alloc;
+};
+
+struct perf_map_cache *perf_map_cache__new(void)
+{
+	return calloc(1, sizeof(struct perf_map_cache));
+}
+
+void perf_map_cache__free(struct perf_map_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nr; i++)
+		perf_map__free(c->entries[i].map);
+	free(c->entries);
+	free(c);
+}
+
+static bool same_file(const struct perf_map_cache_entry *e, const struct stat *st)
+{
+	return e->dev == st->st_dev && e->ino == st->st_ino && e->size == st->st_size &&
+	       e->mtime.tv_sec == st->st_mtim.tv_sec && e->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+const struct perf_map *perf_map_cache__load_pid(struct perf_map_cache *c, int pid)
+{
+	struct perf_map_cache_entry *e = NULL;
+	struct perf_map *map;
+	struct stat st;
+	char path[64];
+	uid_t owner;
+	int fd, err;
+
+	for (size_t i = 0; i < c->nr && !e; i++)
+		if (c->entries[i].pid == pid)
+			e = &c->entries[i];
+	fd = open_pid_map(pid, path, sizeof(path), &owner);
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	if (fstat(fd, &st)) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return NULL;
+	}
+	if (e && same_file(e, &st)) {
+		close(fd);
+		e->used = true;
+		return e->map;
+	}
+	map = load_fd(fd, path, owner);
+	err = errno;
+	close(fd);
+	if (!map) {
+		errno = err;
+		return NULL;
+	}
+	if (!e) {
+		if (array__reserve(&c->entries, &c->alloc, c->nr + 1, sizeof(*c->entries))) {
+			perf_map__free(map);
+			errno = ENOMEM;
+			return NULL;
+		}
+		e = &c->entries[c->nr++];
+	} else {
+		perf_map__free(e->map);
+	}
+	*e = (struct perf_map_cache_entry){
+		.pid = pid,
+		.dev = st.st_dev,
+		.ino = st.st_ino,
+		.size = st.st_size,
+		.mtime = st.st_mtim,
+		.map = map,
+		.used = true,
+	};
+	return map;
+}
+
+void perf_map_cache__sweep(struct perf_map_cache *c)
+{
+	size_t n = 0;
+
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nr; i++) {
+		if (!c->entries[i].used) {
+			perf_map__free(c->entries[i].map);
+			continue;
+		}
+		c->entries[i].used = false;
+		c->entries[n++] = c->entries[i];
+	}
+	c->nr = n;
 }
 
 void perf_map__free(struct perf_map *map)

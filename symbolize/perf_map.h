@@ -66,6 +66,27 @@ struct perf_map *perf_map__load_pid(int pid);
 
 void perf_map__free(struct perf_map *map);
 
+/*
+ * The perf maps of processes kept from one symbolizer to the next (one per
+ * scrape of `profiler serve`): a process's map is read again only when its
+ * file is another or has changed, by (device, inode, size, mtime); a JIT
+ * appends to its map, which changes its size. Not thread-safe.
+ */
+struct perf_map_cache;
+
+struct perf_map_cache *perf_map_cache__new(void);
+void perf_map_cache__free(struct perf_map_cache *c);
+
+/*
+ * As perf_map__load_pid(), from @c when the file is unchanged. The map is
+ * @c's: valid at least until the next perf_map_cache__sweep(), and freed by
+ * the first sweep that finds it unused since the one before.
+ */
+const struct perf_map *perf_map_cache__load_pid(struct perf_map_cache *c, int pid);
+
+/* Forget the maps no perf_map_cache__load_pid() asked for since the last sweep. */
+void perf_map_cache__sweep(struct perf_map_cache *c);
+
 /* The symbol covering @addr, or NULL. Binary search. */
 const struct perf_map_sym *perf_map__lookup(const struct perf_map *map, uint64_t addr);
 

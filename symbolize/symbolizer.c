@@ -95,6 +95,7 @@ struct module_cache {
 struct perf_map_entry {
 	pid_t pid;
 	struct perf_map *map;
+	bool borrowed; /* from symbolizer_opts' perf_maps, not ours to free */
 };
 
 struct frame_block {
@@ -125,7 +126,8 @@ struct symbolizer {
 	struct hashtab demangled;  /* of struct demangled, by the module's pointer */
 	struct hashtab file_names; /* of struct demangled (not demangled), likewise */
 	struct hashtab perf_maps;  /* of struct perf_map_entry, by pid */
-	char *cache_dir;	   /* see symbolizer_opts; NULL: no cache */
+	struct perf_map_cache *perf_map_cache; /* see symbolizer_opts; NULL: none */
+	char *cache_dir;		       /* see symbolizer_opts; NULL: no cache */
 	char *cache_producer;
 	uint64_t cache_max_bytes;
 	struct hashtab caches; /* of struct module_cache, by module */
@@ -265,6 +267,7 @@ struct symbolizer *symbolizer__new(struct strset *strings, const struct symboliz
 							       CACHE_FILE_DEFAULT_MAX_BYTES;
 	}
 	sym->trusted_uid = opts && opts->trusted_uid ? opts->trusted_uid : getuid();
+	sym->perf_map_cache = opts ? opts->perf_maps : NULL;
 	sym->py_frames = opts ? opts->py_frames : NULL;
 	sym->unknown = strset__add(strings, UNKNOWN_NAME);
 	sym->unnamed = strset__add(strings, "??");
@@ -312,7 +315,8 @@ void symbolizer__free(struct symbolizer *sym)
 	hashtab__for_each_entry(&sym->file_names, i, d)
 		free(d);
 	hashtab__for_each_entry(&sym->perf_maps, i, pm) {
-		perf_map__free(pm->map);
+		if (!pm->borrowed)
+			perf_map__free(pm->map);
 		free(pm);
 	}
 	hashtab__release(&sym->files);
@@ -1094,7 +1098,12 @@ static const struct perf_map *symbolizer__perf_map(struct symbolizer *sym, pid_t
 	if (!e || !added)
 		return e ? e->map : NULL;
 	e->pid = pid;
-	e->map = perf_map__load_pid(pid);
+	if (sym->perf_map_cache) {
+		e->map = (struct perf_map *)perf_map_cache__load_pid(sym->perf_map_cache, pid);
+		e->borrowed = e->map != NULL;
+	} else {
+		e->map = perf_map__load_pid(pid);
+	}
 	/*
 	 * Only a process that is gone: other failures are the file's checks
 	 * refusing it. Its owner is unknown by now: take the file only from

@@ -44,6 +44,7 @@
 struct elf_cache;
 struct elf_file;
 struct kallsyms;
+struct perf_map_cache;
 struct proc_maps;
 struct py_frames;
 struct strset;
@@ -88,6 +89,12 @@ struct symbolizer_opts {
 	 * it). 0: our real uid.
 	 */
 	uid_t trusted_uid;
+	/*
+	 * The perf maps of live processes, kept from one symbolizer to the
+	 * next (perf_map.h); must outlive the symbolizer, and be swept only
+	 * once it is freed. NULL: each read for this symbolizer alone.
+	 */
+	struct perf_map_cache *perf_maps;
 	/*
 	 * What the addresses of Python frames stand for (py_frames.h), from
 	 * the collector; must outlive the symbolizer. NULL: none.

@@ -252,5 +252,33 @@ if survived map "$T_MAP" $?; then
 		fail "$T_MAP: hotLoop on '${share:-0}'% of samples, at least 50 expected"
 	fi
 fi
+
+# The agent reads the map once while it does not change: two scrapes, one
+# warning between them, and its peak RSS within the bound.
+T_SERVE="$T_MAP, scraped twice from the agent"
+"$PROFILER" serve --listen 127.0.0.1:0 -F 199 -p "$npid" 2>"$TMP/serve.err" &
+agent=$!
+BG_PIDS+=("$agent")
+wait_for "$TMP/serve.err" "serving on"
+url=$(sed -nE 's#.*serving on (http://[^ ]*/debug/pprof/).*#\1#p' "$TMP/serve.err")profile
+codes=
+for i in 1 2; do
+	codes+=$(curl -s -o "$TMP/scrape$i.pb.gz" -w '%{http_code} ' "$url?seconds=1")
+done
+hwm=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$agent/status" 2>/dev/null)
+kill "$agent" 2>/dev/null
+wait "$agent" 2>/dev/null
+if [[ $codes == "200 200 " && -s $TMP/scrape2.pb.gz ]]; then
+	ok "$T_SERVE: both answered ($codes)"
+	one_line serve "$T_SERVE" "perf_map: reading only the first [0-9]* symbols of '[^']*perf-$npid.map'"
+	if [[ $hwm =~ ^[0-9]+$ ]] && ((hwm <= MAX_RSS_KB)); then
+		ok "$T_SERVE: peak RSS $((hwm / 1024)) MB (at most $((MAX_RSS_KB / 1024)))"
+	else
+		fail "$T_SERVE: peak RSS '$hwm' KiB (at most $MAX_RSS_KB)"
+	fi
+else
+	fail "$T_SERVE: scrapes answered '$codes'"
+	sed 's/^/#   /' "$TMP/serve.err"
+fi
 kill "$npid" 2>/dev/null
 rm -f "$map"

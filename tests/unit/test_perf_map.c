@@ -496,3 +496,57 @@ TEST(perf_map_load_pid)
 	CHECK(!perf_map__load_pid((1 << 22) + 1));
 	CHECK(errno == ESRCH);
 }
+
+/*
+ * A cached map is read again only when its file changes: the same map while
+ * it does not, a new one once a line is appended; swept when unused.
+ */
+TEST(perf_map_cache)
+{
+	uintptr_t addr = (uintptr_t)&perf_map_cache__load_pid;
+	struct perf_map_cache *c = perf_map_cache__new();
+	const struct perf_map *a, *b, *grown;
+	const char *name;
+	char path[64];
+	FILE *f;
+
+	CHECK(c);
+	if (!c)
+		return;
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	unlink(path);
+	errno = 0;
+	CHECK(!perf_map_cache__load_pid(c, getpid()));
+	CHECK(errno == ENOENT);
+	f = fopen(path, "we");
+	CHECK(f);
+	fprintf(f, "%" PRIxPTR " 40 first\n", addr);
+	fclose(f);
+	a = perf_map_cache__load_pid(c, getpid());
+	b = perf_map_cache__load_pid(c, getpid());
+	CHECK(a);
+	CHECK(a == b);
+	perf_map_cache__sweep(c);
+	/* Kept by the sweep: it was used since the last one. */
+	b = perf_map_cache__load_pid(c, getpid());
+	CHECK(a == b);
+	f = fopen(path, "ae");
+	CHECK(f);
+	fprintf(f, "%" PRIxPTR " 40 second\n", addr + 0x40);
+	fclose(f);
+	grown = perf_map_cache__load_pid(c, getpid());
+	CHECK(grown);
+	name = grown ? name_at(grown, addr + 0x41) : NULL;
+	CHECK(name && !strcmp(name, "second"));
+	name = grown ? name_at(grown, addr + 1) : NULL;
+	CHECK(name && !strcmp(name, "first"));
+	unlink(path);
+	/* Two sweeps without a use forget it: the file is gone, and so is the map. */
+	perf_map_cache__sweep(c);
+	perf_map_cache__sweep(c);
+	errno = 0;
+	CHECK(!perf_map_cache__load_pid(c, getpid()));
+	CHECK(errno == ENOENT);
+	perf_map_cache__free(c);
+	perf_map_cache__free(NULL);
+}
