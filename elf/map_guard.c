@@ -32,7 +32,8 @@ static bool is_guarded(uintptr_t addr)
 
 /*
  * Async-signal-safe: a lookup, mmap() and an atomic add. The faulting
- * instruction runs again on return, and reads the zeros.
+ * instruction runs again on return, and reads the zeros. Writable, as a
+ * private mapping libelf writes to (ELF_C_READ_MMAP_PRIVATE) is.
  */
 static void on_sigbus(int sig, siginfo_t *info, void *uctx)
 {
@@ -41,7 +42,7 @@ static void on_sigbus(int sig, siginfo_t *info, void *uctx)
 
 	(void)uctx;
 	if (info->si_code == BUS_ADRERR && is_guarded(addr) &&
-	    mmap((void *)(addr & ~(page - 1)), page, PROT_READ,
+	    mmap((void *)(addr & ~(page - 1)), page, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED) {
 		__atomic_add_fetch(&faults, 1, __ATOMIC_RELAXED);
 		errno = saved;
