@@ -22,16 +22,6 @@ mkdir "$USER_DIR"
 # A command prefix that runs as nobody (setpriv execs: $! is the command's pid).
 AS_USER=(setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups)
 
-# wait_for FILE PATTERN: until FILE has a line matching PATTERN (10 s at most).
-wait_for() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # record ID PID SECONDS: profile PID into $TMP/ID.pb.gz, its stderr in
 # $TMP/ID.err, its peak RSS (KiB) in $TMP/ID.rss; returns its status.
 record() {
