@@ -42,15 +42,23 @@ survived() {
 	return 1
 }
 
-# bounded ID NAME: its peak RSS is under MAX_RSS_KB.
-bounded() {
-	local rss
-	rss=$(tail -n 1 "$TMP/$1.rss")
-	if [[ $rss =~ ^[0-9]+$ ]] && ((rss <= MAX_RSS_KB)); then
-		ok "$2: peak RSS $((rss / 1024)) MB (at most $((MAX_RSS_KB / 1024)))"
+# rss_bounded NAME KIB: a peak RSS of KIB is under MAX_RSS_KB. Under
+# AddressSanitizer (make asan) the bound is not the product's: its shadow
+# memory and quarantine took more than the 255 MB map's whole budget (358-426
+# MB measured), so there it is skipped, and make test checks it.
+rss_bounded() {
+	if ldd "$PROFILER" 2>/dev/null | grep -q libasan; then
+		skip "$1: peak RSS" "an AddressSanitizer build ($((${2:-0} / 1024)) MB); make test checks the bound"
+	elif [[ $2 =~ ^[0-9]+$ ]] && (($2 <= MAX_RSS_KB)); then
+		ok "$1: peak RSS $(($2 / 1024)) MB (at most $((MAX_RSS_KB / 1024)))"
 	else
-		fail "$2: peak RSS '$rss' KiB (at most $MAX_RSS_KB)"
+		fail "$1: peak RSS '$2' KiB (at most $MAX_RSS_KB)"
 	fi
+}
+
+# bounded ID NAME: the peak RSS of recording ID is under MAX_RSS_KB.
+bounded() {
+	rss_bounded "$2" "$(tail -n 1 "$TMP/$1.rss")"
 }
 
 # one_line ID NAME PATTERN: exactly one line of its stderr matches PATTERN.
@@ -261,11 +269,7 @@ wait "$agent" 2>/dev/null
 if [[ $codes == "200 200 " && -s $TMP/scrape2.pb.gz ]]; then
 	ok "$T_SERVE: both answered ($codes)"
 	one_line serve "$T_SERVE" "perf_map: reading only the first [0-9]* symbols of '[^']*perf-$npid.map'"
-	if [[ $hwm =~ ^[0-9]+$ ]] && ((hwm <= MAX_RSS_KB)); then
-		ok "$T_SERVE: peak RSS $((hwm / 1024)) MB (at most $((MAX_RSS_KB / 1024)))"
-	else
-		fail "$T_SERVE: peak RSS '$hwm' KiB (at most $MAX_RSS_KB)"
-	fi
+	rss_bounded "$T_SERVE" "$hwm"
 else
 	fail "$T_SERVE: scrapes answered '$codes'"
 	sed 's/^/#   /' "$TMP/serve.err"
