@@ -817,6 +817,13 @@ static int handle_event(void *ctx, void *data, size_t size)
 	struct event *ev = &c->event;
 	int err;
 
+	/*
+	 * Tables the worker finished, before the record: a flood of records
+	 * (an allocation burst under --alloc) keeps the drain from returning
+	 * to its loop, and every one of them would carry a stack copy meanwhile.
+	 */
+	if (c->unwind_maps)
+		unwind_maps__poll(c->unwind_maps);
 	if (event__parse(data, size, ev)) {
 		c->malformed++;
 		return 0;

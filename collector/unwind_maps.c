@@ -124,6 +124,7 @@ struct unwind_maps {
 	pthread_cond_t work, done_cond;
 	struct unwind_job *todo, **todo_tail, *done, **done_tail;
 	size_t nr_jobs;	    /* queued or being built */
+	bool has_done;	    /* done is not empty: read without the lock first */
 	bool cache_refused; /* the cache directory is not ours: said once, not used again */
 };
 
@@ -560,6 +561,7 @@ static void *worker_main(void *arg)
 		*um->done_tail = job;
 		um->done_tail = &job->next;
 		um->nr_jobs--;
+		__atomic_store_n(&um->has_done, true, __ATOMIC_RELEASE);
 		pthread_cond_broadcast(&um->done_cond);
 	}
 	pthread_mutex_unlock(&um->lock);
@@ -835,10 +837,14 @@ static bool unwind_maps__take_back(struct unwind_maps *um)
 {
 	struct unwind_job *done, *next;
 
+	/* Called for every record drained: nothing done costs one load. */
+	if (!__atomic_load_n(&um->has_done, __ATOMIC_ACQUIRE))
+		return false;
 	pthread_mutex_lock(&um->lock);
 	done = um->done;
 	um->done = NULL;
 	um->done_tail = &um->done;
+	__atomic_store_n(&um->has_done, false, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&um->lock);
 	if (!done)
 		return false;
