@@ -937,23 +937,6 @@ void unwind_table__compact(struct unwind_table *t)
 	t->nr = n;
 }
 
-/* The data of section @name of @elf (decompressed), with its address; NULL when it has none. */
-static Elf_Data *cfi_data(Elf *elf, const char *name, uint64_t *addr)
-{
-	Elf_Data *data;
-	GElf_Shdr shdr;
-	Elf_Scn *scn;
-
-	scn = elf__find_section(elf, name, &shdr);
-	if (!scn || ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0))
-		return NULL;
-	data = elf_getdata(scn, NULL);
-	if (!data || !data->d_buf)
-		return NULL;
-	*addr = shdr.sh_addr;
-	return data;
-}
-
 int unwind_source__get(struct unwind_source *src, struct elf_file *f)
 {
 	Elf *elf = elf_file__elf(f);
@@ -966,11 +949,11 @@ int unwind_source__get(struct unwind_source *src, struct elf_file *f)
 		return -ENOTSUP;
 	/* As libdw reads them: .eh_frame when it has one, .debug_frame when its DWARF reads. */
 	if (elf_file__eh_cfi(f))
-		src->eh = cfi_data(elf, ".eh_frame", &src->eh_addr);
+		src->eh = elf__section_data(elf, ".eh_frame", &src->eh_addr);
 	src->has_eh = elf_file__eh_cfi(f) != NULL;
 	if ((!src->has_eh || elf__find_section(elf, ".debug_frame", &shdr)) &&
 	    elf_file__debug_cfi(f)) {
-		src->debug = cfi_data(elf, ".debug_frame", &src->debug_addr);
+		src->debug = elf__section_data(elf, ".debug_frame", &src->debug_addr);
 		src->has_debug = true;
 	}
 	if (!src->has_eh && !src->has_debug)

@@ -546,6 +546,22 @@ int elf_file__read_build_id(int fd, char *buf, size_t size)
 	return err;
 }
 
+Elf_Data *elf__section_data(Elf *elf, const char *name, uint64_t *addr)
+{
+	Elf_Data *data;
+	GElf_Shdr shdr;
+	Elf_Scn *scn;
+
+	scn = elf__find_section(elf, name, &shdr);
+	if (!scn || ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0))
+		return NULL;
+	data = elf_getdata(scn, NULL);
+	if (!data || !data->d_buf)
+		return NULL;
+	*addr = shdr.sh_addr;
+	return data;
+}
+
 /* The section called @name that has contents, or NULL. */
 Elf_Scn *elf__find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
 {

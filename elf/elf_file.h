@@ -146,6 +146,12 @@ int elf_file__read_build_id(int fd, char *buf, size_t size);
 Elf_Scn *elf__find_section(Elf *elf, const char *name, GElf_Shdr *shdr);
 
 /*
+ * The contents of the section called @name (decompressed) and its address
+ * into *@addr, or NULL when it has none or they cannot be read.
+ */
+Elf_Data *elf__section_data(Elf *elf, const char *name, uint64_t *addr);
+
+/*
  * The value and size of the symbol @name defined in @elf, from .dynsym, else
  * .symtab: 0 or -ENOENT. A linear search: for the few names a caller asks once.
  */

@@ -203,23 +203,6 @@ static int cfi_reader__read(struct cfi_reader *r, Elf_Data *data, uint64_t sh_ad
 	return 0;
 }
 
-/* The contents of section @name of @elf (decompressed) and its address into *@addr, or NULL. */
-static Elf_Data *section_data(Elf *elf, const char *name, uint64_t *addr)
-{
-	Elf_Data *data;
-	GElf_Shdr shdr;
-	Elf_Scn *scn;
-
-	scn = elf__find_section(elf, name, &shdr);
-	if (!scn || ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0))
-		return NULL;
-	data = elf_getdata(scn, NULL);
-	if (!data || !data->d_buf)
-		return NULL;
-	*addr = shdr.sh_addr;
-	return data;
-}
-
 int fde_source__get(struct fde_source *src, Elf *elf)
 {
 	const char *ident;
@@ -245,8 +228,8 @@ int fde_source__get(struct fde_source *src, Elf *elf)
 							    phdr.p_vaddr + phdr.p_memsz };
 		}
 	}
-	src->eh = section_data(elf, ".eh_frame", &src->eh_addr);
-	src->debug = section_data(elf, ".debug_frame", &src->debug_addr);
+	src->eh = elf__section_data(elf, ".eh_frame", &src->eh_addr);
+	src->debug = elf__section_data(elf, ".debug_frame", &src->debug_addr);
 	return 0;
 }
 
