@@ -44,13 +44,7 @@ function die(status, msg) {
 }
 
 function loadPlaywright() {
-  const out = path.resolve(process.env.OUTPUT || path.join(__dirname, "..", "..", "build"));
-  const dir = path.join(out, "npm", "node_modules");
-  try {
-    return require(require.resolve("playwright-core", { paths: [dir] }));
-  } catch (e) {
-    die(2, `cannot load playwright-core from '${dir}': run 'make playwright-core' (${e.code || e.message})`);
-  }
+  return require("./playwright.js").load(die);
 }
 
 function parseArgs(argv) {
