@@ -369,7 +369,8 @@ $(OUTPUT)/workloads/%: tests/workloads/%.c
 # -fno-omit-frame-pointer, and again with no frame pointers at all: what
 # frame-pointer unwinding gets wrong, for tests/e2e/unwind.sh.
 GCC_WORKLOAD_CFLAGS := -O2 -g -Wall -Werror
-WORKLOADS += $(OUTPUT)/workloads/frameless-nofp $(OUTPUT)/workloads/blocker-nofp
+WORKLOADS += $(OUTPUT)/workloads/frameless-nofp $(OUTPUT)/workloads/blocker-nofp \
+	$(OUTPUT)/workloads/deep-nofp
 
 $(OUTPUT)/workloads/frameless: tests/workloads/frameless.c tests/workloads/work.h
 	$(call msg,WORKLOAD,$@)
@@ -382,6 +383,11 @@ $(OUTPUT)/workloads/frameless-nofp: tests/workloads/frameless.c tests/workloads/
 	$(Q)gcc $(GCC_WORKLOAD_CFLAGS) -fomit-frame-pointer $< -o $@
 
 $(OUTPUT)/workloads/blocker-nofp: tests/workloads/blocker.c tests/workloads/work.h
+	$(call msg,WORKLOAD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)gcc $(GCC_WORKLOAD_CFLAGS) -fomit-frame-pointer $< -o $@
+
+$(OUTPUT)/workloads/deep-nofp: tests/workloads/deep.c tests/workloads/work.h
 	$(call msg,WORKLOAD,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)gcc $(GCC_WORKLOAD_CFLAGS) -fomit-frame-pointer $< -o $@

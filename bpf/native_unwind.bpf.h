@@ -21,6 +21,8 @@
 const volatile bool user_fp_stack = true;
 /* Unwind user stacks from the unwind tables, for processes that have them. */
 const volatile bool unwind_tables;
+/* The most frames a walk writes (--max-frames): at most PROFILE_MAX_USER_STACK. */
+const volatile __u32 max_user_frames = PROFILE_MAX_USER_STACK;
 /* The unit in which the user stack is copied: what is or is not present. */
 #define PAGE_BYTES 4096
 /*
@@ -288,7 +290,7 @@ static long unwind_step(__u32 i, void *ctx)
 
 /*
  * Unwind the current task's user stack from @proc's tables into @r's
- * addresses from @idx on, at most PROFILE_MAX_STACK frames. Returns the
+ * addresses from @idx on, at most max_user_frames. Returns the
  * frames written; @r's flags get SAMPLE_USER_* bits.
  */
 static __always_inline __u32 unwind_user(const struct unwind_proc *proc, struct sample_record *r,
@@ -317,7 +319,7 @@ static __always_inline __u32 unwind_user(const struct unwind_proc *proc, struct 
 	w->flags = 0;
 	w->bp_known = true;
 	w->exact = true;
-	bpf_loop(PROFILE_MAX_STACK, unwind_step, &c, 0);
+	bpf_loop(max_user_frames, unwind_step, &c, 0);
 	if (!(w->flags & (SAMPLE_USER_COMPLETE | SAMPLE_USER_TRUNCATED)))
 		stop_truncated(w, UNWIND_STOP_MAX_FRAMES);
 	r->h.flags |= w->flags;

@@ -30,7 +30,11 @@ __u64 start_ns;
 
 const volatile bool offcpu_blocked_only = true; /* not the time waiting to run again */
 
-/* Allocated as threads leave a CPU: a full table would take 2 KiB a thread. */
+/*
+ * Allocated as threads leave a CPU, each the size of a whole record (10,720
+ * bytes, room for 1,024 user frames, for each thread off CPU): a full
+ * table would take that for each possible thread.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, PROFILE_MAX_OFFCPU);

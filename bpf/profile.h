@@ -11,8 +11,18 @@
 #include <linux/types.h> /* the BPF side has them from vmlinux.h */
 #endif
 
-/* The kernel's default perf_event_max_stack. */
+/*
+ * The most frames of a kernel stack, and of a user stack that the kernel
+ * walks by its frame pointers (--call-graph fp): the kernel's default
+ * perf_event_max_stack, which bpf_get_stack() obeys.
+ */
 #define PROFILE_MAX_STACK 127
+/*
+ * The most frames of a user stack unwound from unwind tables, in the BPF
+ * program or from a copy in user space (--max-frames): Java, Go and deep
+ * C++ (a compiler's parser) run deeper than 127.
+ */
+#define PROFILE_MAX_USER_STACK 1024
 #define PROFILE_COMM_LEN 16
 #define PROFILE_MAX_TARGETS 16384
 /* Threads off CPU at once whose stacks are kept until they run again. */
@@ -84,7 +94,7 @@ enum unwind_stop_reason {
 	UNWIND_STOP_UNSUPPORTED, /* a rule the BPF program cannot follow */
 	UNWIND_STOP_FP,		 /* code without a table whose frame pointer led nowhere */
 	UNWIND_STOP_READ,	 /* stack memory that could not be read */
-	UNWIND_STOP_MAX_FRAMES,	 /* PROFILE_MAX_STACK frames and more */
+	UNWIND_STOP_MAX_FRAMES,	 /* more frames than the walk may write (--max-frames) */
 	UNWIND_STOP_NEW_CODE,	 /* code mapped since the process's tables were loaded */
 	UNWIND_STOP_NO_ROOM,	 /* code whose file's table did not fit */
 };
@@ -183,7 +193,7 @@ struct sum_key {
 #define PROFILE_MAX_PYTHON 64
 
 /* The most words of addresses a record holds: both stacks whole, and its Python frames. */
-#define PROFILE_MAX_IPS (2 * PROFILE_MAX_STACK + 2 * PROFILE_MAX_PYTHON)
+#define PROFILE_MAX_IPS (PROFILE_MAX_STACK + PROFILE_MAX_USER_STACK + 2 * PROFILE_MAX_PYTHON)
 
 /*
  * A whole record, as the BPF program builds it before it sends the part

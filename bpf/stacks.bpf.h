@@ -90,7 +90,8 @@ static __always_inline __u32 record_stacks(void *ctx, struct sample_record *r,
 		}
 		nu = n;
 	}
-	nu &= PROFILE_MAX_STACK;
+	if (nu > PROFILE_MAX_USER_STACK) /* a bound the verifier sees */
+		nu = PROFILE_MAX_USER_STACK;
 	r->h.nr_user = nu;
 	/* A runtime's frames follow the native ones: see python.bpf.h for a reader's shape. */
 	np = 0;

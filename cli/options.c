@@ -56,6 +56,8 @@ const char options_usage[] =
 "                          cfi (the default), fp, or dwarf[=SIZE]\n"
 "      --unwind-memory MB  kernel memory for cfi's unwind tables (default 32,\n"
 "                          4M rows; the tables in use are shown with -v)\n"
+"      --max-frames N      user frames unwound per stack with cfi or dwarf\n"
+"                          (default and most 1024; fp: the kernel's 127)\n"
 "      --max-stacks N      distinct stacks kept (default 200000); past it, new\n"
 "                          stacks count as [stack table full] (bounds memory)\n"
 "      --no-python         show CPython's C functions, not the Python functions\n"
@@ -168,8 +170,9 @@ const char serve_usage[] =
 "Targets, as for a recording: -a (the default), -p PID[,PID...] (serving ends\n"
 "when they have all exited), --cgroup PATH, --no-inherit, --no-idle.\n"
 "What to record, as for a recording: -F, --off-cpu, --off-cpu-min,\n"
-"--call-graph, --unwind-memory, --max-stacks, --ringbuf-size, --no-python,\n"
-"--no-java, --root-frame (for folded and svg). -v, --verbose; -h, --help.\n"
+"--call-graph, --unwind-memory, --max-frames, --max-stacks, --ringbuf-size,\n"
+"--no-python, --no-java, --root-frame (for folded and svg). -v, --verbose;\n"
+"-h, --help.\n"
 "\n"
 "SIGTERM or SIGINT stops it: a scrape being recorded gets a 503.\n"
 "Needs root, or CAP_BPF and CAP_PERFMON.\n"
@@ -197,6 +200,7 @@ enum {
 	OPT_CALL_GRAPH,
 	OPT_MAX_STACKS,
 	OPT_UNWIND_MEMORY,
+	OPT_MAX_FRAMES,
 	OPT_ROOT_FRAME,
 	OPT_LISTEN,
 	OPT_ALLOC,
@@ -225,6 +229,7 @@ static const struct option long_options[] = {
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
+	{ "max-frames", required_argument, NULL, OPT_MAX_FRAMES },
 	{ "root-frame", required_argument, NULL, OPT_ROOT_FRAME },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "alloc", optional_argument, NULL, OPT_ALLOC },
@@ -591,6 +596,12 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 					    "invalid --unwind-memory '%s': expected 1 to 4096 MB",
 					    optarg);
 			o->unwind_table_bytes = v << 20;
+			break;
+		case OPT_MAX_FRAMES:
+			if (!parse_u64(optarg, 1, PROFILE_MAX_USER_STACK, &v))
+				return fail(err, size, "invalid --max-frames '%s': expected 1 to %d",
+					    optarg, PROFILE_MAX_USER_STACK);
+			o->max_frames = v;
 			break;
 		case OPT_RAW_KERNEL_ADDRESSES:
 			if (!o->serve)

@@ -69,6 +69,7 @@ struct options {
 	enum call_graph call_graph;
 	uint32_t stack_bytes;
 	uint64_t unwind_table_bytes; /* --unwind-memory; 0: the default */
+	uint32_t max_frames;	     /* --max-frames; 0: the default */
 	uint64_t alloc_rate;	     /* --alloc: bytes per sample (1: every call); 0: off */
 	uint64_t alloc_max_live;     /* --alloc-max-live; 0: the default */
 };

@@ -111,6 +111,7 @@ void targets__collector_opts(const struct options *o, struct collector_opts *cop
 		.call_graph = o->call_graph,
 		.stack_bytes = o->stack_bytes,
 		.unwind_table_bytes = o->unwind_table_bytes,
+		.max_frames = o->max_frames,
 		.max_stacks = o->max_stacks,
 		.no_python = o->no_python,
 		.no_java = o->no_java,

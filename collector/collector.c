@@ -186,6 +186,14 @@ static uint32_t call_graph_stack_bytes(const struct collector_opts *opts)
 	}
 }
 
+/* The most user frames unwound, from tables or from a copy. */
+static uint32_t max_frames(const struct collector_opts *opts)
+{
+	if (!opts->max_frames || opts->max_frames > PROFILE_MAX_USER_STACK)
+		return PROFILE_MAX_USER_STACK;
+	return opts->max_frames;
+}
+
 /* Can the BPF program unwind from tables here? x86-64 only: its rules are x86-64's. */
 static bool unwind_tables_supported(void)
 {
@@ -381,6 +389,7 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	c->skel->rodata->sample_idle = opts->idle && opts->system_wide && !opts->cgroup;
 	c->skel->rodata->track_oncpu = opts->thread_cpu;
 	c->skel->rodata->stack_copy_bytes = stack_bytes;
+	c->skel->rodata->max_user_frames = max_frames(opts);
 	runtimes__configure(c->skel, opts);
 	/*
 	 * Where no output needs samples one by one, the BPF program counts a
@@ -478,7 +487,8 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 			goto out_free;
 		}
 	}
-	c->user_stacks = user_stacks__new(c->unwinder, c->procs, c->unwind_maps != NULL);
+	c->user_stacks =
+		user_stacks__new(c->unwinder, c->procs, c->unwind_maps != NULL, max_frames(&c->opts));
 	err = c->user_stacks ? watch_procs(c) : -ENOMEM;
 	if (err) {
 		pr_warn("cannot start the collector: %s", strerror(-err));
@@ -783,7 +793,7 @@ static int handle_alloc(struct collector *c, struct sample_event *e)
 	}
 	leaf = alloc__func_address(c->alloc, p->maps, e);
 	if (leaf && st->nr_kernel == 0) {
-		if (st->nr_user == PROFILE_MAX_STACK) {
+		if (st->nr_user == PROFILE_MAX_USER_STACK) {
 			st->nr_user--;
 			st->flags |= SAMPLE_USER_TRUNCATED;
 		}

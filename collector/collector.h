@@ -85,6 +85,12 @@ struct collector_opts {
 	enum call_graph call_graph;
 	uint32_t stack_bytes;	     /* CALL_GRAPH_DWARF: bytes of stack to copy; 0: the default */
 	uint64_t unwind_table_bytes; /* CALL_GRAPH_CFI: the tables' memory; 0: the default */
+	/*
+	 * CALL_GRAPH_CFI and _DWARF: the most user frames unwound (from the
+	 * tables, or a copy); 0: PROFILE_MAX_USER_STACK, the most there are.
+	 * Frame pointers stop at PROFILE_MAX_STACK, as the kernel walks them.
+	 */
+	uint32_t max_frames;
 	size_t max_stacks; /* distinct stacks kept, then overflow buckets (stack_table.h) */
 	bool no_times;	   /* keep no timestamps: no output draws a timeline */
 	bool no_python;	   /* leave CPython's frames out: its stacks show its C functions */

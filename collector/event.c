@@ -6,7 +6,7 @@
 
 bool event__stacks_valid(const struct thread_stacks *s)
 {
-	return s->nr_kernel <= PROFILE_MAX_STACK && s->nr_user <= PROFILE_MAX_STACK;
+	return s->nr_kernel <= PROFILE_MAX_STACK && s->nr_user <= PROFILE_MAX_USER_STACK;
 }
 
 /*
@@ -23,7 +23,7 @@ static int parse_sample(const unsigned char *data, size_t size, struct event *ev
 	if (size < sizeof(h))
 		return -EINVAL;
 	memcpy(&h, data, sizeof(h));
-	if (h.nr_kernel > PROFILE_MAX_STACK || h.nr_user > PROFILE_MAX_STACK ||
+	if (h.nr_kernel > PROFILE_MAX_STACK || h.nr_user > PROFILE_MAX_USER_STACK ||
 	    h.nr_python > PROFILE_MAX_PYTHON || h.nr_ips_room > PROFILE_MAX_IPS ||
 	    (size_t)h.nr_kernel + h.nr_user + 2 * (size_t)h.nr_python > h.nr_ips_room)
 		return -EINVAL;

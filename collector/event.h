@@ -27,7 +27,7 @@ struct thread_stacks {
 	char comm[PROFILE_COMM_LEN];  /* the thread's name */
 	char pcomm[PROFILE_COMM_LEN]; /* the thread group leader's name */
 	__u64 kernel[PROFILE_MAX_STACK];
-	__u64 user[PROFILE_MAX_STACK];
+	__u64 user[PROFILE_MAX_USER_STACK];
 };
 
 /*

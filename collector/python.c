@@ -370,7 +370,7 @@ static bool in_eval(const struct py_proc *p, uint64_t ip, size_t depth)
 int python__merge(struct python *py, struct sample_event *e)
 {
 	struct thread_stacks *s = &e->stack;
-	uint64_t addrs[PROFILE_MAX_PYTHON], out[PROFILE_MAX_STACK];
+	uint64_t addrs[PROFILE_MAX_PYTHON], out[PROFILE_MAX_USER_STACK];
 	size_t n = 0, j = 0,
 	       np = e->nr_python < PROFILE_MAX_PYTHON ? e->nr_python : PROFILE_MAX_PYTHON;
 	struct py_proc *p;
@@ -395,21 +395,21 @@ int python__merge(struct python *py, struct sample_event *e)
 	}
 	for (size_t u = 0; u < s->nr_user && !full; u++) {
 		if (!in_eval(p, s->user[u], u) || j == np) {
-			full = n == PROFILE_MAX_STACK;
+			full = n == PROFILE_MAX_USER_STACK;
 			if (!full)
 				out[n++] = s->user[u];
 			continue;
 		}
 		/* The frames this call of the loop ran, innermost first, to its first. */
 		do {
-			full = n == PROFILE_MAX_STACK;
+			full = n == PROFILE_MAX_USER_STACK;
 			if (!full)
 				out[n++] = addrs[j];
 		} while (!full && !(e->python[j++].code & PY_FRAME_ENTRY) && j < np);
 	}
 	/* Frames whose loop the native stack did not reach: outermost, where they belong. */
 	for (; j < np && !full; j++) {
-		full = n == PROFILE_MAX_STACK;
+		full = n == PROFILE_MAX_USER_STACK;
 		if (!full)
 			out[n++] = addrs[j];
 	}

@@ -16,6 +16,7 @@ struct user_stacks {
 	struct unwinder *unwinder; /* NULL with frame pointers only */
 	struct procs *procs;
 	bool tables;		      /* the BPF program unwinds from tables */
+	uint32_t max_frames;	      /* the most frames unwound from a copy */
 	uint64_t nr_leaf_repaired;    /* samples given the caller that frame pointers skipped */
 	uint64_t nr_unwound;	      /* samples unwound from a copy of the stack, here */
 	uint64_t nr_unwind_truncated; /* ... whose unwinding stopped short of the outermost frame */
@@ -27,7 +28,8 @@ struct user_stacks {
 	struct hashtab broken_files; /* struct broken_file by name: where broken stacks end */
 };
 
-struct user_stacks *user_stacks__new(struct unwinder *unwinder, struct procs *procs, bool tables)
+struct user_stacks *user_stacks__new(struct unwinder *unwinder, struct procs *procs, bool tables,
+				     uint32_t max_frames)
 {
 	struct user_stacks *us = calloc(1, sizeof(*us));
 
@@ -36,6 +38,7 @@ struct user_stacks *user_stacks__new(struct unwinder *unwinder, struct procs *pr
 	us->unwinder = unwinder;
 	us->procs = procs;
 	us->tables = tables;
+	us->max_frames = max_frames;
 	return us;
 }
 
@@ -187,7 +190,7 @@ void user_stacks__complete(struct user_stacks *us, struct event *ev)
 		uint64_t start = clock_ns(CLOCK_MONOTONIC);
 
 		n = unwinder__unwind(us->unwinder, maps, &in, (uint64_t *)s->user,
-				     PROFILE_MAX_STACK, &stop);
+				     us->max_frames, &stop);
 		/*
 		 * A stack that leaves the snapshot's mappings was unwound without
 		 * the CFI of code mapped since (the snapshot at exec precedes the
@@ -197,7 +200,7 @@ void user_stacks__complete(struct user_stacks *us, struct event *ev)
 		    (newer = procs__newer_maps(us->procs, p, maps))) {
 			maps = newer;
 			n = unwinder__unwind(us->unwinder, maps, &in, (uint64_t *)s->user,
-					     PROFILE_MAX_STACK, &stop);
+					     us->max_frames, &stop);
 		}
 		s->nr_user = n;
 		us->nr_unwound++;
@@ -217,7 +220,7 @@ void user_stacks__complete(struct user_stacks *us, struct event *ev)
 	if (err || (s->nr_user > 1 && s->user[1] == ra))
 		return;
 	/* A full stack loses its outermost frame, and was marked truncated already. */
-	n = s->nr_user < PROFILE_MAX_STACK ? s->nr_user : PROFILE_MAX_STACK - 1;
+	n = s->nr_user < PROFILE_MAX_USER_STACK ? s->nr_user : PROFILE_MAX_USER_STACK - 1;
 	memmove(&s->user[2], &s->user[1], (n - 1) * sizeof(s->user[0]));
 	s->user[1] = ra;
 	s->nr_user = n + 1;
@@ -242,7 +245,6 @@ static const char *const stack_end_causes[NR_STACK_ENDS] = {
 	[UNWIND_STOP_FP] = ("code without unwind tables whose frame pointers lead nowhere (a JIT, "
 			    "or code built without frame pointers)"),
 	[UNWIND_STOP_READ] = "stack memory that could not be read",
-	[UNWIND_STOP_MAX_FRAMES] = "stacks deeper than the frame limit",
 	[UNWIND_STOP_NEW_CODE] = "code mapped after its process's unwind tables were loaded",
 	[UNWIND_STOP_NO_ROOM] = "unwind tables that did not fit (a larger --unwind-memory helps)",
 	[UNWIND_STOP_COPY] = "the end of the stack copy (a larger --call-graph dwarf=SIZE helps)",
@@ -255,6 +257,10 @@ static const char *stack_end_cause(const struct user_stacks *us, unsigned int en
 	if (end == UNWIND_STOP_COPY && us->tables)
 		return "samples taken while their process's unwind tables were being built, whose "
 		       "stack copy was too short";
+	if (end == UNWIND_STOP_MAX_FRAMES && us->max_frames < PROFILE_MAX_USER_STACK)
+		return "stacks deeper than --max-frames (a larger one, up to 1024, helps)";
+	if (end == UNWIND_STOP_MAX_FRAMES)
+		return "stacks deeper than 1024 frames, the most a stack holds";
 	return stack_end_causes[end];
 }
 

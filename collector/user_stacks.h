@@ -52,9 +52,11 @@ struct user_stacks;
  * @unwinder unwinds copies (NULL: frame pointers only, nothing to unwind);
  * @procs gives each process's maps; @tables: the BPF program unwinds from
  * unwind tables, so that copies are only of samples taken before a
- * process's tables were loaded. Both must outlive it. NULL and errno.
+ * process's tables were loaded; a copy is unwound to at most @max_frames
+ * (at most PROFILE_MAX_USER_STACK). Both must outlive it. NULL and errno.
  */
-struct user_stacks *user_stacks__new(struct unwinder *unwinder, struct procs *procs, bool tables);
+struct user_stacks *user_stacks__new(struct unwinder *unwinder, struct procs *procs, bool tables,
+				     uint32_t max_frames);
 void user_stacks__free(struct user_stacks *us);
 
 /*

@@ -105,9 +105,9 @@ else
 	check "firefox: platform ($platform)" test "$platform" = "$(uname -srm)"
 fi
 
-# A recursion deeper than a sample holds: every stack is truncated, which
+# A recursion deeper than a stack holds (1,024 frames): every stack is truncated, which
 # the statistics markers count as the profiler's summary does.
-if ! "$PROFILER" -F 199 -o "$TMP/deep.json.gz" -- "$WORKLOADS/deep" 200 1 2>"$TMP/err"; then
+if ! "$PROFILER" -F 199 -o "$TMP/deep.json.gz" -- "$WORKLOADS/deep" 1200 1 2>"$TMP/err"; then
 	fail "firefox: truncated stacks: profiler failed"
 	fail "firefox: statistics markers: profiler failed"
 	sed 's/^/#   /' "$TMP/err"

@@ -40,8 +40,8 @@ else
 	sed 's/^/#   /' "$TMP/err"
 fi
 
-# A 200-deep recursion overflows the 127 frames a sample holds.
-if "$PROFILER" -F 199 -o "$TMP/deep.pb.gz" -- "$WORKLOADS/deep" 200 1 2>"$TMP/err"; then
+# A 1,200-deep recursion overflows the 1,024 frames a stack holds.
+if "$PROFILER" -F 199 -o "$TMP/deep.pb.gz" -- "$WORKLOADS/deep" 1200 1 2>"$TMP/err"; then
 	samples=$(summary_count "$TMP/err" "on-CPU samples")
 	truncated=$(summary_count "$TMP/err" "truncated stacks")
 	comment=$(summary_count <(pprof -comments "$TMP/deep.pb.gz" 2>/dev/null) "truncated stacks")
