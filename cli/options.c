@@ -599,8 +599,9 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 			break;
 		case OPT_MAX_FRAMES:
 			if (!parse_u64(optarg, 1, PROFILE_MAX_USER_STACK, &v))
-				return fail(err, size, "invalid --max-frames '%s': expected 1 to %d",
-					    optarg, PROFILE_MAX_USER_STACK);
+				return fail(err, size,
+					    "invalid --max-frames '%s': expected 1 to %d", optarg,
+					    PROFILE_MAX_USER_STACK);
 			o->max_frames = v;
 			break;
 		case OPT_RAW_KERNEL_ADDRESSES:

@@ -189,8 +189,8 @@ void user_stacks__complete(struct user_stacks *us, struct event *ev)
 	if (!s->nr_user) {
 		uint64_t start = clock_ns(CLOCK_MONOTONIC);
 
-		n = unwinder__unwind(us->unwinder, maps, &in, (uint64_t *)s->user,
-				     us->max_frames, &stop);
+		n = unwinder__unwind(us->unwinder, maps, &in, (uint64_t *)s->user, us->max_frames,
+				     &stop);
 		/*
 		 * A stack that leaves the snapshot's mappings was unwound without
 		 * the CFI of code mapped since (the snapshot at exec precedes the
