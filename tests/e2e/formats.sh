@@ -53,6 +53,10 @@ from_firefox() {
 				const names = [];
 				for (let s = stack; s !== null; s = st.prefix[s])
 					names.unshift(t.stringArray[fn.name[fr.func[st.frame[s]]]]);
+				// A truncated stack has a [truncated] root here alone (folded
+				// and pprof mark it in the summary): one at exit, say.
+				if (names[0] === "[truncated]")
+					names.shift();
 				console.log([comm[t.pid] || t.name, ...names].join(";") + " 1");
 			}
 		}' "$1" | sum_stacks
