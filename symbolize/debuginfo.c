@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/file_access.h"
 #include "common/log.h"
 #include "debuginfo.h"
 #include "elf/elf_file.h"
@@ -143,10 +144,12 @@ static int stat_path(const struct lookup *in, const char *path, struct stat *st)
 
 /*
  * Open @path read-only if it is a regular file and not @self (when not
- * NULL). The file is found once, as an O_PATH descriptor, checked on that
- * descriptor, and that very inode reopened through /proc/self/fd: a device
- * node or FIFO planted in a target's debug directory is never opened, and
- * nothing can be swapped in between.
+ * NULL), one that @self's owner could read. The file is found once, as an
+ * O_PATH descriptor, checked on that descriptor, and that very inode
+ * reopened through /proc/self/fd: a device node or FIFO planted in a
+ * target's debug directory is never opened, a link planted there to a
+ * file its owner could not read (a root-only one) is not followed into
+ * the profile, and nothing can be swapped in between.
  */
 static int open_regular(const struct lookup *in, const char *path, const struct stat *self)
 {
@@ -167,6 +170,10 @@ static int open_regular(const struct lookup *in, const char *path, const struct 
 		pr_debug("debuginfo: ignoring '%s': not a regular file", path);
 	} else if (self && st.st_dev == self->st_dev && st.st_ino == self->st_ino) {
 		pr_debug("debuginfo: ignoring '%s': the file itself", path);
+	} else if (self && !file_readable_by(&st, self->st_uid, self->st_gid)) {
+		pr_debug("debuginfo: ignoring '%s': uid %u, which owns the file it is for, could "
+			 "not read it",
+			 path, (unsigned int)self->st_uid);
 	} else {
 		snprintf(proc_path, sizeof(proc_path), "/proc/self/fd/%d", pfd);
 		fd = open(proc_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/array.h"
+#include "common/file_access.h"
 #include "common/hex.h"
 #include "common/log.h"
 #include "common/procfs.h"
@@ -319,8 +320,12 @@ out_free:
 	return err;
 }
 
-/* Read and index the file open as @fd, after the checks of its type and owner. */
-static struct perf_map *load_fd(int fd, const char *path, uid_t owner)
+/*
+ * Read and index the file open as @fd, after the checks of its type and
+ * owner: a process of @owner (-1: anyone's), of group @group, may only
+ * show what its user could read, whichever file its path leads to.
+ */
+static struct perf_map *load_fd(int fd, const char *path, uid_t owner, gid_t group)
 {
 	struct loader l = { .path = path };
 	struct perf_map *map;
@@ -338,6 +343,12 @@ static struct perf_map *load_fd(int fd, const char *path, uid_t owner)
 		pr_debug("perf_map: ignoring '%s': it belongs to uid %u, the process to uid %u",
 			 path, (unsigned int)st.st_uid, (unsigned int)owner);
 		errno = EPERM;
+		return NULL;
+	}
+	if (owner != (uid_t)-1 && !file_readable_by(&st, owner, group)) {
+		pr_debug("perf_map: ignoring '%s': uid %u, the process's, could not read it", path,
+			 (unsigned int)owner);
+		errno = EACCES;
 		return NULL;
 	}
 	if ((uint64_t)st.st_size > MAX_FILE_SIZE) {
@@ -394,7 +405,7 @@ struct perf_map *perf_map__load_owned(const char *path, uid_t owner)
 		pr_debug("perf_map: cannot open '%s': %s", path, strerror(errno));
 		return NULL;
 	}
-	map = load_fd(fd, path, owner);
+	map = load_fd(fd, path, owner, (gid_t)-1);
 	err = errno;
 	close(fd);
 	errno = err;
@@ -424,8 +435,11 @@ static int nspid(int pid)
 	return last > 0 && last <= INT32_MAX ? (int)last : pid;
 }
 
-/* The perf map file of process @pid opened (perf_map__load_pid()), its owner's uid in *@owner. */
-static int open_pid_map(int pid, char *path, size_t size, uid_t *owner)
+/*
+ * The perf map file of process @pid opened (perf_map__load_pid()), the
+ * process's uid and gid in *@owner and *@group.
+ */
+static int open_pid_map(int pid, char *path, size_t size, uid_t *owner, gid_t *group)
 {
 	struct stat proc_st;
 	char name[32];
@@ -454,6 +468,7 @@ static int open_pid_map(int pid, char *path, size_t size, uid_t *owner)
 		return fd;
 	}
 	*owner = proc_st.st_uid;
+	*group = proc_st.st_gid;
 	return fd;
 }
 
@@ -462,14 +477,15 @@ struct perf_map *perf_map__load_pid(int pid)
 	struct perf_map *map;
 	char path[64];
 	uid_t owner;
+	gid_t group;
 	int fd, err;
 
-	fd = open_pid_map(pid, path, sizeof(path), &owner);
+	fd = open_pid_map(pid, path, sizeof(path), &owner, &group);
 	if (fd < 0) {
 		errno = -fd;
 		return NULL;
 	}
-	map = load_fd(fd, path, owner);
+	map = load_fd(fd, path, owner, group);
 	err = errno;
 	close(fd);
 	errno = err;
@@ -523,12 +539,13 @@ const struct perf_map *perf_map_cache__load_pid(struct perf_map_cache *c, int pi
 	struct stat st;
 	char path[64];
 	uid_t owner;
+	gid_t group;
 	int fd, err;
 
 	for (size_t i = 0; i < c->nr && !e; i++)
 		if (c->entries[i].pid == pid)
 			e = &c->entries[i];
-	fd = open_pid_map(pid, path, sizeof(path), &owner);
+	fd = open_pid_map(pid, path, sizeof(path), &owner, &group);
 	if (fd < 0) {
 		errno = -fd;
 		return NULL;
@@ -544,7 +561,7 @@ const struct perf_map *perf_map_cache__load_pid(struct perf_map_cache *c, int pi
 		e->used = true;
 		return e->map;
 	}
-	map = load_fd(fd, path, owner);
+	map = load_fd(fd, path, owner, group);
 	err = errno;
 	close(fd);
 	if (!map) {

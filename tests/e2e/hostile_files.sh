@@ -3,16 +3,18 @@
 # by a recording of her real process (running as nobody): a library she
 # truncates while it is recorded (a SIGBUS when it was read through a
 # mapping), a library whose .debug_info is a zlib bomb (1 GiB from 1 MB),
-# and a perf map of 255 MB. Each time the profiler exits 0 with a profile,
-# within 300 MB, says so in one line where it gave up, and still names what
-# was good. Time is not asserted (a benchmark's business): each recording
+# a perf map of 255 MB, and one that is a link to a file of root's. Each
+# time the profiler exits 0 with a profile, within 300 MB, says so in one
+# line where it gave up, still names what was good, and shows nothing its
+# user could not read. Time is not asserted (a benchmark's business): each recording
 # lasts its -d.
 . "$(dirname "$0")/lib.sh"
 
 T_TRUNC="library truncated while recorded"
 T_BOMB="library with a zlib bomb as .debug_info"
 T_MAP="perf map of 255 MB"
-require_bpf "$T_TRUNC" "$T_BOMB" "$T_MAP"
+T_LINK="perf map linked to a file of root's"
+require_bpf "$T_TRUNC" "$T_BOMB" "$T_MAP" "$T_LINK"
 
 MAX_RSS_KB=$((300 * 1024))
 NOBODY=65534
@@ -205,7 +207,8 @@ wait "$wpid" 2>/dev/null
 # well-formed lines at addresses where node has nothing.
 node=$(command -v node || command -v nodejs)
 if [[ -z $node ]]; then
-	missing "node is not installed (tools/install-deps installs the nodejs package)" "$T_MAP"
+	missing "node is not installed (tools/install-deps installs the nodejs package)" "$T_MAP" \
+		"$T_LINK"
 	exit 0
 fi
 workload=$(realpath "$(dirname "$0")/../workloads/hot.js")
@@ -275,6 +278,32 @@ if [[ $codes == "200 200 " && -s $TMP/scrape2.pb.gz ]]; then
 else
 	fail "$T_SERVE: scrapes answered '$codes'"
 	sed 's/^/#   /' "$TMP/serve.err"
+fi
+# 4. The perf map a symbolic link to a file of root's: read when its user
+# could read it (world-readable), never when only root could.
+awk '/ junk_symbol_/ { exit } { $3 = "rootonly_" $3; print }' "$map" >"$TMP/root.map"
+chmod 644 "$TMP/root.map"
+rm -f "$map"
+ln -s "$TMP/root.map" "$map"
+# named_pct ID: the share of recording ID's samples in functions named rootonly_*.
+named_pct() {
+	pprof -top -focus='^rootonly_' "$TMP/$1.pb.gz" 2>/dev/null |
+		awk '/^Showing nodes accounting for / { v = $6; sub(/%/, "", v); print v; exit }'
+}
+record readable "$npid" 2
+readable=$(named_pct readable)
+chmod 600 "$TMP/root.map"
+record rootonly "$npid" 2
+rootonly=$(named_pct rootonly)
+samples=$(summary_count "$TMP/rootonly.err" "on-CPU samples")
+if ! awk -v s="${readable:-0}" 'BEGIN { exit !(s >= 50) }'; then
+	fail "$T_LINK: world-readable, its names on '${readable:-0}'% of samples, at least 50 expected"
+	sed 's/^/#   /' "$TMP/readable.err"
+elif [[ ${samples:-0} -gt 0 && ${rootonly:-0} == 0 ]]; then
+	ok "$T_LINK: its names on $readable% of samples when world-readable, none of $samples when root's alone"
+else
+	fail "$T_LINK: root's alone, its names on '${rootonly:-0}'% of '${samples:-0}' samples"
+	sed 's/^/#   /' "$TMP/rootonly.err"
 fi
 kill "$npid" 2>/dev/null
 rm -f "$map"
