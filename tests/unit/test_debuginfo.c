@@ -177,6 +177,61 @@ TEST(debuginfo_debuglink_fifo)
 	rmdir(dir);
 }
 
+/* Copy fixture @name to @to, mode @mode. 0 or -1. */
+static int copy_fixture(const char *name, const char *to, mode_t mode)
+{
+	FILE *in = fopen(test__fixture(name), "rb"), *out = NULL;
+	char buf[65536];
+	size_t n;
+	int err = -1;
+
+	if (in)
+		out = fopen(to, "wb");
+	if (in && out) {
+		err = 0;
+		while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+			if (fwrite(buf, 1, n, out) != n)
+				err = -1;
+		if (ferror(in))
+			err = -1;
+	}
+	if (in)
+		fclose(in);
+	if (out && fclose(out))
+		err = -1;
+	return err || chmod(to, mode) ? -1 : 0;
+}
+
+/*
+ * A user's program whose debuglink leads, through a link she made, to a
+ * file of root's that she could not read: passed over; once it is
+ * world-readable, found.
+ */
+TEST(debuginfo_debuglink_to_unreadable)
+{
+	struct debuginfo_opts opts = { .debug_dir = NO_DEBUG_DIR };
+	char dir[] = "/tmp/profiler-test-XXXXXX", prog[64], secret[64], link[64];
+
+	if (geteuid())
+		SKIP("needs root, to give the program to another user");
+	CHECK(mkdtemp(dir));
+	snprintf(prog, sizeof(prog), "%s/prog", dir);
+	snprintf(secret, sizeof(secret), "%s/secret.debug", dir);
+	snprintf(link, sizeof(link), "%s/prog.debug", dir);
+	if (copy_fixture("debuginfo/next/prog", prog, 0755) || chown(prog, 65534, 65534) ||
+	    copy_fixture("debuginfo/next/prog.debug", secret, 0600) || symlink(secret, link)) {
+		test__fail(__FILE__, __LINE__, "cannot make %s: %s", dir, strerror(errno));
+	} else {
+		check_find("debuginfo/next/prog", prog, &opts, NULL);
+		if (!chmod(secret, 0644))
+			check_find("debuginfo/next/prog", prog, &opts, link);
+	}
+	unlink(link);
+	unlink(secret);
+	unlink(prog);
+	rmdir(dir);
+}
+
 /* The directory called prog.debug beside it is no candidate; .debug/prog.debug is. */
 TEST(debuginfo_debuglink_dot_debug)
 {
