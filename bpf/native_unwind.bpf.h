@@ -25,6 +25,10 @@ const volatile bool unwind_tables;
 const volatile __u32 max_user_frames = PROFILE_MAX_USER_STACK;
 /* The unit in which the user stack is copied: what is or is not present. */
 #define PAGE_BYTES 4096
+/* The most bytes of user stack a walk reads at once (a power of two, at most PAGE_BYTES). */
+#define STACK_WINDOW 512
+/* How far below the word asked for a window starts: a frame's saved rbp is below its return address. */
+#define STACK_WINDOW_BEHIND 64
 /*
  * Bytes of user stack a sample copies, after its record; 0: none. With
  * unwind tables, only samples of processes whose tables are not loaded.
@@ -51,6 +55,15 @@ const volatile __u32 stack_copy_bytes = PROFILE_LEAF_STACK_BYTES;
  * every path through the step, far past its limit.
  */
 struct unwind_walk {
+	/*
+	 * A window of the user stack read at once, [win_base, win_base +
+	 * win_len): the words a walk reads are near each other and go up the
+	 * stack, and one read of a few hundred bytes costs little more than
+	 * one of 8 (bench/deep-frames).
+	 */
+	__u64 win_base;
+	__u32 win_len;
+	__u8 win[STACK_WINDOW + 8]; /* 8 more: a word read at any offset below STACK_WINDOW fits */
 	__u64 ip, sp, bp;
 	__u32 idx, nr; /* next slot of the record's addresses, and frames written */
 	__u32 flags;   /* SAMPLE_USER_* found on the way */
@@ -154,6 +167,39 @@ static __always_inline bool read_word(__u64 addr, __u64 *val)
 	return !bpf_probe_read_user(val, sizeof(*val), (const void *)addr);
 }
 
+/*
+ * The word of user stack at @addr, through @w's window: read again, from a
+ * little below @addr up to at most STACK_WINDOW bytes and never past
+ * @addr's page (the next one may not be mapped: the top of the stack),
+ * when it does not hold the word.
+ */
+static __always_inline bool read_stack_word(struct unwind_walk *w, __u64 addr, __u64 *val)
+{
+	__u64 off = addr - w->win_base, back, base;
+	__u32 len;
+
+	if (addr < w->win_base || off + sizeof(*val) > w->win_len) {
+		back = addr & (PAGE_BYTES - 1);
+		if (back > STACK_WINDOW_BEHIND)
+			back = STACK_WINDOW_BEHIND;
+		base = addr - back;
+		len = PAGE_BYTES - (base & (PAGE_BYTES - 1));
+		if (len > STACK_WINDOW)
+			len = STACK_WINDOW;
+		if (back + sizeof(*val) > len ||
+		    bpf_probe_read_user(w->win, len, (const void *)base)) {
+			w->win_len =
+				0; /* a word across pages, or a window that could not be read */
+			return read_word(addr, val);
+		}
+		w->win_base = base;
+		w->win_len = len;
+		off = back;
+	}
+	__builtin_memcpy(val, &w->win[off & (STACK_WINDOW - 1)], sizeof(*val));
+	return true;
+}
+
 /* End @w's walk short: 1, bpf_loop()'s stop. */
 static __always_inline long stop_truncated(struct unwind_walk *w, __u32 reason)
 {
@@ -172,8 +218,8 @@ static __always_inline long step_frame_pointer(struct unwind_walk *w)
 {
 	__u64 next_bp, ra;
 
-	if (!w->bp_known || w->bp < w->sp || !read_word(w->bp, &next_bp) ||
-	    !read_word(w->bp + 8, &ra))
+	if (!w->bp_known || w->bp < w->sp || !read_stack_word(w, w->bp, &next_bp) ||
+	    !read_stack_word(w, w->bp + 8, &ra))
 		return stop_truncated(w, UNWIND_STOP_FP);
 	w->sp = w->bp + 16;
 	w->bp = next_bp;
@@ -248,7 +294,7 @@ static long unwind_step(__u32 i, void *ctx)
 		cfa = w->sp + r->cfa_off + ((w->ip & 15) >= (__u64)r->bp_off ? 8 : 0);
 		break;
 	case UNWIND_CFA_DEREF_BP:
-		if (!w->bp_known || !read_word(w->bp + r->cfa_off, &cfa))
+		if (!w->bp_known || !read_stack_word(w, w->bp + r->cfa_off, &cfa))
 			return stop_truncated(w, UNWIND_STOP_UNSUPPORTED);
 		break;
 	case UNWIND_CFA_SIGNAL:
@@ -266,17 +312,17 @@ static long unwind_step(__u32 i, void *ctx)
 	/* The caller's frame is above this one's: anything else is a loop or garbage. */
 	if (cfa <= w->sp)
 		return stop_truncated(w, UNWIND_STOP_UNSUPPORTED);
-	if (!read_word(cfa - 8, &ra))
+	if (!read_stack_word(w, cfa - 8, &ra))
 		return stop_truncated(w, UNWIND_STOP_READ);
 	switch (r->bp) {
 	case UNWIND_BP_SAME:
 		break;
 	case UNWIND_BP_AT_CFA:
-		w->bp_known = read_word(cfa + r->bp_off, &bp);
+		w->bp_known = read_stack_word(w, cfa + r->bp_off, &bp);
 		w->bp = bp;
 		break;
 	case UNWIND_BP_AT_BP:
-		w->bp_known = w->bp_known && read_word(w->bp + r->bp_off, &bp);
+		w->bp_known = w->bp_known && read_stack_word(w, w->bp + r->bp_off, &bp);
 		w->bp = bp;
 		break;
 	default:
@@ -316,6 +362,7 @@ static __always_inline __u32 unwind_user(const struct unwind_proc *proc, struct 
 	w->bp = regs->bp;
 	w->idx = idx;
 	w->nr = 0;
+	w->win_len = 0;
 	w->flags = 0;
 	w->bp_known = true;
 	w->exact = true;
