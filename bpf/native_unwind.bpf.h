@@ -135,11 +135,25 @@ static __always_inline const struct unwind_mapping *find_mapping(const struct un
 /* The rule of the row of @m's table that covers file address @pc, or NULL. */
 static __always_inline const struct unwind_rule *find_rule(const struct unwind_mapping *m, __u64 pc)
 {
-	__u32 first = m->first_row, lo = first, hi = first + m->nr_rows, key;
+	__u32 first = m->first_row, lo = first, hi = first + m->nr_rows, key, page;
 	const struct unwind_row *row;
 
 	if (pc >= (1ULL << 32))
 		return NULL;
+	/* Only the rows of @pc's page (see UNWIND_PAGE_SHIFT); below the first, it wraps. */
+	page = (__u32)(pc >> UNWIND_PAGE_SHIFT) - m->page_base;
+	if (page < m->nr_pages) {
+		key = hi + page;
+		row = bpf_map_lookup_elem(&unwind_rows, &key);
+		if (!row)
+			return NULL;
+		lo = first + row->pc;
+		key++;
+		row = bpf_map_lookup_elem(&unwind_rows, &key);
+		if (!row)
+			return NULL;
+		hi = first + row->pc + 1;
+	}
 	/* The last row at or below @pc: 25 halvings cover the largest table. */
 	for (int i = 0; i < 25 && lo < hi; i++) {
 		__u32 mid = lo + (hi - lo) / 2;

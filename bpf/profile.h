@@ -303,12 +303,23 @@ struct unwind_rule {
 #define PROFILE_MAX_UNWIND_PROCS 8192
 /* unwind_mapping.nr_rows of code without a table: walk its frame pointers. */
 #define UNWIND_MAPPING_FP 0
+/*
+ * A file's rows are indexed by pages of its addresses this large (64 KiB):
+ * after its nr_rows rows, its slice holds nr_pages + 1 more, the Nth of
+ * which has in .pc the index (from first_row) of the last row at or below
+ * the start of page page_base + N (0 when none is). A frame's row is then
+ * searched for among the rows of its page, a few cache lines, rather than
+ * among all of a large library's, a cache miss a step.
+ */
+#define UNWIND_PAGE_SHIFT 16
 
 struct unwind_mapping {
 	__u64 start, end; /* the addresses mapped */
 	__u64 bias;	  /* address - bias = the file's address, as in unwind_row.pc */
 	__u32 first_row;  /* the file's slice of unwind_rows */
 	__u32 nr_rows;	  /* UNWIND_MAPPING_FP: none */
+	__u32 page_base;  /* the first page indexed: its first row's pc >> UNWIND_PAGE_SHIFT */
+	__u32 nr_pages;	  /* pages indexed after its rows; 0: none, search them all */
 };
 
 struct unwind_proc {

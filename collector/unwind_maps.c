@@ -44,9 +44,11 @@ enum slice_state {
 struct slice {
 	struct elf_file *file;
 	enum slice_state state;
-	uint32_t first, nr;
-	uint32_t users;	   /* process entries that point at it */
-	uint64_t load_seq; /* when it was loaded: the oldest unused is evicted first */
+	uint32_t first, nr;	      /* its slots of the row array: rows, then page index */
+	uint32_t nr_rows;	      /* of which rows */
+	uint32_t page_base, nr_pages; /* struct unwind_mapping's */
+	uint32_t users;		      /* process entries that point at it */
+	uint64_t load_seq;	      /* when it was loaded: the oldest unused is evicted first */
 };
 
 /* A mapping of a process and its file's slice. */
@@ -80,9 +82,11 @@ struct unwind_job {
 	struct unwind_source src;
 	struct unwind_cache_key key; /* .dir NULL: no cache */
 	/* The worker's answer: */
-	struct fde_table *fdes;	 /* built from src.fde_src, for the file to keep */
-	struct unwind_row *rows; /* the table in the BPF array's terms */
-	size_t nr, nr_fdes, nr_unsupported;
+	struct fde_table *fdes;	      /* built from src.fde_src, for the file to keep */
+	struct unwind_row *rows;      /* the table in the BPF array's terms, then its page index */
+	size_t nr, nr_rows;	      /* slots of @rows, and rows of the table */
+	uint32_t page_base, nr_pages; /* struct unwind_mapping's */
+	size_t nr_fdes, nr_unsupported;
 	int err;
 	bool cached;
 	uint64_t build_ns, cache_ns, store_ns;
@@ -488,6 +492,38 @@ static int unwind_maps__make_room(struct unwind_maps *um, uint32_t n, uint32_t *
 	return 0;
 }
 
+/*
+ * Append to @job's rows their index by page (UNWIND_PAGE_SHIFT in
+ * profile.h): one pass over them. 0 or -ENOMEM.
+ */
+static int job__index_pages(struct unwind_job *job)
+{
+	size_t nr = job->nr_rows, r = 0;
+	uint64_t base, last, pages;
+	struct unwind_row *rows;
+
+	if (!nr)
+		return 0;
+	base = job->rows[0].pc >> UNWIND_PAGE_SHIFT;
+	last = job->rows[nr - 1].pc >> UNWIND_PAGE_SHIFT;
+	pages = last - base + 1;
+	rows = realloc(job->rows, (nr + pages + 1) * sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	job->rows = rows;
+	for (uint64_t p = 0; p <= pages; p++) {
+		uint64_t start = (base + p) << UNWIND_PAGE_SHIFT;
+
+		while (r + 1 < nr && rows[r + 1].pc <= start)
+			r++;
+		rows[nr + p] = (struct unwind_row){ .pc = r };
+	}
+	job->page_base = base;
+	job->nr_pages = pages;
+	job->nr = nr + pages + 1;
+	return 0;
+}
+
 /* The worker's part of @job: read its table from the cache, or build it (and store it there). */
 static void job__run(struct unwind_maps *um, struct unwind_job *job)
 {
@@ -528,7 +564,9 @@ static void job__run(struct unwind_maps *um, struct unwind_job *job)
 			.pc = t.rows[i].pc,
 			.rule = unwind_maps__rule(um, &t.rows[i].rule),
 		};
-	job->nr = t.nr;
+	job->nr = job->nr_rows = t.nr;
+	if (!job->err)
+		job->err = job__index_pages(job);
 	job->nr_fdes = t.nr_fdes;
 	job->nr_unsupported = t.nr_unsupported;
 	if (job->cached)
@@ -674,6 +712,9 @@ static void slice__install(struct unwind_maps *um, struct unwind_job *job)
 	memcpy(w.rows, job->rows, job->nr * sizeof(*job->rows));
 	rows_unmap(&w);
 	s->nr = job->nr;
+	s->nr_rows = job->nr_rows;
+	s->page_base = job->page_base;
+	s->nr_pages = job->nr_pages;
 	s->state = SLICE_LOADED;
 	s->load_seq = ++um->seq;
 	um->stats.files++;
@@ -734,12 +775,15 @@ static int proc_entry__write(struct unwind_maps *um, struct proc_entry *p)
 		struct unwind_mapping *m = &v->mappings[p->slices[i].mapping];
 		const struct slice *s = p->slices[i].slice;
 
+		m->nr_pages = 0;
 		switch (s->state) {
 		case SLICE_BUILDING:
 			return 1;
 		case SLICE_LOADED:
 			m->first_row = s->first;
-			m->nr_rows = s->nr;
+			m->nr_rows = s->nr_rows;
+			m->page_base = s->page_base;
+			m->nr_pages = s->nr_pages;
 			break;
 		case SLICE_CORRUPT:
 			m->first_row = ROW_NONE;
