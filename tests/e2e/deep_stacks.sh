@@ -34,72 +34,66 @@ record() {
 	"$PROFILER" -F 499 -o "$TMP/$id.folded" "$@" 2>"$TMP/$id.err"
 }
 
+# whole_at NAME ID WHAT: at least 95% of recording ID's weight reaches the
+# first frame through the whole 400-deep recursion, over at least 200 of
+# the summary's WHAT ("on-CPU samples" or "intervals off CPU").
+whole_at() {
+	local name=$1 id=$2 count pct
+	count=$(summary_count "$TMP/$id.err" "$3")
+	pct=$(whole_pct "$TMP/$id.folded" 400)
+	if [[ ${count:-0} -ge 200 && $pct != none && $pct -ge 95 ]]; then
+		ok "$name ($pct% over $count $3, at least 95%)"
+	else
+		fail "$name (${pct:-no}% over ${count:-no} $3, at least 95%)"
+		sed 's/^/#   /' "$TMP/$id.err"
+	fi
+}
+
 # On CPU, from a command's start: its first samples are unwound from their
 # stack copy until its tables are loaded, the rest in the BPF program.
-name=${names[0]}
 if record on -- "$WORKLOADS/deep-nofp" 400 2; then
-	samples=$(summary_count "$TMP/on.err" "on-CPU samples")
-	pct=$(whole_pct "$TMP/on.folded" 400)
-	if [[ ${samples:-0} -ge 200 && $pct != none && $pct -ge 95 ]]; then
-		ok "$name ($pct% of $samples samples, at least 95%)"
-	else
-		fail "$name (${pct:-no}% of ${samples:-no} samples, at least 95%)"
-		sed 's/^/#   /' "$TMP/on.err"
-	fi
+	whole_at "${names[0]}" on "on-CPU samples"
 else
-	fail "$name: profiler failed"
+	fail "${names[0]}: profiler failed"
 	sed 's/^/#   /' "$TMP/on.err"
 fi
 
-# Off CPU: the scheduler's switch unwinds the same way (1 ms sleeps).
-name=${names[1]}
+# Off CPU (1 ms sleeps, weighed by time): the scheduler's switch unwinds the same way.
 if record off --off-cpu -- "$WORKLOADS/deep-nofp" 400 2 sleep; then
-	intervals=$(summary_count "$TMP/off.err" "intervals off CPU")
-	pct=$(whole_pct "$TMP/off.folded" 400)
-	if [[ ${intervals:-0} -ge 200 && $pct != none && $pct -ge 95 ]]; then
-		ok "$name ($pct% of the time of $intervals intervals, at least 95%)"
-	else
-		fail "$name (${pct:-no}% of the time of ${intervals:-no} intervals, at least 95%)"
-		sed 's/^/#   /' "$TMP/off.err"
-	fi
+	whole_at "${names[1]}" off "intervals off CPU"
 else
-	fail "$name: profiler failed"
+	fail "${names[1]}: profiler failed"
 	sed 's/^/#   /' "$TMP/off.err"
 fi
 
-# Deeper than a stack holds: its innermost 1,024 frames, marked truncated.
-name=${names[2]}
-if record over -- "$WORKLOADS/deep-nofp" 1200 1; then
-	samples=$(summary_count "$TMP/over.err" "on-CPU samples")
-	truncated=$(summary_count "$TMP/over.err" "truncated stacks")
-	most=$(most_recurse "$TMP/over.folded")
+# truncated_at NAME ID LOW HIGH WARNING: recording ID (made by record) has
+# nearly all its stacks truncated, with LOW to HIGH calls of recurse at
+# most, and a warning matching WARNING.
+truncated_at() {
+	local name=$1 id=$2 samples truncated most
+	samples=$(summary_count "$TMP/$id.err" "on-CPU samples")
+	truncated=$(summary_count "$TMP/$id.err" "truncated stacks")
+	most=$(most_recurse "$TMP/$id.folded")
 	if [[ ${samples:-0} -ge 100 && ${truncated:-0} -ge $((samples * 9 / 10)) &&
-		$most -ge 1000 && $most -le 1024 ]] &&
-		grep -q "warning: .*deeper than 1024 frames" "$TMP/over.err"; then
+		$most -ge $3 && $most -le $4 ]] && grep -q "warning: .*$5" "$TMP/$id.err"; then
 		ok "$name ($truncated of $samples truncated, $most calls of recurse at most, a warning)"
 	else
 		fail "$name (${truncated:-no} of ${samples:-no} truncated, $most calls of recurse at most)"
-		sed 's/^/#   /' "$TMP/over.err"
+		sed 's/^/#   /' "$TMP/$id.err"
 	fi
+}
+
+# Deeper than a stack holds: its innermost 1,024 frames, marked truncated.
+if record over -- "$WORKLOADS/deep-nofp" 1200 1; then
+	truncated_at "${names[2]}" over 1000 1024 "deeper than 1024 frames"
 else
-	fail "$name: profiler failed"
+	fail "${names[2]}: profiler failed"
 	sed 's/^/#   /' "$TMP/over.err"
 fi
 
-name=${names[3]}
 if record fifty --max-frames 50 -- "$WORKLOADS/deep-nofp" 400 1; then
-	samples=$(summary_count "$TMP/fifty.err" "on-CPU samples")
-	truncated=$(summary_count "$TMP/fifty.err" "truncated stacks")
-	most=$(most_recurse "$TMP/fifty.folded")
-	if [[ ${samples:-0} -ge 100 && ${truncated:-0} -ge $((samples * 9 / 10)) &&
-		$most -ge 40 && $most -le 50 ]] &&
-		grep -q "warning: .*deeper than --max-frames" "$TMP/fifty.err"; then
-		ok "$name ($truncated of $samples truncated, $most calls of recurse at most, a warning)"
-	else
-		fail "$name (${truncated:-no} of ${samples:-no} truncated, $most calls of recurse at most)"
-		sed 's/^/#   /' "$TMP/fifty.err"
-	fi
+	truncated_at "${names[3]}" fifty 40 50 "deeper than --max-frames"
 else
-	fail "$name: profiler failed"
+	fail "${names[3]}: profiler failed"
 	sed 's/^/#   /' "$TMP/fifty.err"
 fi
