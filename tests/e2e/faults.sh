@@ -35,7 +35,8 @@ SECONDS=0
 timeout 20 tail --pid="$prof" -f /dev/null
 wait "$prof"
 rc=$?
-if [[ $rc -eq 0 && $SECONDS -le 5 ]] && pprof -top "$TMP/killed.pb.gz" 2>/dev/null | grep -q ' hot_a$'; then
+if [[ $rc -eq 0 && $SECONDS -le 5 ]] &&
+	pprof -top "$TMP/killed.pb.gz" 2>/dev/null | grep ' hot_a$' >/dev/null; then
 	ok "faults: target killed mid-profile (exit 0 after ${SECONDS}s, profile written)"
 else
 	fail "faults: target killed mid-profile (exit $rc after ${SECONDS}s)"
@@ -51,7 +52,7 @@ kill -KILL "$(sed -n "s/^profiler: profiling '.*' (pid \([0-9]*\)).*/\1/p" "$TMP
 wait "$prof"
 rc=$?
 if [[ $rc -eq 0 ]] && grep -q "'.*split' was killed by signal 9" "$TMP/err" &&
-	pprof -top "$TMP/cmdkilled.pb.gz" 2>/dev/null | grep -q ' hot_a$'; then
+	pprof -top "$TMP/cmdkilled.pb.gz" 2>/dev/null | grep ' hot_a$' >/dev/null; then
 	ok "faults: command killed mid-profile ($(grep 'killed by' "$TMP/err"))"
 else
 	fail "faults: command killed mid-profile (exit $rc)"

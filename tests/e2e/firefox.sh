@@ -34,7 +34,7 @@ load() {
 	grep -q 'did not become ready' "$TMP/load" || return 1
 	for _ in $(seq 40); do
 		sleep 0.5
-		pq status --session "$2" 2>/dev/null | grep -q 'Selected thread:' &&
+		pq status --session "$2" 2>/dev/null | grep 'Selected thread:' >/dev/null &&
 			echo "Session started: $2 (late)" >>"$TMP/load" && return 0
 	done
 	return 1
@@ -78,7 +78,7 @@ else
 		other=$(total_pct "$h" "$([[ $w == alpha ]] && echo beta || echo alpha)_work" threads)
 		pq thread samples-top-down --thread "$h" --session threads >"$TMP/tree"
 		if within "$own" 100 2 && within "$other" 0 0 &&
-			grep -A1 'threads!run ' "$TMP/tree" | grep -q "threads!${w}_work "; then
+			grep -A1 'threads!run ' "$TMP/tree" | grep "threads!${w}_work " >/dev/null; then
 			ok "firefox: call tree of each thread ($w-worker: run -> ${w}_work on $own%)"
 		else
 			fail "firefox: call tree of each thread ($w-worker: ${w}_work on $own%," \

@@ -51,7 +51,7 @@ survived() {
 # runs with PROFILER_REQUIRE_BPF=1, which counts a skip as a failure), and
 # make test checks it.
 rss_bounded() {
-	if ldd "$PROFILER" 2>/dev/null | grep -q libasan; then
+	if asan_build; then
 		echo "# $1: peak RSS not checked on an AddressSanitizer build ($((${2:-0} / 1024)) MB); make test checks the bound"
 	elif [[ $2 =~ ^[0-9]+$ ]] && (($2 <= MAX_RSS_KB)); then
 		ok "$1: peak RSS $(($2 / 1024)) MB (at most $((MAX_RSS_KB / 1024)))"

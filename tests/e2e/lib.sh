@@ -37,6 +37,13 @@ check() {
 	fi
 }
 
+# Is $PROFILER built with AddressSanitizer (make asan)? ldd's output is read
+# whole: `ldd | grep -q` under pipefail fails when grep leaves before ldd
+# has written all (SIGPIPE), which turned a skip into a failure.
+asan_build() {
+	[[ $(ldd "$PROFILER" 2>/dev/null) == *libasan* ]]
+}
+
 # Why end-to-end tests cannot run here, or nothing.
 bpf_unavailable() {
 	[[ $(id -u) -eq 0 ]] || { echo "needs root (run 'sudo make test')"; return; }

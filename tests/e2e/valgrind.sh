@@ -13,7 +13,7 @@ names=("valgrind: profiler -- COMMAND, four outputs"
 	"valgrind: profiler symbolize")
 # ASan's runtime must come first in a process, and valgrind's must be the
 # only one: make asan's build is checked by ASan, make test's by valgrind.
-if ldd "$PROFILER" 2>/dev/null | grep -q libasan; then
+if asan_build; then
 	echo "# valgrind: not run on a sanitizer build; make test runs it"
 	exit 0
 fi
