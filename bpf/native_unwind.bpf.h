@@ -200,10 +200,10 @@ static __always_inline bool read_stack_word(struct unwind_walk *w, __u64 addr, _
 		len = PAGE_BYTES - (base & (PAGE_BYTES - 1));
 		if (len > STACK_WINDOW)
 			len = STACK_WINDOW;
+		/* A word across pages, or a window that could not be read: the word alone. */
 		if (back + sizeof(*val) > len ||
 		    bpf_probe_read_user(w->win, len, (const void *)base)) {
-			w->win_len =
-				0; /* a word across pages, or a window that could not be read */
+			w->win_len = 0;
 			return read_word(addr, val);
 		}
 		w->win_base = base;

@@ -165,6 +165,23 @@ void *test__read_file(const char *path, size_t *size)
 	return buf;
 }
 
+int test__copy_file(const char *from, const char *to, mode_t mode)
+{
+	size_t len;
+	void *buf = test__read_file(from, &len);
+	int fd = -1, err = -1;
+
+	unlink(to);
+	if (buf)
+		fd = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+	if (fd >= 0 && write(fd, buf, len) == (ssize_t)len && !fchmod(fd, mode))
+		err = 0;
+	if (fd >= 0 && close(fd))
+		err = -1;
+	free(buf);
+	return err;
+}
+
 static int cmp_test(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "common/log.h"
 
@@ -53,6 +54,8 @@ extern char test__last_warning[512];
 const char *test__fixture(const char *name);
 /* The whole of file @path, its length in *@size; the caller frees it. NULL on failure. */
 void *test__read_file(const char *path, size_t *size);
+/* Copy file @from to a new file @to (replaced if it exists), mode @mode. 0 or -1. */
+int test__copy_file(const char *from, const char *to, mode_t mode);
 
 #define TEST(name)                                                                                 \
 	static void name(void);                                                                    \

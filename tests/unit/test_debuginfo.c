@@ -177,31 +177,6 @@ TEST(debuginfo_debuglink_fifo)
 	rmdir(dir);
 }
 
-/* Copy fixture @name to @to, mode @mode. 0 or -1. */
-static int copy_fixture(const char *name, const char *to, mode_t mode)
-{
-	FILE *in = fopen(test__fixture(name), "rb"), *out = NULL;
-	char buf[65536];
-	size_t n;
-	int err = -1;
-
-	if (in)
-		out = fopen(to, "wb");
-	if (in && out) {
-		err = 0;
-		while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
-			if (fwrite(buf, 1, n, out) != n)
-				err = -1;
-		if (ferror(in))
-			err = -1;
-	}
-	if (in)
-		fclose(in);
-	if (out && fclose(out))
-		err = -1;
-	return err || chmod(to, mode) ? -1 : 0;
-}
-
 /*
  * A user's program whose debuglink leads, through a link she made, to a
  * file of root's that she could not read: passed over; once it is
@@ -218,8 +193,10 @@ TEST(debuginfo_debuglink_to_unreadable)
 	snprintf(prog, sizeof(prog), "%s/prog", dir);
 	snprintf(secret, sizeof(secret), "%s/secret.debug", dir);
 	snprintf(link, sizeof(link), "%s/prog.debug", dir);
-	if (copy_fixture("debuginfo/next/prog", prog, 0755) || chown(prog, 65534, 65534) ||
-	    copy_fixture("debuginfo/next/prog.debug", secret, 0600) || symlink(secret, link)) {
+	if (test__copy_file(test__fixture("debuginfo/next/prog"), prog, 0755) ||
+	    chown(prog, 65534, 65534) ||
+	    test__copy_file(test__fixture("debuginfo/next/prog.debug"), secret, 0600) ||
+	    symlink(secret, link)) {
 		test__fail(__FILE__, __LINE__, "cannot make %s: %s", dir, strerror(errno));
 	} else {
 		check_find("debuginfo/next/prog", prog, &opts, NULL);

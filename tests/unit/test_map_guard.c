@@ -20,18 +20,8 @@
 /* Copy fixture @name to a file of our own, its path in @path. */
 static bool copy_fixture(const char *name, char *path, size_t size)
 {
-	size_t len;
-	void *buf = test__read_file(test__fixture(name), &len);
-	int fd;
-	bool ok;
-
 	snprintf(path, size, "/tmp/profiler-map-guard-%d", getpid());
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	ok = buf && fd >= 0 && write(fd, buf, len) == (ssize_t)len;
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return ok;
+	return !test__copy_file(test__fixture(name), path, 0600);
 }
 
 TEST(map_guard_file_cut_short_reads_zeros)

@@ -545,30 +545,6 @@ TEST(symbolizer_process_stripped)
 	check_fixture_process("symbols-stripped", true);
 }
 
-static int copy_file(const char *from, const char *to)
-{
-	char buf[65536];
-	int in, out, err = 0;
-	ssize_t n;
-
-	in = open(from, O_RDONLY);
-	if (in < 0)
-		return -1;
-	out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
-	if (out < 0) {
-		close(in);
-		return -1;
-	}
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, n) != n)
-			err = -1;
-	if (n < 0)
-		err = -1;
-	close(in);
-	close(out);
-	return err;
-}
-
 /* Two processes of two copies of one file: two mappings, one build-id, all resolved. */
 static void check_copies(struct env *e, struct fixture_child *c, const char *path)
 {
@@ -598,7 +574,7 @@ TEST(symbolizer_same_build_id)
 	CHECK(realpath(test__fixture("symbols-pie"), orig));
 	CHECK(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/symbols-copy", dir);
-	if (copy_file(orig, path) || fixture_child__start(orig, &c[0]) ||
+	if (test__copy_file(orig, path, 0755) || fixture_child__start(orig, &c[0]) ||
 	    fixture_child__start(path, &c[1]))
 		test__fail(__FILE__, __LINE__, "cannot start the copies");
 	else if (env_init(&e, 0, NULL) == 0)
