@@ -337,8 +337,30 @@ $(PYTHON_FIXTURES): tests/fixtures/python_lines.py
 	$(Q)for p in $(PYTHON_FIXTURE_INTERPRETERS); do $$p $< $(@D) || exit 1; done
 	$(Q)touch $@
 
+# The .gopclntab reader's fixture (tests/unit/test_gopclntab.c): one Go
+# program built whole and stripped as Debian strips Go (-s -w: no symbols,
+# no DWARF; the code is the same), and what Go's own runtime says of the
+# addresses of its stacks, in gosym-frames.txt.
+GO ?= go
+GO_FIXTURES := $(addprefix $(OUTPUT)/fixtures/,gosym gosym-stripped gosym-frames.txt)
+GO_ENV := GOCACHE=$(abspath $(OUTPUT))/go-cache GO111MODULE=off
+
+$(OUTPUT)/fixtures/gosym: tests/fixtures/gosym/main.go
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(GO_ENV) $(GO) build -o $@ $<
+
+$(OUTPUT)/fixtures/gosym-stripped: tests/fixtures/gosym/main.go
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(GO_ENV) $(GO) build -ldflags='-s -w' -o $@ $<
+
+$(OUTPUT)/fixtures/gosym-frames.txt: $(OUTPUT)/fixtures/gosym
+	$(call msg,FIXTURE,$@)
+	$(Q)$< > $@.tmp && mv $@.tmp $@
+
 fixtures: $(FIXTURES) $(DEBUGINFO_FIXTURES) $(DWARF_FIXTURES) $(CFI_FIXTURES) \
-	$(PYTHON_FIXTURES)
+	$(PYTHON_FIXTURES) $(GO_FIXTURES)
 
 # Workloads for the end-to-end tests: frame pointers everywhere, including
 # leaf functions, so frame-pointer unwinding sees every caller. clang 14
