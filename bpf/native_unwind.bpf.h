@@ -226,14 +226,16 @@ static __always_inline long stop_truncated(struct unwind_walk *w, __u32 reason)
  * 0, or 1 to stop. A zero rbp does not end the stack as whole: code
  * without a table (a JIT's) need not keep a frame pointer at all, and a
  * HotSpot JVM's compiled code often runs with rbp 0. Outermost frames
- * that the psABI marks so (_start, a thread's start) have tables.
+ * that the psABI marks so (_start, a thread's start) have tables, and so
+ * do Go's (runtime.goexit, mstart: UNWIND_CFA_END rows). The caller's
+ * frame is above this one, unless @other_stack: code that switched stacks.
  */
-static __always_inline long step_frame_pointer(struct unwind_walk *w)
+static __always_inline long step_frame_pointer(struct unwind_walk *w, bool other_stack)
 {
 	__u64 next_bp, ra;
 
-	if (!w->bp_known || w->bp < w->sp || !read_stack_word(w, w->bp, &next_bp) ||
-	    !read_stack_word(w, w->bp + 8, &ra))
+	if (!w->bp_known || (w->bp < w->sp && !other_stack) ||
+	    !read_stack_word(w, w->bp, &next_bp) || !read_stack_word(w, w->bp + 8, &ra))
 		return stop_truncated(w, UNWIND_STOP_FP);
 	w->sp = w->bp + 16;
 	w->bp = next_bp;
@@ -291,7 +293,7 @@ static long unwind_step(__u32 i, void *ctx)
 		return stop_truncated(w, UNWIND_STOP_NEW_CODE);
 	}
 	if (m->nr_rows == UNWIND_MAPPING_FP)
-		return step_frame_pointer(w);
+		return step_frame_pointer(w, false);
 	r = find_rule(m, pc - m->bias);
 	if (!r)
 		return stop_truncated(w, UNWIND_STOP_NO_INFO);
@@ -320,6 +322,10 @@ static long unwind_step(__u32 i, void *ctx)
 		return stop_truncated(w, UNWIND_STOP_NO_INFO);
 	case UNWIND_CFA_NO_ROOM:
 		return stop_truncated(w, UNWIND_STOP_NO_ROOM);
+	case UNWIND_CFA_FP:
+		return step_frame_pointer(w, false);
+	case UNWIND_CFA_FP_SWITCH:
+		return step_frame_pointer(w, true);
 	default:
 		return stop_truncated(w, UNWIND_STOP_UNSUPPORTED);
 	}

@@ -274,6 +274,17 @@ enum unwind_cfa {
 	UNWIND_CFA_END,		/* the outermost frame: the stack is whole */
 	UNWIND_CFA_UNSUPPORTED, /* a rule the BPF program cannot follow: truncated */
 	UNWIND_CFA_NO_ROOM,	/* the file's table did not fit in unwind_rows: truncated */
+	/*
+	 * Code without CFI in a file whose code keeps frame pointers (Go's):
+	 * the caller's frame is at rbp, as for a mapping without a table.
+	 */
+	UNWIND_CFA_FP,
+	/*
+	 * As UNWIND_CFA_FP, in a function that runs its callee on another
+	 * stack (Go's systemstack, mcall, asmcgocall, morestack): rbp leads
+	 * back to the stack it came from, which may be below this one.
+	 */
+	UNWIND_CFA_FP_SWITCH,
 };
 
 /* Where the caller's rbp is. */

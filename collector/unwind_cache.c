@@ -72,8 +72,9 @@ static bool rows_ok(const struct unwind_table_row *rows, size_t nr, uint64_t nr_
 	for (size_t i = 0; i < nr; i++) {
 		const struct unwind_rule *r = &rows[i].rule;
 
-		if ((i && rows[i].pc <= rows[i - 1].pc) || r->cfa > UNWIND_CFA_UNSUPPORTED ||
-		    r->bp > UNWIND_BP_LOST)
+		/* NO_ROOM is the loader's, never a file's. */
+		if ((i && rows[i].pc <= rows[i - 1].pc) || r->cfa > UNWIND_CFA_FP_SWITCH ||
+		    r->cfa == UNWIND_CFA_NO_ROOM || r->bp > UNWIND_BP_LOST)
 			return false;
 		unsupported += r->cfa == UNWIND_CFA_UNSUPPORTED;
 	}

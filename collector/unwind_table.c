@@ -10,6 +10,7 @@
 #include "elf/dwarf_cursor.h"
 #include "elf/elf_file.h"
 #include "elf/fde_table.h"
+#include "elf/gopclntab.h"
 #include "unwind_table.h"
 
 /* DWARF register numbers of x86-64. */
@@ -889,6 +890,12 @@ static int builder__add_range(struct builder *b, uint64_t lo, uint64_t hi)
 	return unwind_table__push(b->t, hi, &none);
 }
 
+/* A row that says there is no CFI from here on: an FDE's end, or Go code's frame pointers. */
+static bool is_gap(const struct unwind_table_row *row)
+{
+	return row->rule.cfa == UNWIND_CFA_NONE || row->rule.cfa == UNWIND_CFA_FP;
+}
+
 static int row_cmp(const void *a, const void *b)
 {
 	const struct unwind_table_row *x = a, *y = b;
@@ -896,13 +903,24 @@ static int row_cmp(const void *a, const void *b)
 	if (x->pc != y->pc)
 		return x->pc < y->pc ? -1 : 1;
 	/* At the same address an FDE's first row wins over the end of the one before. */
-	return (x->rule.cfa == UNWIND_CFA_NONE) - (y->rule.cfa == UNWIND_CFA_NONE);
+	return is_gap(x) - is_gap(y);
 }
 
 static bool rule_eq(const struct unwind_rule *a, const struct unwind_rule *b)
 {
 	return a->cfa == b->cfa && a->cfa_off == b->cfa_off && a->bp == b->bp &&
 	       a->bp_off == b->bp_off;
+}
+
+/* Drop the rows of sorted @t that change nothing. */
+static void drop_repeats(struct unwind_table *t)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->nr; i++)
+		if (!n || !rule_eq(&t->rows[n - 1].rule, &t->rows[i].rule))
+			t->rows[n++] = t->rows[i];
+	t->nr = n;
 }
 
 void unwind_table__compact(struct unwind_table *t)
@@ -925,16 +943,121 @@ void unwind_table__compact(struct unwind_table *t)
 	for (size_t i = 0; i < t->nr; i++) {
 		if (!n || t->rows[n - 1].pc != t->rows[i].pc)
 			t->rows[n++] = t->rows[i];
-		else if (t->rows[n - 1].rule.cfa == UNWIND_CFA_NONE &&
-			 t->rows[i].rule.cfa != UNWIND_CFA_NONE)
+		else if (is_gap(&t->rows[n - 1]) && !is_gap(&t->rows[i]))
 			t->rows[n - 1] = t->rows[i];
 	}
 	t->nr = n;
-	n = 0;
+	drop_repeats(t);
+}
+
+/*
+ * Go's code in a file: Go 1.16 on, with its function table. Each
+ * function's rows come from its pcsp table, which says how far below the
+ * return address the stack pointer is at each of its instructions: the
+ * CFA is that far above it, and rbp, which Go saves at once where it moves
+ * the stack pointer, is saved 16 below the CFA. A function that moves the
+ * stack pointer another way (SPWRITE) is walked by its frame pointer.
+ *
+ * Then the runtime's functions whose rows are their own: where every
+ * stack ends (each goroutine's in goexit, each thread's in mstart, the
+ * first thread's in rt0_go; Go's traceback stops there too), and those
+ * that call on another stack, whose callers are found by rbp wherever it
+ * leads. Go's table names them without the .abi0 of their symbols.
+ */
+static const struct {
+	const char *name;
+	uint8_t cfa;
+} go_runtime_rows[] = {
+	{ "runtime.goexit", UNWIND_CFA_END },
+	{ "runtime.mstart", UNWIND_CFA_END },
+	{ "runtime.rt0_go", UNWIND_CFA_END },
+	{ "runtime.systemstack", UNWIND_CFA_FP_SWITCH },
+	{ "runtime.mcall", UNWIND_CFA_FP_SWITCH },
+	{ "runtime.asmcgocall", UNWIND_CFA_FP_SWITCH },
+	{ "runtime.morestack", UNWIND_CFA_FP_SWITCH },
+};
+
+static int go_sp_row(uint64_t pc, int32_t depth, void *arg)
+{
+	struct unwind_rule rule = { .cfa = UNWIND_CFA_SP, .cfa_off = 8 + depth };
+
+	if (depth < 0 || depth > (1 << 24))
+		rule = (struct unwind_rule){ .cfa = UNWIND_CFA_FP };
+	else if (depth > 0)
+		rule.bp = UNWIND_BP_AT_CFA, rule.bp_off = -16;
+	return unwind_table__push(arg, pc, &rule);
+}
+
+/* Rows for Go's functions that no FDE covers, and a gap where Go's code ends. 0 or -ENOMEM. */
+static int go_function_rows(struct unwind_table *t, const struct unwind_source *src)
+{
+	static const struct unwind_rule fp = { .cfa = UNWIND_CFA_FP },
+					none = { .cfa = UNWIND_CFA_NONE };
+	const struct gopclntab *go = &src->go.table;
+	struct gopclntab_func f = { 0 };
+	uint64_t start;
+	int err = 0;
+
+	for (uint32_t i = 0; i < go->nr_funcs && !err; i++) {
+		if (gopclntab__func(go, i, &f) || !fde_table__lookup(src->fdes, f.lo, &start))
+			continue;
+		if (f.flags & GOPCLNTAB_FLAG_SPWRITE)
+			err = unwind_table__push(t, f.lo, &fp);
+		else if ((err = gopclntab__sp_depths(go, i, go_sp_row, t)) == -ENOENT)
+			err = unwind_table__push(t, f.lo, &fp); /* after what was read */
+	}
+	return err ? err : unwind_table__push(t, f.hi, &none);
+}
+
+/* Rows of rule @rule for [@lo, @hi) of sorted @t, over what it had there. 0 or -ENOMEM. */
+static int table_overlay(struct unwind_table *t, uint64_t lo, uint64_t hi,
+			 const struct unwind_rule *rule)
+{
+	static const struct unwind_rule none = { .cfa = UNWIND_CFA_NONE };
+	const struct unwind_table_row *at_hi = unwind_table__find(t, hi);
+	struct unwind_rule after = at_hi ? at_hi->rule : none;
+	size_t first = 0, end;
+
+	if (hi > UINT32_MAX || lo >= hi)
+		return 0;
+	while (first < t->nr && t->rows[first].pc < lo)
+		first++;
+	for (end = first; end < t->nr && t->rows[end].pc <= hi; end++)
+		;
+	if (array__reserve(&t->rows, &t->alloc, t->nr + 2, sizeof(*t->rows)))
+		return -ENOMEM;
+	memmove(&t->rows[first + 2], &t->rows[end], (t->nr - end) * sizeof(*t->rows));
+	t->nr = t->nr - (end - first) + 2;
+	t->rows[first] = (struct unwind_table_row){ .pc = lo, .rule = *rule };
+	t->rows[first + 1] = (struct unwind_table_row){ .pc = hi, .rule = after };
+	return 0;
+}
+
+/*
+ * After sorting @t: frame pointers in the gaps between FDEs inside Go's
+ * code (cgo's C), then the runtime's functions of go_runtime_rows. 0 or
+ * -ENOMEM.
+ */
+static int go_runtime_overlay(struct unwind_table *t, const struct gopclntab *go)
+{
+	uint64_t text_lo, text_hi;
+
+	if (gopclntab__text(go, &text_lo, &text_hi))
+		return 0;
 	for (size_t i = 0; i < t->nr; i++)
-		if (!n || !rule_eq(&t->rows[n - 1].rule, &t->rows[i].rule))
-			t->rows[n++] = t->rows[i];
-	t->nr = n;
+		if (t->rows[i].rule.cfa == UNWIND_CFA_NONE && t->rows[i].pc >= text_lo &&
+		    t->rows[i].pc < text_hi)
+			t->rows[i].rule = (struct unwind_rule){ .cfa = UNWIND_CFA_FP };
+	for (size_t i = 0; i < sizeof(go_runtime_rows) / sizeof(*go_runtime_rows); i++) {
+		struct unwind_rule rule = { .cfa = go_runtime_rows[i].cfa };
+		uint64_t lo, hi;
+
+		if (!gopclntab__find_name(go, go_runtime_rows[i].name, &lo, &hi) &&
+		    table_overlay(t, lo, hi, &rule))
+			return -ENOMEM;
+	}
+	drop_repeats(t);
+	return 0;
 }
 
 int unwind_source__get(struct unwind_source *src, struct elf_file *f)
@@ -956,7 +1079,8 @@ int unwind_source__get(struct unwind_source *src, struct elf_file *f)
 		src->debug = elf__section_data(elf, ".debug_frame", &src->debug_addr);
 		src->has_debug = true;
 	}
-	if (!src->has_eh && !src->has_debug)
+	src->go.present = !gopclntab__open(&src->go.table, elf);
+	if (!src->has_eh && !src->has_debug && !src->go.present)
 		return -ENOENT;
 	src->fdes = elf_file__fdes_built(f);
 	return src->fdes ? 0 : fde_source__get(&src->fde_src, elf);
@@ -1006,11 +1130,15 @@ int unwind_table__build_source(struct unwind_table *t, const struct unwind_sourc
 	else if (b.nr_too_deep)
 		pr_warn("unwind: left out %zu FDEs of '%s': remember_state nested over %d deep",
 			b.nr_too_deep, src->name, CFI_STACK_MAX);
+	if (!err && src->go.present)
+		err = go_function_rows(t, src);
 	cfi_section__release(&b.eh);
 	cfi_section__release(&b.debug);
 	if (err)
 		return err;
 	unwind_table__compact(t);
+	if (src->go.present && (err = go_runtime_overlay(t, &src->go.table)))
+		return err;
 	/* CFI sections with no FDE that can be read: corrupt. */
 	return t->nr ? 0 : -EINVAL;
 }

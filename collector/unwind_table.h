@@ -28,6 +28,7 @@
 
 #include "bpf/profile.h"
 #include "elf/fde_table.h"
+#include "elf/gopclntab.h"
 
 struct unwind_table_row {
 	uint32_t pc; /* the file's address (ELF vaddr) */
@@ -64,6 +65,16 @@ struct elf_file;
  * unwind_table__build_source() reads only this and the memory it points
  * at, on any thread, for as long as the file is held open.
  */
+/*
+ * A Go binary's function table (elf/gopclntab.h), which the table is
+ * built from where no FDE covers Go's code: Go writes no .eh_frame, and
+ * stripping removes its .debug_frame.
+ */
+struct unwind_go {
+	bool present;
+	struct gopclntab table;
+};
+
 struct unwind_source {
 	const char *name;
 	/* elf_file__fdes() when the file has read it, else what to build it from */
@@ -72,11 +83,12 @@ struct unwind_source {
 	bool has_eh, has_debug;	      /* CFI libdw reads in .eh_frame, .debug_frame */
 	Elf_Data *eh, *debug;	      /* their contents (NULL: none) */
 	uint64_t eh_addr, debug_addr; /* and addresses */
+	struct unwind_go go;
 };
 
 /*
  * Read what building @f's table takes into @src: 0, -ENOENT when the file
- * has no CFI, -ENOTSUP for a file that is not x86-64, -ENOMEM. Released
+ * has no CFI and is not Go's, -ENOTSUP for a file that is not x86-64, -ENOMEM. Released
  * with unwind_source__release() whatever it returns.
  */
 int unwind_source__get(struct unwind_source *src, struct elf_file *f);

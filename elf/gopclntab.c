@@ -216,14 +216,21 @@ int gopclntab__find(const struct gopclntab *t, uint64_t pc, uint32_t *func, uint
 	return 0;
 }
 
+int gopclntab__text(const struct gopclntab *t, uint64_t *lo, uint64_t *hi)
+{
+	return t->nr_funcs && entry_pc(t, 0, lo) && entry_pc(t, t->nr_funcs, hi) && *lo < *hi ?
+		       0 :
+		       -ENOENT;
+}
+
 /*
  * A function's _func, as the fields this reader uses: where they are in
  * each layout (1.16: an 8-byte entry first; 1.20: startLine before funcID).
  */
 struct func_info {
 	uint64_t entry;
-	uint32_t nameoff, pcfile, pcln, npcdata, cu_offset;
-	uint8_t nfuncdata;
+	uint32_t nameoff, pcsp, pcfile, pcln, npcdata, cu_offset;
+	uint8_t flag, nfuncdata;
 	size_t pcdata; /* offset into the table of pcdata[0] */
 };
 
@@ -239,15 +246,17 @@ static bool read_func(const struct gopclntab *t, uint32_t i, struct func_info *f
 	} else {
 		fixed = t->version >= 120 ? 44 : 40;
 	}
-	if (!table32(t, at + 4, &f->nameoff) || !table32(t, at + 20, &f->pcfile) ||
-	    !table32(t, at + 24, &f->pcln) || !table32(t, at + 28, &f->npcdata) ||
-	    !table32(t, at + 32, &f->cu_offset))
+	if (!table32(t, at + 4, &f->nameoff) || !table32(t, at + 16, &f->pcsp) ||
+	    !table32(t, at + 20, &f->pcfile) || !table32(t, at + 24, &f->pcln) ||
+	    !table32(t, at + 28, &f->npcdata) || !table32(t, at + 32, &f->cu_offset))
 		return false;
 	if (t->version < 118)
 		at -= 4;
 	if (at + fixed > t->table.size)
 		return false;
 	f->nfuncdata = t->table.data[at + fixed - 1];
+	/* Right after funcID; a pad byte before 1.17, which Go wrote as 0. */
+	f->flag = t->table.data[at + fixed - 3];
 	f->pcdata = at + fixed;
 	return f->npcdata <= (t->table.size - f->pcdata) / 4;
 }
@@ -325,6 +334,50 @@ static bool pcvalue(const struct gopclntab *t, const struct func_info *f, uint32
 		}
 	}
 	return false;
+}
+
+int gopclntab__func(const struct gopclntab *t, uint32_t func, struct gopclntab_func *out)
+{
+	struct func_info f;
+
+	if (func >= t->nr_funcs || !read_func(t, func, &f) || !entry_pc(t, func + 1, &out->hi) ||
+	    out->hi <= f.entry)
+		return -ENOENT;
+	out->lo = f.entry;
+	out->flags = f.flag;
+	return 0;
+}
+
+int gopclntab__sp_depths(const struct gopclntab *t, uint32_t func,
+			 int (*fn)(uint64_t pc, int32_t depth, void *arg), void *arg)
+{
+	const uint8_t *p, *end;
+	struct func_info f;
+	uint64_t at, hi;
+	int32_t v = -1;
+
+	if (func >= t->nr_funcs || !read_func(t, func, &f) || !entry_pc(t, func + 1, &hi) ||
+	    !f.pcsp || f.pcsp >= t->pctab_size)
+		return -ENOENT;
+	/* As pcvalue(), every stretch in turn. */
+	at = f.entry;
+	p = t->table.data + t->pctab + f.pcsp;
+	end = t->table.data + t->pctab + t->pctab_size;
+	for (uint32_t n = 0; at < hi && n < MAX_PCVALUE_STEPS; n++) {
+		uint32_t uv, pcdelta;
+		int err;
+
+		if (!read_uvarint(&p, end, &uv) || (!uv && n))
+			break;
+		v += (uv & 1) ? (int32_t) ~(uv >> 1) : (int32_t)(uv >> 1);
+		if (!read_uvarint(&p, end, &pcdelta) || !pcdelta)
+			return -ENOENT;
+		err = fn(at, v, arg);
+		if (err)
+			return err;
+		at += pcdelta;
+	}
+	return at >= hi ? 0 : -ENOENT;
 }
 
 /* The source file and line of @pc in function @f, into @loc. */

@@ -79,6 +79,30 @@ int gopclntab__open_regions(struct gopclntab *t, const struct gopclntab_region *
 int gopclntab__find(const struct gopclntab *t, uint64_t pc, uint32_t *func, uint64_t *lo,
 		    uint64_t *hi);
 
+/* The code the table covers, [@lo, @hi): 0, or -ENOENT when it has no functions. */
+int gopclntab__text(const struct gopclntab *t, uint64_t *lo, uint64_t *hi);
+
+/* funcFlag_SPWRITE (Go 1.17 on): the function writes the stack pointer as pcsp does not say. */
+#define GOPCLNTAB_FLAG_SPWRITE 2
+
+/* What the unwinder needs of function @func (0 to nr_funcs - 1). */
+struct gopclntab_func {
+	uint64_t lo, hi;
+	uint8_t flags; /* GOPCLNTAB_FLAG_*; 0 before Go 1.17 */
+};
+
+int gopclntab__func(const struct gopclntab *t, uint32_t func, struct gopclntab_func *f);
+
+/*
+ * The stack pointer's depth below its value at the call (the return
+ * address's slot) through function @func, from its pcsp table: @fn(@pc,
+ * @depth, @arg) for each stretch from @pc on, in address order; a
+ * non-zero return stops the walk and is returned. -ENOENT when the
+ * function has no table or it is corrupt (after the stretches read).
+ */
+int gopclntab__sp_depths(const struct gopclntab *t, uint32_t func,
+			 int (*fn)(uint64_t pc, int32_t depth, void *arg), void *arg);
+
 /* The name of function @func, or NULL. */
 const char *gopclntab__name(const struct gopclntab *t, uint32_t func);
 

@@ -12,6 +12,7 @@
 #include "elf_symtab.h"
 #include "elf/elf_file.h"
 #include "elf/fde_table.h"
+#include "elf/gopclntab.h"
 #include "module.h"
 
 struct module {
@@ -19,8 +20,10 @@ struct module {
 	/* The debug file's (or MiniDebugInfo's) symbols, where its DWARF is too. */
 	struct elf_symtab *debug_tab;
 	struct dwarf_index *dwarf;
+	/* A Go binary's function table (gopclntab.h): Go code's names, lines and inlines. */
+	struct gopclntab *go;
 	char *path, *root, *debug_dir;
-	bool debug_loaded;
+	bool debug_loaded, go_read;
 };
 
 struct module *module__new(struct elf_symtab *tab, const char *path, const struct module_opts *opts)
@@ -51,6 +54,7 @@ void module__free(struct module *mod)
 		return;
 	/* The index reads the debug file's sections: it goes first. */
 	dwarf_index__free(mod->dwarf);
+	free(mod->go);
 	elf_symtab__free(mod->debug_tab);
 	elf_symtab__free(mod->tab);
 	free(mod->path);
@@ -143,12 +147,58 @@ static const struct elf_sym *module__symbol(const struct module *mod, uint64_t v
 	return debug->addr >= own->addr ? debug : own;
 }
 
+/* The file's Go function table, read the first time; NULL when it is not Go's. */
+static const struct gopclntab *module__go(struct module *mod)
+{
+	int err;
+
+	if (mod->go_read)
+		return mod->go;
+	mod->go_read = true;
+	mod->go = malloc(sizeof(*mod->go));
+	if (!mod->go)
+		return NULL;
+	err = gopclntab__open(mod->go, elf_symtab__elf(mod->tab));
+	if (err) {
+		if (err != -ENOENT)
+			pr_warn("symbolize: cannot read the Go function table of '%s': %s",
+				module_name(mod),
+				err == -ENOTSUP ? "a layout older than Go 1.16" : "corrupt");
+		free(mod->go);
+		mod->go = NULL;
+	}
+	return mod->go;
+}
+
+/*
+ * Go code, from its function table: the names Go's own tracebacks print,
+ * stripped or not. 0 for code the table does not cover (cgo's C).
+ */
+static int module__go_lookup(struct module *mod, uint64_t vaddr, struct module_loc *locs)
+{
+	struct gopclntab_loc gl[GOPCLNTAB_MAX_DEPTH];
+	const struct gopclntab *go = module__go(mod);
+	int nr;
+
+	if (!go)
+		return 0;
+	nr = gopclntab__lookup(go, vaddr, gl);
+	for (int i = 0; i < nr; i++)
+		locs[i] = (struct module_loc){ .name = gl[i].name,
+					       .file = gl[i].file,
+					       .line = gl[i].line };
+	return nr;
+}
+
 int module__lookup(struct module *mod, uint64_t vaddr, struct module_loc *locs)
 {
 	struct dwarf_loc dl[MODULE_MAX_LOCS];
 	const struct elf_sym *sym;
-	int nr = 0;
+	int nr;
 
+	nr = module__go_lookup(mod, vaddr, locs);
+	if (nr)
+		return nr;
 	if (!mod->debug_loaded)
 		module__load_debug(mod);
 	sym = module__symbol(mod, vaddr);
@@ -176,7 +226,8 @@ bool module__self_contained(struct module *mod)
 	Elf *elf = elf_symtab__elf(mod->tab);
 	size_t nr;
 
-	if (debuginfo__has_altlink(elf))
+	/* Go's table is read from the file at once: nothing to keep. */
+	if (debuginfo__has_altlink(elf) || module__go(mod))
 		return false;
 	/* Once read: the DWARF was indexed, and no other file was opened. */
 	if (mod->debug_loaded)

@@ -277,7 +277,7 @@ static void corrupt(struct env *e)
 	CHECK(!unwind_cache__seal(bad, size));
 	CHECK(ignored(e, bad, size, "truncated or corrupt"));
 	memcpy(bad, buf, size);
-	rows[3].rule.cfa = UNWIND_CFA_NO_ROOM + 1;
+	rows[3].rule.cfa = UNWIND_CFA_FP_SWITCH + 1;
 	CHECK(!unwind_cache__seal(bad, size));
 	CHECK(ignored(e, bad, size, "truncated or corrupt"));
 	/* The file as written, all along: read. */

@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "elf/elf_file.h"
 #include "elf/fde_table.h"
+#include "elf/gopclntab.h"
 #include "test.h"
 
 /* The rule of one row that libdw read, through the same mapping as the builder's. */
@@ -336,4 +337,45 @@ TEST(unwind_table_cfi_rules_has_every_kind)
 	for (size_t i = 0; i < sizeof(bps); i++)
 		if (!(seen_bp & (1u << bps[i])))
 			test__fail(__FILE__, __LINE__, "no row with rbp rule %u", bps[i]);
+}
+
+/* The rule the table of Go binary @f has in function @name, found by Go's own table. */
+static const struct unwind_rule *go_rule_at(const struct unwind_table *t, struct elf_file *f,
+					    const char *name)
+{
+	const struct unwind_table_row *row;
+	struct gopclntab go;
+	uint64_t lo, hi;
+
+	if (gopclntab__open(&go, elf_file__elf(f)) || gopclntab__find_name(&go, name, &lo, &hi))
+		return NULL;
+	row = unwind_table__find(t, lo + (hi - lo) / 2);
+	return row ? &row->rule : NULL;
+}
+
+/*
+ * A stripped Go program has no CFI at all: its functions' rows come from
+ * their pcsp tables (the CFA above the stack pointer by the depth Go
+ * says), stacks end whole in goexit and mstart, and systemstack may lead
+ * to another stack.
+ */
+TEST(unwind_table_go_rows)
+{
+	struct unwind_table t = { 0 };
+	const struct unwind_rule *r;
+	struct elf_file *f;
+
+	f = elf_file__open(test__fixture("gosym-stripped"));
+	CHECK(f);
+	CHECK(unwind_table__build(&t, f) == 0);
+	CHECK((r = go_rule_at(&t, f, "main.(*machine).add")) && r->cfa == UNWIND_CFA_SP &&
+	      r->cfa_off > 8 && r->bp == UNWIND_BP_AT_CFA && r->bp_off == -16);
+	CHECK((r = go_rule_at(&t, f, "runtime.main")) && r->cfa == UNWIND_CFA_SP && r->cfa_off > 8);
+	CHECK((r = go_rule_at(&t, f, "runtime.goexit")) && r->cfa == UNWIND_CFA_END);
+	CHECK((r = go_rule_at(&t, f, "runtime.mstart")) && r->cfa == UNWIND_CFA_END);
+	CHECK((r = go_rule_at(&t, f, "runtime.systemstack")) && r->cfa == UNWIND_CFA_FP_SWITCH);
+	/* Past Go's code: nothing. */
+	CHECK(t.rows[t.nr - 1].rule.cfa == UNWIND_CFA_NONE);
+	unwind_table__release(&t);
+	elf_file__put(f);
 }

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+// go_split: a Go program for tests/e2e/go.sh, built stripped as Debian
+// builds Go (-ldflags='-s -w'). Two goroutine roots, checkout and browse,
+// call one hot function, crunch; checkout is given 70% of the work, browse
+// 30%, in turns of a few milliseconds. With -cpuprofile FILE it writes Go's
+// own CPU profile of the run, the oracle the test compares with.
+//
+//	go_split [-cpuprofile FILE] SECONDS
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime/pprof"
+	"strconv"
+	"time"
+)
+
+var sink uint64
+
+// crunch is the hot function both handlers share.
+//
+//go:noinline
+func crunch(n int) uint64 {
+	x := uint64(n)
+	for i := 0; i < n; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+		x ^= x >> 29
+	}
+	return x
+}
+
+//go:noinline
+func checkout(n int) { sink += crunch(n) }
+
+//go:noinline
+func browse(n int) { sink += crunch(n) }
+
+func main() {
+	cpuprofile := flag.String("cpuprofile", "", "write Go's own CPU profile to this file")
+	flag.Parse()
+	seconds, err := strconv.ParseFloat(flag.Arg(0), 64)
+	if err != nil || seconds <= 0 {
+		fmt.Fprintln(os.Stderr, "usage: go_split [-cpuprofile FILE] SECONDS")
+		os.Exit(2)
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	end := time.Now().Add(time.Duration(seconds * float64(time.Second)))
+	for time.Now().Before(end) {
+		checkout(700000)
+		browse(300000)
+	}
+	fmt.Println(sink != 0)
+}
