@@ -414,13 +414,19 @@ $(OUTPUT)/workloads/deep-nofp: tests/workloads/deep.c tests/workloads/work.h
 	$(Q)mkdir -p $(@D)
 	$(Q)gcc $(GCC_WORKLOAD_CFLAGS) -fomit-frame-pointer $< -o $@
 
-# Go: tests/e2e/go.sh runs go_split, stripped as Debian strips Go binaries.
-WORKLOADS += $(OUTPUT)/workloads/go_split
+# Go: tests/e2e/go.sh runs go_split and the test binary of Go's own regexp
+# package beside Go's profiler, both stripped as Debian strips Go binaries.
+WORKLOADS += $(OUTPUT)/workloads/go_split $(OUTPUT)/workloads/regexp.test
 
 $(OUTPUT)/workloads/go_split: tests/workloads/go_split/main.go
 	$(call msg,GO,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(GO_ENV) $(GO) build -ldflags='-s -w' -o $@ $<
+
+$(OUTPUT)/workloads/regexp.test:
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(GO_ENV) $(GO) test -c -ldflags='-s -w' -o $@ regexp
 
 # Java: tests/e2e/java.sh runs Split on the JVM of tools/install-deps.
 JAVAC ?= javac
