@@ -304,35 +304,61 @@ static bool read_uvarint(const uint8_t **p, const uint8_t *end, uint32_t *v)
 }
 
 /*
- * The value that table @off (into pctab; 0: none) of function @f gives
- * @pc: runtime.pcvalue's walk. Each step is a zigzag value delta (0 ends
- * the table, except first) and a pc delta; the value holds below the pc.
+ * A walk through value table @off (into pctab) of function @f: each step
+ * is a zigzag value delta (0 ends the table, except first) and a pc delta
+ * (times minLC, 1 on x86), runtime.step's format; the value holds from
+ * the step's pc to the next one's.
  */
+struct pc_steps {
+	const uint8_t *p, *end;
+	uint64_t pc;   /* where the next stretch starts */
+	uint32_t val;  /* the value, as Go's int32, in unsigned arithmetic: no overflow */
+	uint32_t step; /* steps taken */
+};
+
+static bool pc_steps__start(struct pc_steps *s, const struct gopclntab *t,
+			    const struct func_info *f, uint32_t off)
+{
+	if (!off || off >= t->pctab_size)
+		return false;
+	*s = (struct pc_steps){
+		.p = t->table.data + t->pctab + off,
+		.end = t->table.data + t->pctab + t->pctab_size,
+		.pc = f->entry,
+		.val = UINT32_MAX, /* -1 */
+	};
+	return true;
+}
+
+/* The next stretch, [*@lo, *@hi) with value *@val: false at the table's end or a corruption. */
+static bool pc_steps__next(struct pc_steps *s, uint64_t *lo, uint64_t *hi, int32_t *val)
+{
+	uint32_t uv, pcdelta;
+
+	if (s->step >= MAX_PCVALUE_STEPS || !read_uvarint(&s->p, s->end, &uv) || (!uv && s->step) ||
+	    !read_uvarint(&s->p, s->end, &pcdelta))
+		return false;
+	s->step++;
+	s->val += (uv & 1) ? ~(uv >> 1) : uv >> 1;
+	*lo = s->pc;
+	s->pc += pcdelta;
+	*hi = s->pc;
+	*val = (int32_t)s->val;
+	return true;
+}
+
+/* The value that table @off (0: none) of function @f gives @pc: runtime.pcvalue(). */
 static bool pcvalue(const struct gopclntab *t, const struct func_info *f, uint32_t off, uint64_t pc,
 		    int32_t *val)
 {
-	const uint8_t *p, *end;
-	uint64_t at = f->entry;
-	int32_t v = -1;
+	struct pc_steps s;
+	uint64_t lo, hi;
 
-	if (!off || off >= t->pctab_size)
+	if (!pc_steps__start(&s, t, f, off))
 		return false;
-	p = t->table.data + t->pctab + off;
-	end = t->table.data + t->pctab + t->pctab_size;
-	for (uint32_t n = 0; n < MAX_PCVALUE_STEPS; n++) {
-		uint32_t uv, pcdelta;
-
-		if (!read_uvarint(&p, end, &uv) || (!uv && n))
-			return false;
-		v += (uv & 1) ? (int32_t) ~(uv >> 1) : (int32_t)(uv >> 1);
-		if (!read_uvarint(&p, end, &pcdelta))
-			return false;
-		at += pcdelta; /* minLC is 1 on x86 */
-		if (pc < at) {
-			*val = v;
+	while (pc_steps__next(&s, &lo, &hi, val))
+		if (pc < hi)
 			return true;
-		}
-	}
 	return false;
 }
 
@@ -351,33 +377,24 @@ int gopclntab__func(const struct gopclntab *t, uint32_t func, struct gopclntab_f
 int gopclntab__sp_depths(const struct gopclntab *t, uint32_t func,
 			 int (*fn)(uint64_t pc, int32_t depth, void *arg), void *arg)
 {
-	const uint8_t *p, *end;
+	uint64_t lo, hi, end = 0;
 	struct func_info f;
-	uint64_t at, hi;
-	int32_t v = -1;
+	struct pc_steps s;
+	int32_t depth;
 
-	if (func >= t->nr_funcs || !read_func(t, func, &f) || !entry_pc(t, func + 1, &hi) ||
-	    !f.pcsp || f.pcsp >= t->pctab_size)
+	if (func >= t->nr_funcs || !read_func(t, func, &f) || !entry_pc(t, func + 1, &end) ||
+	    !pc_steps__start(&s, t, &f, f.pcsp))
 		return -ENOENT;
-	/* As pcvalue(), every stretch in turn. */
-	at = f.entry;
-	p = t->table.data + t->pctab + f.pcsp;
-	end = t->table.data + t->pctab + t->pctab_size;
-	for (uint32_t n = 0; at < hi && n < MAX_PCVALUE_STEPS; n++) {
-		uint32_t uv, pcdelta;
+	while (s.pc < end && pc_steps__next(&s, &lo, &hi, &depth)) {
 		int err;
 
-		if (!read_uvarint(&p, end, &uv) || (!uv && n))
-			break;
-		v += (uv & 1) ? (int32_t) ~(uv >> 1) : (int32_t)(uv >> 1);
-		if (!read_uvarint(&p, end, &pcdelta) || !pcdelta)
+		if (hi == lo) /* an empty stretch: corrupt */
 			return -ENOENT;
-		err = fn(at, v, arg);
+		err = fn(lo, depth, arg);
 		if (err)
 			return err;
-		at += pcdelta;
 	}
-	return at >= hi ? 0 : -ENOENT;
+	return s.pc >= end ? 0 : -ENOENT;
 }
 
 /* The source file and line of @pc in function @f, into @loc. */

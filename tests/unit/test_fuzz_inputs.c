@@ -22,6 +22,7 @@
 #include "fuzz/fuzz_die_reader.c"
 #include "fuzz/fuzz_elf.c"
 #include "fuzz/fuzz_event.c"
+#include "fuzz/fuzz_gopclntab.c"
 #include "fuzz/fuzz_kallsyms.c"
 #include "fuzz/fuzz_line_table.c"
 #include "fuzz/fuzz_perf_map.c"
@@ -121,6 +122,11 @@ TEST(fuzz_inputs_kallsyms)
 TEST(fuzz_inputs_unwind_cache)
 {
 	CHECK(!replay("fuzz_unwind_cache", fuzz_unwind_cache));
+}
+
+TEST(fuzz_inputs_gopclntab)
+{
+	CHECK(!replay("fuzz_gopclntab", fuzz_gopclntab));
 }
 
 TEST(fuzz_inputs_line_table)

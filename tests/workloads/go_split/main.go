@@ -4,9 +4,10 @@
 // builds Go (-ldflags='-s -w'). Two goroutine roots, checkout and browse,
 // call one hot function, crunch; checkout is given 70% of the work, browse
 // 30%, in turns of a few milliseconds. With -cpuprofile FILE it writes Go's
-// own CPU profile of the run, the oracle the test compares with.
+// own CPU profile of the run, the oracle the test compares with; with
+// -depth N the work runs N calls deeper (bench/deep-frames).
 //
-//	go_split [-cpuprofile FILE] SECONDS
+//	go_split [-cpuprofile FILE] [-depth N] SECONDS
 package main
 
 import (
@@ -38,12 +39,27 @@ func checkout(n int) { sink += crunch(n) }
 //go:noinline
 func browse(n int) { sink += crunch(n) }
 
+// deeper calls itself n times, then works until @end.
+//
+//go:noinline
+func deeper(n int, end time.Time) {
+	if n > 0 {
+		deeper(n-1, end)
+		return
+	}
+	for time.Now().Before(end) {
+		checkout(700000)
+		browse(300000)
+	}
+}
+
 func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write Go's own CPU profile to this file")
+	depth := flag.Int("depth", 0, "run the work this many calls deeper")
 	flag.Parse()
 	seconds, err := strconv.ParseFloat(flag.Arg(0), 64)
 	if err != nil || seconds <= 0 {
-		fmt.Fprintln(os.Stderr, "usage: go_split [-cpuprofile FILE] SECONDS")
+		fmt.Fprintln(os.Stderr, "usage: go_split [-cpuprofile FILE] [-depth N] SECONDS")
 		os.Exit(2)
 	}
 	if *cpuprofile != "" {
@@ -59,10 +75,6 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	end := time.Now().Add(time.Duration(seconds * float64(time.Second)))
-	for time.Now().Before(end) {
-		checkout(700000)
-		browse(300000)
-	}
+	deeper(*depth, time.Now().Add(time.Duration(seconds*float64(time.Second))))
 	fmt.Println(sink != 0)
 }
