@@ -340,9 +340,11 @@ $(PYTHON_FIXTURES): tests/fixtures/python_lines.py
 # The .gopclntab reader's fixture (tests/unit/test_gopclntab.c): one Go
 # program built whole and stripped as Debian strips Go (-s -w: no symbols,
 # no DWARF; the code is the same), and what Go's own runtime says of the
-# addresses of its stacks, in gosym-frames.txt.
+# addresses of its stacks, in gosym-frames.txt; and the same with a little
+# cgo, stripped and position-independent, in gosym-cgo-pie-frames.txt.
 GO ?= go
-GO_FIXTURES := $(addprefix $(OUTPUT)/fixtures/,gosym gosym-stripped gosym-frames.txt)
+GO_FIXTURES := $(addprefix $(OUTPUT)/fixtures/,gosym gosym-stripped gosym-frames.txt \
+	gosym-cgo-pie gosym-cgo-pie-frames.txt)
 GO_ENV := GOCACHE=$(abspath $(OUTPUT))/go-cache GO111MODULE=off
 
 $(OUTPUT)/fixtures/gosym: tests/fixtures/gosym/main.go
@@ -355,7 +357,12 @@ $(OUTPUT)/fixtures/gosym-stripped: tests/fixtures/gosym/main.go
 	$(Q)mkdir -p $(@D)
 	$(Q)$(GO_ENV) $(GO) build -ldflags='-s -w' -o $@ $<
 
-$(OUTPUT)/fixtures/gosym-frames.txt: $(OUTPUT)/fixtures/gosym
+$(OUTPUT)/fixtures/gosym-cgo-pie: tests/fixtures/gosym/main.go tests/fixtures/gosym/cgo.go
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(GO_ENV) $(GO) build -buildmode=pie -ldflags='-s -w' -o $@ $^
+
+$(OUTPUT)/fixtures/%-frames.txt: $(OUTPUT)/fixtures/%
 	$(call msg,FIXTURE,$@)
 	$(Q)$< > $@.tmp && mv $@.tmp $@
 

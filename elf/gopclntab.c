@@ -417,23 +417,31 @@ static void position(const struct gopclntab *t, const struct func_info *f, uint6
 	loc->file = table_string(t, t->filetab, t->filetab_size, off);
 }
 
-/* The ELF address of function @f's inline tree, or 0. */
-static uint64_t inline_tree(const struct gopclntab *t, const struct func_info *f)
+/*
+ * Does function @f have an inline tree: false when not; true with its ELF
+ * address in *@addr, 0 when it cannot be found (the table is corrupt, or
+ * go:func.* was not found).
+ */
+static bool inline_tree(const struct gopclntab *t, const struct func_info *f, uint64_t *addr)
 {
 	size_t at = f->pcdata + (size_t)f->npcdata * 4;
-	uint64_t addr;
 	uint32_t off;
 
+	*addr = 0;
 	if (f->nfuncdata <= FUNCDATA_INL_TREE)
-		return 0;
+		return false;
 	if (t->version < 118) {
-		/* Pointers, 8-aligned in the file as in memory. */
+		/* Pointers, 8-aligned in the file as in memory; 0 is none. */
 		at += (t->table.addr + at) & 4;
-		return table64(t, at + FUNCDATA_INL_TREE * 8, &addr) ? addr : 0;
+		return !table64(t, at + FUNCDATA_INL_TREE * 8, addr) || *addr;
 	}
-	if (!t->gofunc || !table32(t, at + FUNCDATA_INL_TREE * 4, &off) || off == UINT32_MAX)
-		return 0;
-	return t->gofunc + off;
+	if (!table32(t, at + FUNCDATA_INL_TREE * 4, &off))
+		return true;
+	if (off == UINT32_MAX)
+		return false;
+	if (t->gofunc)
+		*addr = t->gofunc + off;
+	return true;
 }
 
 /* Entry @ix of the inline tree at @tree: the inlined function's name offset and the call's pc. */
@@ -464,7 +472,9 @@ int gopclntab__lookup(const struct gopclntab *t, uint64_t pc, struct gopclntab_l
 
 	if (gopclntab__find(t, pc, &func, &lo, &hi) || !read_func(t, func, &f))
 		return 0;
-	tree = inline_tree(t, &f);
+	/* A tree that cannot be read: the chain cannot be either. */
+	if (inline_tree(t, &f, &tree) && !tree)
+		whole = false;
 	if (tree && f.npcdata > PCDATA_INL_TREE_INDEX &&
 	    !table32(t, f.pcdata + PCDATA_INL_TREE_INDEX * 4, &index_table))
 		whole = false;
@@ -508,6 +518,17 @@ int gopclntab__lookup(const struct gopclntab *t, uint64_t pc, struct gopclntab_l
 	return nr + 1;
 }
 
+static bool region_of(Elf *elf, const char *name, struct gopclntab_region *r)
+{
+	Elf_Data *d = elf__section_data(elf, name, &r->addr);
+
+	if (!d || !d->d_buf)
+		return false;
+	r->data = d->d_buf;
+	r->size = d->d_size;
+	return true;
+}
+
 /*
  * The table's section: .gopclntab, or .data.rel.ro.gopclntab in a
  * position-independent executable Go linked itself.
@@ -519,15 +540,34 @@ static Elf_Data *table_section(Elf *elf, uint64_t *addr)
 	return d ? d : elf__section_data(elf, ".data.rel.ro.gopclntab", addr);
 }
 
-static bool region_of(Elf *elf, const char *name, struct gopclntab_region *r)
+/*
+ * A position-independent executable that the system's linker linked (cgo)
+ * has the table inside .data.rel.ro, with no section of its own: the
+ * first 8-aligned header there that reads as one. 0 or -ENOENT.
+ */
+static int find_in_relro(struct gopclntab *t, Elf *elf, const struct gopclntab_region *rodata)
 {
-	Elf_Data *d = elf__section_data(elf, name, &r->addr);
+	static const uint8_t magics[][4] = { { 0xfa, 0xff, 0xff, 0xff },
+					     { 0xf0, 0xff, 0xff, 0xff },
+					     { 0xf1, 0xff, 0xff, 0xff } };
+	struct gopclntab_region relro, table;
+	static const uint8_t tail[4] = { 0, 0, 1, 8 };
 
-	if (!d || !d->d_buf)
-		return false;
-	r->data = d->d_buf;
-	r->size = d->d_size;
-	return true;
+	if (!region_of(elf, ".data.rel.ro", &relro))
+		return -ENOENT;
+	for (size_t off = 0; off + 8 <= relro.size; off += 8) {
+		const uint8_t *p = relro.data + off;
+		bool magic = false;
+
+		for (size_t i = 0; i < sizeof(magics) / sizeof(*magics); i++)
+			magic |= !memcmp(p, magics[i], 4);
+		if (!magic || memcmp(p + 4, tail, 4))
+			continue;
+		table = (struct gopclntab_region){ relro.addr + off, p, relro.size - off };
+		if (!gopclntab__open_regions(t, &table, rodata, 0) && t->nr_funcs)
+			return 0;
+	}
+	return -ENOENT;
 }
 
 /*
@@ -561,15 +601,19 @@ int gopclntab__open(struct gopclntab *t, Elf *elf)
 	Elf_Data *d;
 	int err;
 
-	d = table_section(elf, &table.addr);
-	if (!d || !d->d_buf)
-		return -ENOENT;
-	table.data = d->d_buf;
-	table.size = d->d_size;
 	/* Inline trees are in .rodata: without it, none. */
 	if (!region_of(elf, ".rodata", &rodata))
 		rodata = (struct gopclntab_region){ 0 };
-	err = gopclntab__open_regions(t, &table, &rodata, 0);
+	d = table_section(elf, &table.addr);
+	if (d && d->d_buf) {
+		table.data = d->d_buf;
+		table.size = d->d_size;
+		err = gopclntab__open_regions(t, &table, &rodata, 0);
+	} else if (elf__find_section(elf, ".go.buildinfo", &(GElf_Shdr){ 0 })) {
+		err = find_in_relro(t, elf, &rodata);
+	} else {
+		return -ENOENT;
+	}
 	if (!err && t->version >= 118)
 		t->gofunc = find_gofunc(elf, t);
 	return err;

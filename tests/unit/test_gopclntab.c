@@ -29,8 +29,8 @@ struct go_frame {
 
 #define MAX_GO_FRAMES 64
 
-/* Read gosym-frames.txt: the number of addresses, or -1. */
-static int read_go_frames(struct go_frame *frames)
+/* Read fixture @fixture (gosym-frames.txt): the number of addresses, or -1. */
+static int read_go_frames(const char *fixture, struct go_frame *frames)
 {
 	char line[1024], name[128], file[512];
 	unsigned long long addr;
@@ -38,7 +38,7 @@ static int read_go_frames(struct go_frame *frames)
 	int nr = 0;
 	FILE *f;
 
-	f = fopen(test__fixture("gosym-frames.txt"), "r");
+	f = fopen(test__fixture(fixture), "r");
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
@@ -65,8 +65,8 @@ static int read_go_frames(struct go_frame *frames)
 	return nr;
 }
 
-/* Every address of the fixture's stacks, as Go's runtime names them. */
-static void check_fixture(const char *fixture)
+/* Every address of the fixture's stacks (in fixture @frames_txt), as Go's runtime names them. */
+static void check_fixture(const char *fixture, const char *frames_txt)
 {
 	struct gopclntab_loc locs[GOPCLNTAB_MAX_DEPTH];
 	struct go_frame frames[MAX_GO_FRAMES];
@@ -75,7 +75,7 @@ static void check_fixture(const char *fixture)
 	struct gopclntab t;
 	int nr;
 
-	nr = read_go_frames(frames);
+	nr = read_go_frames(frames_txt, frames);
 	CHECK(nr >= 8);
 	elf = elf_file__open(test__fixture(fixture));
 	CHECK(elf);
@@ -106,12 +106,18 @@ static void check_fixture(const char *fixture)
 
 TEST(gopclntab_names_as_go_does)
 {
-	check_fixture("gosym");
+	check_fixture("gosym", "gosym-frames.txt");
 }
 
 TEST(gopclntab_stripped_names_as_go_does)
 {
-	check_fixture("gosym-stripped");
+	check_fixture("gosym-stripped", "gosym-frames.txt");
+}
+
+/* Linked by the system's linker (cgo), position-independent: the table is inside .data.rel.ro. */
+TEST(gopclntab_cgo_pie_names_as_go_does)
+{
+	check_fixture("gosym-cgo-pie", "gosym-cgo-pie-frames.txt");
 }
 
 /* The runtime's outermost functions, by name: what the unwinder marks as roots. */
@@ -124,7 +130,7 @@ TEST(gopclntab_find_name)
 	uint64_t lo, hi;
 	int nr;
 
-	nr = read_go_frames(frames);
+	nr = read_go_frames("gosym-frames.txt", frames);
 	CHECK(nr > 0);
 	elf = elf_file__open(test__fixture("gosym-stripped"));
 	CHECK(elf);
@@ -157,7 +163,7 @@ TEST(gopclntab_truncated)
 	struct elf_file *elf;
 	int nr;
 
-	nr = read_go_frames(frames);
+	nr = read_go_frames("gosym-frames.txt", frames);
 	CHECK(nr > 0);
 	elf = elf_file__open(test__fixture("gosym-stripped"));
 	CHECK(elf);
