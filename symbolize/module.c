@@ -147,6 +147,8 @@ static const struct elf_sym *module__symbol(const struct module *mod, uint64_t v
 	return debug->addr >= own->addr ? debug : own;
 }
 
+_Static_assert(GOPCLNTAB_MAX_DEPTH <= MODULE_MAX_LOCS, "a Go inline chain fits a lookup's");
+
 /* The file's Go function table, read the first time; NULL when it is not Go's. */
 static const struct gopclntab *module__go(struct module *mod)
 {

@@ -10,6 +10,10 @@
  * DWARF, else its debug file's (see debuginfo.h for where that is looked
  * for). Debug information is looked for the first time an address needs it.
  *
+ * Go's code is named from the file's own function table (.gopclntab,
+ * elf/gopclntab.h), stripped or not, with lines and inline chains: Go's
+ * names, as its tracebacks print them; DWARF is not read for it.
+ *
  * A lookup reports what addr2line -i -f would: the inline chain innermost
  * first; the outermost function is named by the symbol table when a symbol
  * covers the address, as llvm-symbolizer and perf do, else by the DWARF.
