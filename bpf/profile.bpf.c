@@ -14,6 +14,7 @@
  *
  *   common.bpf.h         targets, the ring buffer, stats, the scratch record
  *   native_unwind.bpf.h  user stacks of native code: unwind tables, copies
+ *   golang.bpf.h         Go: the labels of the goroutine a sample interrupted
  *   python.bpf.h         CPython's frames (the model of a runtime reader)
  *   stacks.bpf.h         a record's stacks: kernel, native, each runtime's
  *   sample.bpf.h         records: heads, sending, counting repeated ones
@@ -31,6 +32,7 @@
  */
 #include "bpf/common.bpf.h"
 #include "bpf/native_unwind.bpf.h"
+#include "bpf/golang.bpf.h"
 #include "bpf/python.bpf.h"
 #include "bpf/stacks.bpf.h"
 #include "bpf/sample.bpf.h"
@@ -62,6 +64,7 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	sample_head_init(r, tgid, tid);
 	n = record_stacks(ctx, r, proc, user_fp_stack, 0, in_user(ctx), false);
+	r->h.go_labels = go_labels(tgid);
 	send_or_count(r, n, state);
 	return 0;
 }

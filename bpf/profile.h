@@ -160,7 +160,15 @@ struct sample_head {
 	__u32 nr_intervals;
 	__u16 nr_python;  /* Python frames after the user stack */
 	__u16 alloc_func; /* EVENT_ALLOC: which function (enum alloc_func); else 0 */
-	__u64 alloc_addr; /* EVENT_ALLOC: the block's address; else 0 */
+	union {
+		__u64 alloc_addr; /* EVENT_ALLOC: the block's address */
+		/*
+		 * On-CPU samples of a Go program (go_procs): the address of
+		 * its goroutine's pprof labels (runtime.g's labels), which
+		 * user space reads; else 0.
+		 */
+		__u64 go_labels;
+	};
 };
 
 /*
@@ -226,6 +234,8 @@ static inline __attribute__((always_inline)) __u64 profile_stack_hash(const stru
 	h = (h ^ (r->h.flags & ~SAMPLE_SUMMED) ^ ((__u64)r->h.nr_kernel << 32)) * prime;
 	h = (h ^ comm[0]) * prime;
 	h = (h ^ comm[1]) * prime;
+	/* Samples of goroutines with other labels are counted apart. */
+	h = (h ^ r->h.go_labels) * prime;
 	/* A bound the verifier sees. */
 	for (__u32 i = 0; i < PROFILE_MAX_IPS; i++) {
 		if (i >= n)
@@ -395,6 +405,19 @@ struct python_proc {
 
 /* Processes with a Python interpreter loaded at once. */
 #define PROFILE_MAX_PYTHON_PROCS 4096
+
+/*
+ * A Go program whose goroutines' pprof labels are read (collector/golang.c):
+ * where its thread's current g is (at fsbase + tls_off), and in the
+ * runtime's structures of its release, runtime.g's m and labels and
+ * runtime.m's curg.
+ */
+struct go_proc {
+	__s32 tls_off;
+	__u32 g_m, m_curg, g_labels;
+};
+
+#define PROFILE_MAX_GO_PROCS 4096
 
 /* python_frame.code: the frame is the first its call of _PyEval_EvalFrameDefault ran. */
 #define PY_FRAME_ENTRY (1ULL << 63)

@@ -647,6 +647,8 @@ static int window_add(struct collector *c, struct collector_window *w, const str
 	if (!thread_name || !process_name)
 		return -ENOMEM;
 	event__stack_sample(e, &sample);
+	if (sample.labels && !(sample.labels = strset__add(w->strings, sample.labels)))
+		return -ENOMEM;
 	s = stack_table__add(&w->stacks, &sample, thread_name, process_name, &is_new);
 	if (!s)
 		return -ENOMEM;

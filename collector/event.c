@@ -46,7 +46,9 @@ static int parse_sample(const unsigned char *data, size_t size, struct event *ev
 	memcpy(e->stack.kernel, ips, h.nr_kernel * sizeof(__u64));
 	memcpy(e->stack.user, ips + h.nr_kernel * sizeof(__u64), h.nr_user * sizeof(__u64));
 	e->alloc_func = h.alloc_func;
-	e->alloc_addr = h.alloc_addr;
+	e->alloc_addr = h.type == EVENT_ALLOC ? h.alloc_addr : 0;
+	e->go_labels = h.type == EVENT_SAMPLE ? h.go_labels : 0;
+	e->labels = NULL;
 	if (h.type == EVENT_ALLOC && h.alloc_func >= NR_ALLOC_FUNCS)
 		return -EINVAL;
 	e->nr_python = h.nr_python;
@@ -112,5 +114,6 @@ void event__stack_sample(const struct sample_event *e, struct stack_sample *out)
 		.nr_user = st->nr_user,
 		.kernel = (const uint64_t *)st->kernel,
 		.user = (const uint64_t *)st->user,
+		.labels = e->labels,
 	};
 }

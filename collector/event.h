@@ -50,6 +50,12 @@ struct sample_event {
 	struct thread_stacks stack;
 	__u16 alloc_func; /* EVENT_ALLOC: enum alloc_func */
 	__u64 alloc_addr; /* EVENT_ALLOC: the block */
+	__u64 go_labels;  /* EVENT_SAMPLE of a Go program: its goroutine's labels (golang.bpf.h) */
+	/*
+	 * The sample's labels (common/profile.h's format), set by a runtime
+	 * (collector/golang.c): owned by it, NULL when none.
+	 */
+	const char *labels;
 	/* With SAMPLE_USER_REGS: the user registers at the sample, or when it left the CPU. */
 	__u64 user_regs[PROFILE_NR_REGS];
 	/* The thread's Python frames, innermost first, as the BPF program read them. */

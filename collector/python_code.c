@@ -12,14 +12,13 @@
  */
 #include "python_code.h"
 
+#include "common/remote_mem.h"
+
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 /* PyASCIIObject.length: after ob_refcnt and ob_type in every release. */
 #define PY_UNICODE_LENGTH 16
@@ -28,56 +27,6 @@
 #define PY_STATE_KIND(s) (((s) >> 2) & 7)
 #define PY_STATE_COMPACT(s) (((s) >> 5) & 1)
 #define PY_STATE_ASCII(s) (((s) >> 6) & 1)
-
-/*
- * Read @len bytes at @addr of @pid through /proc/PID/mem: for kernels
- * without process_vm_readv (ENOSYS). 0 or -errno, as read_remote().
- */
-static int read_proc_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	char path[32];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
-	n = pread(fd, buf, len, (off_t)addr);
-	close(fd);
-	if (n < 0)
-		return errno == EIO ? -EFAULT : -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
-}
-
-/*
- * Read @len bytes at @addr of @pid: 0, -ESRCH when the process is gone,
- * -EFAULT when any of the bytes is not mapped (a short read counts: what
- * is cut short is not the object the caller wants), -EPERM when we may not.
- */
-static int read_remote(pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { .iov_base = buf, .iov_len = len };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
-	ssize_t n;
-
-	if (!len)
-		return 0;
-	/* Address 0 and an end past 2^64 are never mapped. */
-	if (!addr || addr + len < addr)
-		return -EFAULT;
-	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-	if (n < 0 && errno == ENOSYS)
-		return read_proc_mem(pid, addr, buf, len);
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
-}
-
-static int read_u64(pid_t pid, uint64_t addr, uint64_t *val)
-{
-	return read_remote(pid, addr, val, sizeof(*val));
-}
 
 /* Append code point @c to @out as UTF-8; how many bytes (1 to 4). */
 static size_t put_utf8(char *out, uint32_t c)
@@ -123,10 +72,10 @@ static int read_unicode(pid_t pid, const struct python_offsets *off, uint64_t ad
 	int err;
 
 	*out = NULL;
-	err = read_remote(pid, addr + PY_UNICODE_LENGTH, &length, sizeof(length));
+	err = remote_read(pid, addr + PY_UNICODE_LENGTH, &length, sizeof(length));
 	if (err)
 		return err;
-	err = read_remote(pid, addr + off->unicode_state, &state, sizeof(state));
+	err = remote_read(pid, addr + off->unicode_state, &state, sizeof(state));
 	if (err)
 		return err;
 	if (length < 0 || length > PY_CODE_MAX_STRING || !PY_STATE_COMPACT(state))
@@ -145,7 +94,7 @@ static int read_unicode(pid_t pid, const struct python_offsets *off, uint64_t ad
 		err = -ENOMEM;
 		goto out_free;
 	}
-	err = read_remote(pid, data, raw, length * kind);
+	err = remote_read(pid, data, raw, length * kind);
 	if (err)
 		goto out_free;
 	p = s;
@@ -191,7 +140,7 @@ static int read_bytes(pid_t pid, const struct python_offsets *off, uint64_t addr
 
 	*out = NULL;
 	*len = 0;
-	err = read_remote(pid, addr + off->bytes_size, &size, sizeof(size));
+	err = remote_read(pid, addr + off->bytes_size, &size, sizeof(size));
 	if (err)
 		return err;
 	if (size < 0 || size > PY_CODE_MAX_LINETABLE)
@@ -199,7 +148,7 @@ static int read_bytes(pid_t pid, const struct python_offsets *off, uint64_t addr
 	buf = malloc(size ? size : 1);
 	if (!buf)
 		return -ENOMEM;
-	err = read_remote(pid, addr + off->bytes_data, buf, size);
+	err = remote_read(pid, addr + off->bytes_data, buf, size);
 	if (err) {
 		free(buf);
 		return err;
@@ -216,14 +165,14 @@ int py_code__read(pid_t pid, const struct python_offsets *off, uint64_t addr, st
 	int err;
 
 	memset(code, 0, sizeof(*code));
-	err = read_remote(pid, addr + off->code_firstlineno, &code->firstlineno,
+	err = remote_read(pid, addr + off->code_firstlineno, &code->firstlineno,
 			  sizeof(code->firstlineno));
 	if (!err)
-		err = read_u64(pid, addr + off->code_filename, &filename);
+		err = remote_read_u64(pid, addr + off->code_filename, &filename);
 	if (!err)
-		err = read_u64(pid, addr + name, &qualname);
+		err = remote_read_u64(pid, addr + name, &qualname);
 	if (!err)
-		err = read_u64(pid, addr + off->code_linetable, &linetable);
+		err = remote_read_u64(pid, addr + off->code_linetable, &linetable);
 	if (!err)
 		err = read_unicode(pid, off, qualname, &code->qualname);
 	if (!err)

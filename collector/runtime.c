@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "golang.h"
 #include "jvm.h"
 #include "procs.h"
 #include "python.h"
@@ -13,6 +14,7 @@
 const struct runtime_ops *const runtime_registry[] = {
 	&python_runtime,
 	&jvm_runtime,
+	&go_runtime,
 	NULL,
 };
 

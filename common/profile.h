@@ -140,6 +140,12 @@ struct profile_sample {
 	 */
 	const char *cmdline;
 	const char *cgroup; /* its cgroup v2 path when first seen; NULL: not known */
+	/*
+	 * Labels the program gave these samples (a goroutine's pprof labels):
+	 * "KEY=VALUE" pairs, each ended by a newline, keys sorted; NULL: none.
+	 * Neither holds a newline; a key holds no '='.
+	 */
+	const char *labels;
 	uint32_t nr_frames;
 	const struct profile_frame **frames; /* leaf first; kernel frames before user frames */
 	uint64_t count;			     /* samples, or intervals off CPU */

@@ -38,6 +38,8 @@ static bool entry_eq(const void *entry, const void *key)
 		return false;
 	if (k->overflow)
 		return true;
+	if (s->labels != e->labels)
+		return false;
 	return s->nr_kernel == e->nr_kernel && s->nr_user == e->nr_user &&
 	       same_words(s->ips, e->kernel, e->nr_kernel) &&
 	       same_words(s->ips + e->nr_kernel, e->user, e->nr_user);
@@ -51,6 +53,7 @@ static uint64_t key_hash(const struct stack_key *k)
 
 	if (k->overflow)
 		return h;
+	h = hash_mix(h, (uintptr_t)e->labels);
 	h = hash_words(h, e->kernel, e->nr_kernel);
 	return hash_words(h ^ 0x5bd1e995, e->user, e->nr_user);
 }
@@ -110,6 +113,7 @@ static struct stack_entry *stack_entry__new(const struct stack_key *k, const cha
 	if (k->overflow)
 		return s;
 	s->truncated = e->truncated;
+	s->labels = e->labels;
 	s->nr_kernel = e->nr_kernel;
 	s->nr_user = e->nr_user;
 	copy_words(s->ips, e->kernel, e->nr_kernel);

@@ -3,7 +3,7 @@
  * stack_table.h - samples aggregated into distinct stacks.
  *
  * One entry per distinct (pid, tid, thread name, on or off CPU, kernel stack,
- * user stack), counting how often it was seen, for how long when off CPU,
+ * user stack, labels), counting how often it was seen, for how long when off CPU,
  * and keeping every record's timestamp for exporters that draw a timeline.
  * An entry also keeps the maps snapshot that was current when it was first
  * seen, for the symbolizer.
@@ -56,6 +56,7 @@ struct stack_sample {
 	uint64_t count;
 	uint16_t nr_kernel, nr_user;
 	const uint64_t *kernel, *user; /* NULL where there are none */
+	const char *labels;	       /* interned (common/profile.h's format), NULL: none */
 };
 
 /*
@@ -80,6 +81,7 @@ struct stack_entry {
 	const char *process_name;     /* interned */
 	const char *cmdline;	      /* interned: the process's when first seen, or NULL */
 	const char *cgroup;	      /* interned: the process's cgroup v2 path then, or NULL */
+	const char *labels;	      /* interned: the samples' labels, or NULL */
 	const struct proc_maps *maps; /* snapshot in effect when first seen, or NULL */
 	bool maps_stale;	      /* @maps misses the leaf: look again at the end */
 	uint32_t truncated;	      /* STACK_*_TRUNCATED of the first sample */

@@ -215,6 +215,43 @@ static int64_t builder__strf(struct builder *b, const char *fmt, ...)
 	return builder__str(b, s);
 }
 
+/* builder__str() for the @len bytes at @s, copied into the arena with a NUL. */
+static int64_t builder__str_len(struct builder *b, const char *s, size_t len)
+{
+	char *copy = arena__alloc(&b->arena, len + 1);
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	return builder__str(b, copy);
+}
+
+/*
+ * The labels a program gave @s (profile_sample's "KEY=VALUE\n" pairs) into
+ * @msg's, from @labels on (room for every pair): string labels, as Go's
+ * profiler writes a goroutine's. 0 or -ENOMEM.
+ */
+static int builder__program_labels(struct builder *b, const struct profile_sample *s,
+				   Perftools__Profiles__Sample *msg,
+				   Perftools__Profiles__Label *labels)
+{
+	for (const char *p = s->labels, *end; p && (end = strchr(p, '\n')); p = end + 1) {
+		const char *eq = memchr(p, '=', end - p);
+		Perftools__Profiles__Label *l = labels++;
+
+		if (!eq)
+			continue;
+		perftools__profiles__label__init(l);
+		l->key = builder__str_len(b, p, eq - p);
+		l->str = builder__str_len(b, eq + 1, end - eq - 1);
+		if (l->key < 0 || l->str < 0)
+			return -ENOMEM;
+		msg->label[msg->n_label++] = l;
+	}
+	return 0;
+}
+
 /* builder__str() for a non-NULL @s, remembering the answer in @m. */
 static int64_t builder__str_memo(struct builder *b, struct str_memo *m, const char *s)
 {
@@ -384,14 +421,17 @@ static int builder__sample(struct builder *b, const struct profile *p,
 	};
 	Perftools__Profiles__Label *labels;
 	uint32_t n = s->nr_frames;
+	size_t nr_labels = NR_KEYS;
 	int64_t str;
 
 	perftools__profiles__sample__init(msg);
 
+	for (const char *c = s->labels; c && (c = strchr(c, '\n')); c++)
+		nr_labels++;
 	msg->n_value = b->prof.n_sample_type;
 	msg->value = arena__alloc_array(&b->arena, msg->n_value, sizeof(*msg->value));
-	labels = arena__alloc_array(&b->arena, NR_KEYS, sizeof(*labels));
-	msg->label = arena__alloc_array(&b->arena, NR_KEYS, sizeof(*msg->label));
+	labels = arena__alloc_array(&b->arena, nr_labels, sizeof(*labels));
+	msg->label = arena__alloc_array(&b->arena, nr_labels, sizeof(*msg->label));
 	if (!msg->value || !labels || !msg->label)
 		return -ENOMEM;
 	/* In the order of builder__header()'s sample types. */
@@ -434,6 +474,8 @@ static int builder__sample(struct builder *b, const struct profile *p,
 		labels[key].str = str;
 		msg->label[msg->n_label++] = &labels[key];
 	}
+	if (builder__program_labels(b, s, msg, labels + NR_KEYS))
+		return -ENOMEM;
 
 	if (!s->nr_frames)
 		return 0;

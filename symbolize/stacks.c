@@ -170,6 +170,7 @@ int stacks__symbolize(struct profile *p, struct symbolizer *sym, const struct st
 			.thread_name = s->thread_name,
 			.cmdline = s->cmdline,
 			.cgroup = s->cgroup,
+			.labels = s->labels,
 			.count = s->count,
 			.truncated = s->truncated != 0,
 			.offcpu = s->offcpu,

@@ -4,18 +4,20 @@
 # from Go's own function table and named from it (collector/unwind_table.c,
 # elf/gopclntab.c). The oracle is Go's own CPU profiler on the same process
 # at the same time (-test.cpuprofile, runtime/pprof), compared by
-# pprof_shares.py with a tolerance derived from both sample counts; then
-# Debian's hugo (cgo, stripped) building a site.
+# pprof_shares.py with a tolerance derived from both sample counts; the
+# goroutines' pprof labels, as Go's profiler splits by them; then Debian's
+# hugo (cgo, stripped) building a site.
 . "$(dirname "$0")/lib.sh"
 
 regexp_name="Go's regexp tests, stripped: stacks whole, frames named, flat shares as Go's profiler"
 split_name="go_split: callers' shares as Go's profiler, checkout 70±5%"
+labels_name="goroutines' pprof labels: handler=checkout 70±5% of the labelled samples, as Go's profiler"
 hugo_name="Debian's hugo building a site: stacks whole and frames named"
-require_bpf "$regexp_name" "$split_name" "$hugo_name"
+require_bpf "$regexp_name" "$split_name" "$labels_name" "$hugo_name"
 
 if ! command -v go >/dev/null || [[ ! -x $WORKLOADS/regexp.test || ! -x $WORKLOADS/go_split ]]; then
 	missing "go or the Go workloads are missing (tools/install-deps, make workloads)" \
-		"$regexp_name" "$split_name" "$hugo_name"
+		"$regexp_name" "$split_name" "$labels_name" "$hugo_name"
 	exit 0
 fi
 shares() { python3 "$(dirname "$0")/pprof_shares.py" "$@"; }
@@ -68,6 +70,32 @@ if within "$checkout" 70 5; then
 else
 	fail "$split_name (checkout $checkout%)"
 	pprof -top -cum -nodecount=10 "$TMP/split.pb.gz" 2>&1 | sed 's/^/#   /'
+fi
+
+# Each handler under its own label (pprof.Do): the label's shares, which
+# only reading the goroutine's labels gives, beside Go's own profile's.
+# handler_share FILE: checkout's percentage of the samples labelled handler,
+# and how many those are, from `go tool pprof -tags`.
+handler_share() {
+	pprof -tags "$1" 2>/dev/null | awk '$1 == "handler:" { t = 1; next } t && /^ *[a-z]+: Total/ { t = 0 }
+		t && $NF == "checkout" { share = $2 } t && /%\): / { n++ }
+		END { gsub(/[(%):]/, "", share); if (n) print share }'
+}
+"$PROFILER" -v -F 999 -o "$TMP/labels.pb.gz" -- "$WORKLOADS/go_split" -labels \
+	-cpuprofile "$TMP/labels-go.pprof" 5 >/dev/null 2>"$TMP/labels.err"
+ours=$(handler_share "$TMP/labels.pb.gz")
+theirs=$(handler_share "$TMP/labels-go.pprof")
+n_ours=$(summary_count "$TMP/labels.err" "on-CPU samples")
+n_go=$(shares summary "$TMP/labels-go.pprof" 2>/dev/null | awk '{ print $2 }')
+# Three standard deviations of the difference, and a point for the clocks.
+tol=$(awk -v a="$n_ours" -v b="$n_go" 'BEGIN { if (a && b) printf "%.1f", 300 * sqrt(0.21 * (1 / a + 1 / b)) + 1 }')
+what="checkout ${ours:-none}% of labelled samples, Go's profile ${theirs:-none}% (±${tol:-?}); ${n_ours:-0} and ${n_go:-0} samples"
+if within "$ours" 70 5 && within "$ours" "$theirs" "${tol:-x}"; then
+	ok "$labels_name ($what)"
+else
+	fail "$labels_name ($what)"
+	grep -E 'golang|warn' "$TMP/labels.err" | sed 's/^/#   /'
+	pprof -tags "$TMP/labels.pb.gz" 2>&1 | head -20 | sed 's/^/#   /'
 fi
 
 # hugo: no frame pointers in its C, no CFI in its Go, stripped. A site of

@@ -721,6 +721,50 @@ TEST(pprof_main_binary_first)
 	perftools__profiles__profile__free_unpacked(pp, NULL);
 }
 
+/*
+ * Labels a program gave its samples (a goroutine's pprof labels): one
+ * string label each, beside ours, as go tool pprof -tags lists them; a
+ * sample without them has ours only.
+ */
+TEST(pprof_program_labels)
+{
+	const struct profile_frame *frames[] = { &f_compute, &f_main };
+	struct profile_sample with = {
+		.pid = 1,
+		.tid = 1,
+		.frames = frames,
+		.nr_frames = 2,
+		.count = 3,
+		.labels = "handler=checkout\nuser=a b=c\n",
+	};
+	struct profile_sample without = with;
+	struct profile *p = profile__new(99);
+	Perftools__Profiles__Profile *pp;
+	const Perftools__Profiles__Sample *ls, *nl;
+	const Perftools__Profiles__Label *l;
+
+	without.labels = NULL;
+	without.tid = 2;
+	CHECK(p && profile__add_sample(p, &with) && profile__add_sample(p, &without));
+	pp = encode_and_unpack(p);
+	profile__free(p);
+	CHECK(pp && pp->n_sample == 2);
+	/* Whichever order the samples were written in: thread 1's has the labels. */
+	ls = pp->sample[0];
+	nl = pp->sample[1];
+	if ((l = label_by_key(pp, ls, "tid")) && l->num != 1)
+		ls = pp->sample[1], nl = pp->sample[0];
+	CHECK_U64(ls->n_label, 2 + 2); /* pid, tid: no names given */
+	CHECK((l = label_by_key(pp, ls, "handler")) && !l->num);
+	CHECK_STR(str_at(pp, l->str), "checkout");
+	/* The first '=' ends the key: a value may hold more. */
+	CHECK((l = label_by_key(pp, ls, "user")));
+	CHECK_STR(str_at(pp, l->str), "a b=c");
+	CHECK_U64(nl->n_label, 2);
+	CHECK(!label_by_key(pp, nl, "handler"));
+	perftools__profiles__profile__free_unpacked(pp, NULL);
+}
+
 /* A profile of one on-CPU sample and one interval off CPU of the same stack. */
 static struct profile *on_and_off_cpu(enum profile_mode mode)
 {

@@ -5,12 +5,15 @@
 // call one hot function, crunch; checkout is given 70% of the work, browse
 // 30%, in turns of a few milliseconds. With -cpuprofile FILE it writes Go's
 // own CPU profile of the run, the oracle the test compares with; with
-// -depth N the work runs N calls deeper (bench/deep-frames).
+// -depth N the work runs N calls deeper (bench/deep-frames); with -labels,
+// each handler runs under the pprof label handler=checkout or
+// handler=browse (pprof.Do), as a server labels its requests.
 //
-//	go_split [-cpuprofile FILE] [-depth N] SECONDS
+//	go_split [-cpuprofile FILE] [-depth N] [-labels] SECONDS
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -39,6 +42,17 @@ func checkout(n int) { sink += crunch(n) }
 //go:noinline
 func browse(n int) { sink += crunch(n) }
 
+var labelled = flag.Bool("labels", false, "run each handler under a pprof label")
+
+// handle runs f(n) as the handler @name.
+func handle(name string, f func(int), n int) {
+	if !*labelled {
+		f(n)
+		return
+	}
+	pprof.Do(context.Background(), pprof.Labels("handler", name), func(context.Context) { f(n) })
+}
+
 // deeper calls itself n times, then works until @end.
 //
 //go:noinline
@@ -48,8 +62,8 @@ func deeper(n int, end time.Time) {
 		return
 	}
 	for time.Now().Before(end) {
-		checkout(700000)
-		browse(300000)
+		handle("checkout", checkout, 700000)
+		handle("browse", browse, 300000)
 	}
 }
 
@@ -59,7 +73,7 @@ func main() {
 	flag.Parse()
 	seconds, err := strconv.ParseFloat(flag.Arg(0), 64)
 	if err != nil || seconds <= 0 {
-		fmt.Fprintln(os.Stderr, "usage: go_split [-cpuprofile FILE] [-depth N] SECONDS")
+		fmt.Fprintln(os.Stderr, "usage: go_split [-cpuprofile FILE] [-depth N] [-labels] SECONDS")
 		os.Exit(2)
 	}
 	if *cpuprofile != "" {
