@@ -65,6 +65,26 @@ static int read_go_frames(const char *fixture, struct go_frame *frames)
 	return nr;
 }
 
+/*
+ * Fixture @fixture's table into @t, its file into *@elf (the caller puts
+ * it), and what Go said of its addresses, from fixture @frames_txt, into
+ * @frames: their number, or -1 with the case failed.
+ */
+static int open_fixture(const char *fixture, const char *frames_txt, struct go_frame *frames,
+			struct elf_file **elf, struct gopclntab *t)
+{
+	int nr = read_go_frames(frames_txt, frames);
+
+	*elf = nr > 0 ? elf_file__open(test__fixture(fixture)) : NULL;
+	if (!*elf || gopclntab__open(t, elf_file__elf(*elf))) {
+		test__fail(__FILE__, __LINE__, "%s: %d addresses in %s, %s", fixture, nr,
+			   frames_txt, *elf ? "no table read" : "not opened");
+		elf_file__put(*elf);
+		return -1;
+	}
+	return nr;
+}
+
 /* Every address of the fixture's stacks (in fixture @frames_txt), as Go's runtime names them. */
 static void check_fixture(const char *fixture, const char *frames_txt)
 {
@@ -75,11 +95,8 @@ static void check_fixture(const char *fixture, const char *frames_txt)
 	struct gopclntab t;
 	int nr;
 
-	nr = read_go_frames(frames_txt, frames);
+	nr = open_fixture(fixture, frames_txt, frames, &elf, &t);
 	CHECK(nr >= 8);
-	elf = elf_file__open(test__fixture(fixture));
-	CHECK(elf);
-	CHECK(gopclntab__open(&t, elf_file__elf(elf)) == 0);
 	CHECK(t.version >= 116 && t.nr_funcs > 1000);
 	for (int i = 0; i < nr; i++) {
 		const struct go_frame *g = &frames[i];
@@ -130,11 +147,8 @@ TEST(gopclntab_find_name)
 	uint64_t lo, hi;
 	int nr;
 
-	nr = read_go_frames("gosym-frames.txt", frames);
+	nr = open_fixture("gosym-stripped", "gosym-frames.txt", frames, &elf, &t);
 	CHECK(nr > 0);
-	elf = elf_file__open(test__fixture("gosym-stripped"));
-	CHECK(elf);
-	CHECK(gopclntab__open(&t, elf_file__elf(elf)) == 0);
 	CHECK(gopclntab__find_name(&t, "runtime.goexit", &lo, &hi) == 0);
 	CHECK(lo < hi && hi - lo < 64);
 	/* Every goroutine's stack ends in goexit: the fixture's main does. */
@@ -163,11 +177,8 @@ TEST(gopclntab_truncated)
 	struct elf_file *elf;
 	int nr;
 
-	nr = read_go_frames("gosym-frames.txt", frames);
+	nr = open_fixture("gosym-stripped", "gosym-frames.txt", frames, &elf, &whole);
 	CHECK(nr > 0);
-	elf = elf_file__open(test__fixture("gosym-stripped"));
-	CHECK(elf);
-	CHECK(gopclntab__open(&whole, elf_file__elf(elf)) == 0);
 	for (size_t size = 0; size <= whole.table.size;
 	     size += size + 4096 < whole.table.size ? 4096 : 1) {
 		table = whole.table;
