@@ -53,7 +53,8 @@ endif
 .DELETE_ON_ERROR:
 .SUFFIXES:
 .PHONY: FORCE all clean demo test unit-tests bench bench-check bench-baseline bench-ci deps install \
-	uninstall format-check format asan workloads fixtures oracle profiler-cli playwright-core
+	uninstall format-check format asan workloads fixtures oracle profiler-cli playwright-core \
+	go-peers
 
 all: $(OUTPUT)/profiler
 
@@ -542,6 +543,23 @@ $(PLAYWRIGHT_CORE):
 
 playwright-core: $(PLAYWRIGHT_CORE)
 
+# tests/e2e/go.sh profiles Go programs nobody here wrote, stripped, built
+# by other Go releases than Debian's: esbuild's binaries from npm, pinned
+# here, one built by Go 1.23 (the function table's newest layout) and one
+# by Go 1.16 (its oldest read). Their install scripts are not run; a
+# directory of their own, where installing them removes nothing else.
+ESBUILD_PEERS := $(OUTPUT)/npm-go/node_modules/@esbuild/linux-x64/bin/esbuild \
+	$(OUTPUT)/npm-go/node_modules/esbuild-linux-64/bin/esbuild
+
+$(ESBUILD_PEERS) &:
+	$(call msg,NPM,@esbuild/linux-x64@0.24.0 esbuild-linux-64@0.11.23)
+	$(Q)mkdir -p $(OUTPUT)/npm-go
+	$(Q)npm install --prefix $(OUTPUT)/npm-go --no-audit --no-fund --loglevel=error --ignore-scripts \
+		@esbuild/linux-x64@0.24.0 esbuild-linux-64@0.11.23
+	$(Q)test -x $(word 1,$(ESBUILD_PEERS)) && test -x $(word 2,$(ESBUILD_PEERS))
+
+go-peers: $(ESBUILD_PEERS)
+
 unit-tests: $(OUTPUT)/tests/unit-tests fixtures
 	$(Q)FIXTURES=$(OUTPUT)/fixtures $(OUTPUT)/tests/unit-tests
 
@@ -550,7 +568,7 @@ unit-tests: $(OUTPUT)/tests/unit-tests fixtures
 # an "N passed, N failed, N skipped" line.
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/tests/unit-tests fixtures workloads oracle \
-		profiler-cli playwright-core
+		profiler-cli playwright-core go-peers
 	$(Q)OUTPUT=$(OUTPUT) tests/run
 
 demo: deps
@@ -565,7 +583,7 @@ ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-s
 asan: deps
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)-asan CFLAGS="$(ASAN_FLAGS)" \
 		LDFLAGS="$(ASAN_FLAGS)" all $(OUTPUT)-asan/tests/unit-tests fixtures workloads oracle \
-		profiler-cli playwright-core
+		profiler-cli playwright-core go-peers
 	$(Q)OUTPUT=$(OUTPUT)-asan ASAN_OPTIONS=detect_leaks=1 tests/run
 
 deps:

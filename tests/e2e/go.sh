@@ -5,19 +5,22 @@
 # elf/gopclntab.c). The oracle is Go's own CPU profiler on the same process
 # at the same time (-test.cpuprofile, runtime/pprof), compared by
 # pprof_shares.py with a tolerance derived from both sample counts; the
-# goroutines' pprof labels, as Go's profiler splits by them; then Debian's
-# hugo (cgo, stripped) building a site.
+# goroutines' pprof labels, as Go's profiler splits by them; esbuild's
+# released binaries (npm), built by Go 1.23 and by Go 1.16, beside their own
+# --cpuprofile; then Debian's hugo (cgo, stripped) building a site.
 . "$(dirname "$0")/lib.sh"
 
 regexp_name="Go's regexp tests, stripped: stacks whole, frames named, flat shares as Go's profiler"
 split_name="go_split: callers' shares as Go's profiler, checkout 70±5%"
 labels_name="goroutines' pprof labels: handler=checkout 70±5% of the labelled samples, as Go's profiler"
+esbuild_names=("esbuild 0.24 (Go 1.23): stacks whole, frames named, flat shares as its own profile"
+	"esbuild 0.11 (Go 1.16): stacks whole, frames named, flat shares as its own profile")
 hugo_name="Debian's hugo building a site: stacks whole and frames named"
-require_bpf "$regexp_name" "$split_name" "$labels_name" "$hugo_name"
+require_bpf "$regexp_name" "$split_name" "$labels_name" "${esbuild_names[@]}" "$hugo_name"
 
 if ! command -v go >/dev/null || [[ ! -x $WORKLOADS/regexp.test || ! -x $WORKLOADS/go_split ]]; then
 	missing "go or the Go workloads are missing (tools/install-deps, make workloads)" \
-		"$regexp_name" "$split_name" "$labels_name" "$hugo_name"
+		"$regexp_name" "$split_name" "$labels_name" "${esbuild_names[@]}" "$hugo_name"
 	exit 0
 fi
 shares() { python3 "$(dirname "$0")/pprof_shares.py" "$@"; }
@@ -97,6 +100,25 @@ else
 	grep -E 'golang|warn' "$TMP/labels.err" | sed 's/^/#   /'
 	pprof -tags "$TMP/labels.pb.gz" 2>&1 | head -20 | sed 's/^/#   /'
 fi
+
+# esbuild bundling 8,000 generated functions: the function tables of Go's
+# newest and oldest layouts read, on programs built elsewhere.
+esbuilds=("$OUTPUT/npm-go/node_modules/@esbuild/linux-x64/bin/esbuild"
+	"$OUTPUT/npm-go/node_modules/esbuild-linux-64/bin/esbuild")
+for ((f = 0; f < 8000; f++)); do
+	echo "export function f$f(a, b) { const x = a * $f + b; if (x > $((f % 97))) { return [x, a, b].map(v => v + $f).filter(Boolean) } return { k$f: x, s: \`t\${a}$f\` } }"
+done >"$TMP/in.js"
+for i in 0 1; do
+	if [[ ! -x ${esbuilds[i]} ]]; then
+		missing "${esbuilds[i]} is missing (make go-peers)" "${esbuild_names[i]}"
+		continue
+	fi
+	"$PROFILER" -v -F 999 -o "$TMP/esbuild$i.pb.gz" -- "${esbuilds[i]}" "$TMP/in.js" --bundle \
+		--minify --outfile="$TMP/out.js" --cpuprofile="$TMP/esbuild$i-go.pprof" \
+		>/dev/null 2>"$TMP/esbuild$i.err"
+	judge "${esbuild_names[i]}" "$TMP/esbuild$i.err" "$TMP/esbuild$i.pb.gz" 95 95 \
+		"$TMP/esbuild$i-go.pprof" "$TMP/esbuild$i.pb.gz" flat 8
+done
 
 # hugo: no frame pointers in its C, no CFI in its Go, stripped. A site of
 # 400 generated pages, each listing the others: a few seconds of templates.
