@@ -962,19 +962,29 @@ void unwind_table__compact(struct unwind_table *t)
  * stack ends (each goroutine's in goexit, each thread's in mstart, the
  * first thread's in rt0_go; Go's traceback stops there too), and those
  * that call on another stack, whose callers are found by rbp wherever it
- * leads. Go's table names them without the .abi0 of their symbols.
+ * leads; and its signal restorer. Go's table names them without the .abi0
+ * of their symbols.
  */
 static const struct {
 	const char *name;
 	uint8_t cfa;
+	/*
+	 * From the byte before: Go's signal restorer, as glibc's __restore_rt,
+	 * is where the kernel makes a handler return to, and a caller's row
+	 * is looked up at its return address less one.
+	 */
+	bool from_before;
 } go_runtime_rows[] = {
-	{ "runtime.goexit", UNWIND_CFA_END },
-	{ "runtime.mstart", UNWIND_CFA_END },
-	{ "runtime.rt0_go", UNWIND_CFA_END },
-	{ "runtime.systemstack", UNWIND_CFA_FP_SWITCH },
-	{ "runtime.mcall", UNWIND_CFA_FP_SWITCH },
-	{ "runtime.asmcgocall", UNWIND_CFA_FP_SWITCH },
-	{ "runtime.morestack", UNWIND_CFA_FP_SWITCH },
+	{ "runtime.goexit", UNWIND_CFA_END, false },
+	{ "runtime.mstart", UNWIND_CFA_END, false },
+	{ "runtime.rt0_go", UNWIND_CFA_END, false },
+	{ "runtime.systemstack", UNWIND_CFA_FP_SWITCH, false },
+	{ "runtime.mcall", UNWIND_CFA_FP_SWITCH, false },
+	{ "runtime.asmcgocall", UNWIND_CFA_FP_SWITCH, false },
+	{ "runtime.morestack", UNWIND_CFA_FP_SWITCH, false },
+	/* Go 1.21 renamed it: the registers the signal interrupted are in the ucontext at rsp. */
+	{ "runtime.sigreturn", UNWIND_CFA_SIGNAL, true },
+	{ "runtime.sigreturn__sigaction", UNWIND_CFA_SIGNAL, true },
 };
 
 static int go_sp_row(uint64_t pc, int32_t depth, void *arg)
@@ -1053,7 +1063,7 @@ static int go_runtime_overlay(struct unwind_table *t, const struct gopclntab *go
 		uint64_t lo, hi;
 
 		if (!gopclntab__find_name(go, go_runtime_rows[i].name, &lo, &hi) &&
-		    table_overlay(t, lo, hi, &rule))
+		    table_overlay(t, lo - (go_runtime_rows[i].from_before && lo), hi, &rule))
 			return -ENOMEM;
 	}
 	drop_repeats(t);
