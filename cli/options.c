@@ -84,7 +84,9 @@ const char options_usage[] =
 "  -f, --format FMT        pprof | folded | firefox | svg | dhat\n"
 "      --root-frame WHAT   what folded stacks and the flame graph start with:\n"
 "                          comm (the process name, the default), cmdline (its\n"
-"                          command line) or none (every process merged)\n"
+"                          command line), labels (the samples' Go pprof\n"
+"                          labels, else the process name) or none (every\n"
+"                          process merged)\n"
 "      --no-cache          neither read nor write the cache of answers and\n"
 "                          unwind tables kept per build-id, in\n"
 "                          $XDG_CACHE_HOME/profiler (else /var/cache/profiler\n"
@@ -367,17 +369,20 @@ static int parse_call_graph(struct options *o, const char *arg, char *err, size_
 	return 0;
 }
 
-/* --root-frame comm | cmdline | none. */
+/* --root-frame comm | cmdline | labels | none. */
 static int parse_root_frame(struct options *o, const char *arg, char *err, size_t size)
 {
 	if (!strcmp(arg, "comm"))
 		o->export.root = PROFILE_ROOT_COMM;
 	else if (!strcmp(arg, "cmdline"))
 		o->export.root = PROFILE_ROOT_CMDLINE;
+	else if (!strcmp(arg, "labels"))
+		o->export.root = PROFILE_ROOT_LABELS;
 	else if (!strcmp(arg, "none"))
 		o->export.root = PROFILE_ROOT_NONE;
 	else
-		return fail(err, size, "invalid --root-frame '%s': use comm, cmdline or none", arg);
+		return fail(err, size,
+			    "invalid --root-frame '%s': use comm, cmdline, labels or none", arg);
 	return 0;
 }
 

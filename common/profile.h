@@ -146,6 +146,7 @@ struct profile_sample {
 	 * Neither holds a newline; a key holds no '='.
 	 */
 	const char *labels;
+	const char *labels_root; /* @labels as one root frame, "KEY=VALUE KEY=VALUE"; NULL: none */
 	uint32_t nr_frames;
 	const struct profile_frame **frames; /* leaf first; kernel frames before user frames */
 	uint64_t count;			     /* samples, or intervals off CPU */
@@ -270,6 +271,7 @@ enum profile_root {
 	PROFILE_ROOT_COMM,    /* the process name, as stackcollapse-perf.pl does: the default */
 	PROFILE_ROOT_CMDLINE, /* the command line, else (a kernel thread) the process name */
 	PROFILE_ROOT_NONE,    /* nothing: the stacks of every process merged */
+	PROFILE_ROOT_LABELS,  /* the samples' labels (a goroutine's), else the process name */
 };
 
 /* @s's root frame under @root: a name, or NULL for PROFILE_ROOT_NONE. */
@@ -283,6 +285,10 @@ static inline const char *profile_sample__root(const struct profile_sample *s,
 		break;
 	case PROFILE_ROOT_NONE:
 		return NULL;
+	case PROFILE_ROOT_LABELS:
+		if (s->labels_root)
+			return s->labels_root;
+		break;
 	case PROFILE_ROOT_COMM:
 		break;
 	}

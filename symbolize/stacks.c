@@ -144,6 +144,26 @@ static void alloc_figures(struct profile_alloc *out, const struct stack_alloc *a
 	};
 }
 
+/*
+ * Labels @labels ("KEY=VALUE\n" pairs) as one frame, the pairs apart by
+ * spaces, interned in @strings; NULL when none (or out of memory: the
+ * process name roots the stack then).
+ */
+static const char *labels_root(struct strset *strings, const char *labels)
+{
+	size_t len = labels ? strlen(labels) : 0;
+	char *s;
+	const char *root;
+
+	if (!len || !(s = strdup(labels)))
+		return NULL;
+	for (char *c = s; (c = strchr(c, '\n')); c++)
+		*c = ' ';
+	root = strset__add_len(strings, s, len - 1); /* without the last newline's space */
+	free(s);
+	return root;
+}
+
 int stacks__symbolize(struct profile *p, struct symbolizer *sym, const struct stack_table *stacks,
 		      const struct stacks_opts *opts)
 {
@@ -171,6 +191,7 @@ int stacks__symbolize(struct profile *p, struct symbolizer *sym, const struct st
 			.cmdline = s->cmdline,
 			.cgroup = s->cgroup,
 			.labels = s->labels,
+			.labels_root = labels_root(p->strings, s->labels),
 			.count = s->count,
 			.truncated = s->truncated != 0,
 			.offcpu = s->offcpu,

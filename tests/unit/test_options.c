@@ -154,6 +154,9 @@ TEST(options_root_frame)
 	CHECK(PARSE(&o, err, "-p", "1", "--root-frame", "none") == 0);
 	CHECK_U64(o.export.root, PROFILE_ROOT_NONE);
 	options__release(&o);
+	CHECK(PARSE(&o, err, "-p", "1", "--root-frame", "labels") == 0);
+	CHECK_U64(o.export.root, PROFILE_ROOT_LABELS);
+	options__release(&o);
 	CHECK(PARSE(&o, err, "-p", "1", "--root-frame", "comm") == 0);
 	CHECK_U64(o.export.root, PROFILE_ROOT_COMM);
 	options__release(&o);
@@ -180,8 +183,8 @@ TEST(options_usage_errors)
 	REJECTS("-o 'a.pb.gz' given twice", "-p", "1", "-o", "a.pb.gz", "-o", "a.pb.gz");
 	REJECTS("-f with several -o", "-p", "1", "-f", "svg", "-o", "a", "-o", "b");
 	REJECTS("cannot tell the format of 'b.xyz'", "-p", "1", "-o", "a.svg", "-o", "b.xyz");
-	REJECTS("invalid --root-frame 'pid': use comm, cmdline or none", "-p", "1", "--root-frame",
-		"pid");
+	REJECTS("invalid --root-frame 'pid': use comm, cmdline, labels or none", "-p", "1",
+		"--root-frame", "pid");
 	REJECTS("too many -o", "-p", "1", "-o", "1.svg", "-o", "2.svg", "-o", "3.svg", "-o",
 		"4.svg", "-o", "5.svg", "-o", "6.svg", "-o", "7.svg", "-o", "8.svg", "-o", "9.svg");
 }
