@@ -14,7 +14,7 @@
  * call, and the garbage collector gives a freed one's memory to the next,
  * so no address names one set for long.
  *
- * Labels are a map[string]string (Go 1.18 to 1.23, the releases whose
+ * Labels are a map[string]string (Go 1.16 to 1.23, the releases whose
  * layout is known here); at most GO_MAX_LABELS of them, keys of
  * GO_MAX_KEY bytes and values of GO_MAX_VALUE, the rest cut and counted.
  */
@@ -45,6 +45,8 @@ static const struct go_layout {
 	unsigned int minor;  /* Go 1.minor */
 	struct go_proc proc; /* g.m, m.curg, g.labels (tls_off: set per file) */
 } go_layouts[] = {
+	{ 16, { .g_m = 48, .m_curg = 192, .g_labels = 344 } },
+	{ 17, { .g_m = 48, .m_curg = 192, .g_labels = 360 } },
 	{ 18, { .g_m = 48, .m_curg = 192, .g_labels = 360 } },
 	{ 19, { .g_m = 48, .m_curg = 192, .g_labels = 360 } },
 	{ 20, { .g_m = 48, .m_curg = 192, .g_labels = 360 } },
@@ -90,30 +92,63 @@ static bool proc_eq(const void *entry, const void *key)
 	return ((const struct go_process *)entry)->pid == *(const pid_t *)key;
 }
 
+/* The @size bytes at ELF address @addr of @elf, in a section with contents, or NULL. */
+static const unsigned char *elf_bytes_at(Elf *elf, uint64_t addr, size_t size)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || addr < sh.sh_addr ||
+		    addr - sh.sh_addr > sh.sh_size || size > sh.sh_size - (addr - sh.sh_addr))
+			continue;
+		d = elf_getdata(scn, NULL);
+		return d && d->d_buf && d->d_size == sh.sh_size ?
+			       (const unsigned char *)d->d_buf + (addr - sh.sh_addr) :
+			       NULL;
+	}
+	return NULL;
+}
+
 /*
- * The Go release that built @elf, from .go.buildinfo (Go 1.18 on write the
- * version inline: a varint length and "go1.N..." at offset 32): its minor
- * number, or -1.
+ * The Go release that built @elf, from .go.buildinfo: Go 1.18 on write the
+ * version inline (a varint length and "go1.N..." at offset 32), Go 1.13 to
+ * 1.17 a pointer at 16 to runtime.buildVersion, a string (pointer, length).
+ * Its minor number, or -1.
  */
 static int go_release(Elf *elf)
 {
 	static const char magic[] = "\xff Go buildinf:";
-	const unsigned char *p;
-	uint64_t addr;
+	const unsigned char *p, *version;
+	uint64_t addr, str[2];
+	size_t len;
 	Elf_Data *d;
-	unsigned int minor;
+	unsigned int minor = 0;
 
 	d = elf__section_data(elf, ".go.buildinfo", &addr);
-	if (!d || !d->d_buf || d->d_size < 34)
+	if (!d || !d->d_buf || d->d_size < 32)
 		return -1;
 	p = d->d_buf;
-	if (memcmp(p, magic, sizeof(magic) - 1) || !(p[15] & 2) || p[32] < 4 ||
-	    (size_t)p[32] > d->d_size - 33 || memcmp(p + 33, "go1.", 4))
+	if (memcmp(p, magic, sizeof(magic) - 1) || p[14] != 8)
 		return -1;
-	minor = 0;
-	for (size_t i = 37; i < 33 + (size_t)p[32] && p[i] >= '0' && p[i] <= '9' && minor < 1000;
-	     i++)
-		minor = minor * 10 + (p[i] - '0');
+	if (p[15] & 2) {
+		len = d->d_size > 33 ? p[32] : 0;
+		version = len && len <= d->d_size - 33 ? p + 33 : NULL;
+	} else {
+		memcpy(&addr, p + 16, 8);
+		version = elf_bytes_at(elf, addr, sizeof(str));
+		if (!version)
+			return -1;
+		memcpy(str, version, sizeof(str));
+		len = str[1] < 64 ? str[1] : 0;
+		version = elf_bytes_at(elf, str[0], len);
+	}
+	if (!version || len < 5 || memcmp(version, "go1.", 4))
+		return -1;
+	for (size_t i = 4; i < len && version[i] >= '0' && version[i] <= '9' && minor < 1000; i++)
+		minor = minor * 10 + (version[i] - '0');
 	return minor;
 }
 
@@ -157,7 +192,7 @@ static void go_runtime__check(struct go_runtime *rt, struct go_process *p,
 		rt->stats.unsupported++;
 		if (minor < 64 && !rt->said[minor])
 			pr_info("golang: pid %d runs Go 1.%d, whose goroutine labels are not read "
-				"(Go 1.18 to 1.23 are)",
+				"(Go 1.16 to 1.23 are)",
 				p->pid, minor);
 		if (minor < 64)
 			rt->said[minor] = true;
