@@ -989,13 +989,17 @@ static const struct {
 
 static int go_sp_row(uint64_t pc, int32_t depth, void *arg)
 {
+	struct unwind_table *t = arg;
 	struct unwind_rule rule = { .cfa = UNWIND_CFA_SP, .cfa_off = 8 + depth };
 
+	/* As for CFI: a file that asks for more rows than any table holds is given up. */
+	if (t->nr >= UNWIND_TABLE_MAX_ROWS)
+		return -E2BIG;
 	if (depth < 0 || depth > (1 << 24))
 		rule = (struct unwind_rule){ .cfa = UNWIND_CFA_FP };
 	else if (depth > 0)
 		rule.bp = UNWIND_BP_AT_CFA, rule.bp_off = -16;
-	return unwind_table__push(arg, pc, &rule);
+	return unwind_table__push(t, pc, &rule);
 }
 
 /* Rows for Go's functions that no FDE covers, and a gap where Go's code ends. 0 or -ENOMEM. */
@@ -1009,12 +1013,17 @@ static int go_function_rows(struct unwind_table *t, const struct unwind_source *
 	int err = 0;
 
 	for (uint32_t i = 0; i < go->nr_funcs && !err; i++) {
+		size_t before = t->nr;
+
 		if (gopclntab__func(go, i, &f) || !fde_table__lookup(src->fdes, f.lo, &start))
 			continue;
-		if (f.flags & GOPCLNTAB_FLAG_SPWRITE)
+		if (f.flags & GOPCLNTAB_FLAG_SPWRITE) {
 			err = unwind_table__push(t, f.lo, &fp);
-		else if ((err = gopclntab__sp_depths(go, i, go_sp_row, t)) == -ENOENT)
-			err = unwind_table__push(t, f.lo, &fp); /* after what was read */
+		} else if ((err = gopclntab__sp_depths(go, i, go_sp_row, t)) == -ENOENT) {
+			/* A table cut short or corrupt: none of its rows, frame pointers instead. */
+			t->nr = before;
+			err = unwind_table__push(t, f.lo, &fp);
+		}
 	}
 	return err ? err : unwind_table__push(t, f.hi, &none);
 }
@@ -1140,8 +1149,9 @@ int unwind_table__build_source(struct unwind_table *t, const struct unwind_sourc
 	else if (b.nr_too_deep)
 		pr_warn("unwind: left out %zu FDEs of '%s': remember_state nested over %d deep",
 			b.nr_too_deep, src->name, CFI_STACK_MAX);
-	if (!err && src->go.present)
-		err = go_function_rows(t, src);
+	if (!err && src->go.present && (err = go_function_rows(t, src)) == -E2BIG)
+		pr_warn("unwind: giving up on '%s': its Go function table asks for over %zu rows",
+			src->name, (size_t)UNWIND_TABLE_MAX_ROWS);
 	cfi_section__release(&b.eh);
 	cfi_section__release(&b.debug);
 	if (err)

@@ -314,6 +314,7 @@ struct pc_steps {
 	uint64_t pc;   /* where the next stretch starts */
 	uint32_t val;  /* the value, as Go's int32, in unsigned arithmetic: no overflow */
 	uint32_t step; /* steps taken */
+	bool ended;    /* at the table's end, not at a corruption */
 };
 
 static bool pc_steps__start(struct pc_steps *s, const struct gopclntab *t,
@@ -335,8 +336,13 @@ static bool pc_steps__next(struct pc_steps *s, uint64_t *lo, uint64_t *hi, int32
 {
 	uint32_t uv, pcdelta;
 
-	if (s->step >= MAX_PCVALUE_STEPS || !read_uvarint(&s->p, s->end, &uv) || (!uv && s->step) ||
-	    !read_uvarint(&s->p, s->end, &pcdelta))
+	if (s->step >= MAX_PCVALUE_STEPS || !read_uvarint(&s->p, s->end, &uv))
+		return false;
+	if (!uv && s->step) {
+		s->ended = true;
+		return false;
+	}
+	if (!read_uvarint(&s->p, s->end, &pcdelta))
 		return false;
 	s->step++;
 	s->val += (uv & 1) ? ~(uv >> 1) : uv >> 1;
@@ -394,7 +400,8 @@ int gopclntab__sp_depths(const struct gopclntab *t, uint32_t func,
 		if (err)
 			return err;
 	}
-	return s.pc >= end ? 0 : -ENOENT;
+	/* A table may end before the next function does: the padding between them. */
+	return s.pc >= end || s.ended ? 0 : -ENOENT;
 }
 
 /* The source file and line of @pc in function @f, into @loc. */

@@ -98,7 +98,8 @@ int gopclntab__func(const struct gopclntab *t, uint32_t func, struct gopclntab_f
  * address's slot) through function @func, from its pcsp table: @fn(@pc,
  * @depth, @arg) for each stretch from @pc on, in address order; a
  * non-zero return stops the walk and is returned. -ENOENT when the
- * function has no table or it is corrupt (after the stretches read).
+ * function has no table or it is corrupt (after the stretches read); a
+ * table that ends before the next function (padding) is whole.
  */
 int gopclntab__sp_depths(const struct gopclntab *t, uint32_t func,
 			 int (*fn)(uint64_t pc, int32_t depth, void *arg), void *arg);
