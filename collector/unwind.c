@@ -12,6 +12,7 @@
 #include "common/proc_maps.h"
 #include "elf/elf_cache.h"
 #include "elf/elf_file.h"
+#include "elf/gopclntab.h"
 #include "unwind.h"
 #include "unwind_table.h"
 
@@ -85,12 +86,11 @@ struct elf_file *unwinder__table_file(struct unwinder *u, const struct proc_map 
 {
 	struct elf_file *f = unwinder__map_file(u, map);
 	const struct elf_segment *seg;
-	GElf_Shdr shdr;
 
 	/* A Go binary has a table without CFI: its code keeps frame pointers (unwind_table.h). */
 	if (!f ||
 	    !(elf_file__eh_cfi(f) || elf_file__debug_cfi(f) ||
-	      elf__find_section(elf_file__elf(f), ".gopclntab", &shdr)) ||
+	      gopclntab__is_go(elf_file__elf(f))) ||
 	    !(seg = elf_file__segment(f, map->pgoff)))
 		return NULL;
 	*bias = map->start - map->pgoff + seg->offset - seg->vaddr;

@@ -602,6 +602,15 @@ static uint64_t find_gofunc(Elf *elf, const struct gopclntab *t)
 	return 0;
 }
 
+bool gopclntab__is_go(Elf *elf)
+{
+	GElf_Shdr shdr;
+
+	return elf__find_section(elf, ".gopclntab", &shdr) ||
+	       elf__find_section(elf, ".data.rel.ro.gopclntab", &shdr) ||
+	       elf__find_section(elf, ".go.buildinfo", &shdr);
+}
+
 int gopclntab__open(struct gopclntab *t, Elf *elf)
 {
 	struct gopclntab_region table, rodata = { 0 };

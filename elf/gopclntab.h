@@ -58,6 +58,13 @@ struct gopclntab_loc {
 };
 
 /*
+ * Is @elf Go's: a file with a function table, or with the build information
+ * Go's linker writes (the table may then be inside .data.rel.ro)? Cheap:
+ * section headers only.
+ */
+bool gopclntab__is_go(Elf *elf);
+
+/*
  * Read the table of ELF file @elf into @t, pointing into @elf's data,
  * which must outlive @t: 0, -ENOENT when the file has no .gopclntab (not
  * Go), -ENOTSUP for a layout not read, -EINVAL when it is corrupt.
