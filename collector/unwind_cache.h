@@ -38,7 +38,7 @@
  * with every commit, but not with edits not yet committed, nor in a build
  * from a tarball.
  */
-#define UNWIND_CACHE_VERSION 2
+#define UNWIND_CACHE_VERSION 3
 
 struct unwind_table;
 

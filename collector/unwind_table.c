@@ -1057,16 +1057,22 @@ static int table_overlay(struct unwind_table *t, uint64_t lo, uint64_t hi,
  * code (cgo's C), then the runtime's functions of go_runtime_rows. 0 or
  * -ENOMEM.
  */
+/* Frame pointers in the gaps between FDEs of sorted @t within [@lo, @hi). */
+static void fp_in_gaps(struct unwind_table *t, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		if (t->rows[i].rule.cfa == UNWIND_CFA_NONE && t->rows[i].pc >= lo &&
+		    t->rows[i].pc < hi)
+			t->rows[i].rule = (struct unwind_rule){ .cfa = UNWIND_CFA_FP };
+}
+
 static int go_runtime_overlay(struct unwind_table *t, const struct gopclntab *go)
 {
 	uint64_t text_lo, text_hi;
 
 	if (gopclntab__text(go, &text_lo, &text_hi))
 		return 0;
-	for (size_t i = 0; i < t->nr; i++)
-		if (t->rows[i].rule.cfa == UNWIND_CFA_NONE && t->rows[i].pc >= text_lo &&
-		    t->rows[i].pc < text_hi)
-			t->rows[i].rule = (struct unwind_rule){ .cfa = UNWIND_CFA_FP };
+	fp_in_gaps(t, text_lo, text_hi);
 	for (size_t i = 0; i < sizeof(go_runtime_rows) / sizeof(*go_runtime_rows); i++) {
 		struct unwind_rule rule = { .cfa = go_runtime_rows[i].cfa };
 		uint64_t lo, hi;
@@ -1075,6 +1081,26 @@ static int go_runtime_overlay(struct unwind_table *t, const struct gopclntab *go
 		    table_overlay(t, lo - (go_runtime_rows[i].from_before && lo), hi, &rule))
 			return -ENOMEM;
 	}
+	drop_repeats(t);
+	return 0;
+}
+
+/*
+ * After sorting @t, for a file with V8 in it: frame pointers in the gaps
+ * between FDEs of its .text, where V8's embedded builtins are (they have
+ * no CFI, and keep frame pointers, as the code V8 generates does), and
+ * before its first FDE. 0 or -ENOMEM.
+ */
+static int v8_overlay(struct unwind_table *t, const struct unwind_source *src)
+{
+	static const struct unwind_rule fp = { .cfa = UNWIND_CFA_FP };
+	uint64_t first = t->nr ? t->rows[0].pc : src->v8_text_hi;
+
+	fp_in_gaps(t, src->v8_text_lo, src->v8_text_hi);
+	if (first > src->v8_text_lo &&
+	    table_overlay(t, src->v8_text_lo, first < src->v8_text_hi ? first : src->v8_text_hi,
+			  &fp))
+		return -ENOMEM;
 	drop_repeats(t);
 	return 0;
 }
@@ -1099,6 +1125,11 @@ int unwind_source__get(struct unwind_source *src, struct elf_file *f)
 		src->has_debug = true;
 	}
 	src->go.present = !gopclntab__open(&src->go.table, elf);
+	if (elf__is_v8(elf) && elf__find_section(elf, ".text", &shdr)) {
+		src->v8 = true;
+		src->v8_text_lo = shdr.sh_addr;
+		src->v8_text_hi = shdr.sh_addr + shdr.sh_size;
+	}
 	if (!src->has_eh && !src->has_debug && !src->go.present)
 		return -ENOENT;
 	src->fdes = elf_file__fdes_built(f);
@@ -1158,6 +1189,8 @@ int unwind_table__build_source(struct unwind_table *t, const struct unwind_sourc
 		return err;
 	unwind_table__compact(t);
 	if (src->go.present && (err = go_runtime_overlay(t, &src->go.table)))
+		return err;
+	if (src->v8 && (err = v8_overlay(t, src)))
 		return err;
 	/* CFI sections with no FDE that can be read: corrupt. */
 	return t->nr ? 0 : -EINVAL;

@@ -582,11 +582,11 @@ Elf_Scn *elf__find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
 	return NULL;
 }
 
-int elf__find_symbol(Elf *elf, const char *name, uint64_t *value, uint64_t *size)
+/* elf__find_symbol() in the symbol tables of types @types[0 .. @nr_types - 1], in order. */
+static int find_symbol_in(Elf *elf, const Elf64_Word *types, size_t nr_types, const char *name,
+			  uint64_t *value, uint64_t *size)
 {
-	static const Elf64_Word types[] = { SHT_DYNSYM, SHT_SYMTAB };
-
-	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+	for (size_t t = 0; t < nr_types; t++) {
 		Elf_Scn *scn = NULL;
 
 		while ((scn = elf_nextscn(elf, scn))) {
@@ -612,6 +612,21 @@ int elf__find_symbol(Elf *elf, const char *name, uint64_t *value, uint64_t *size
 		}
 	}
 	return -ENOENT;
+}
+
+int elf__find_symbol(Elf *elf, const char *name, uint64_t *value, uint64_t *size)
+{
+	static const Elf64_Word types[] = { SHT_DYNSYM, SHT_SYMTAB };
+
+	return find_symbol_in(elf, types, 2, name, value, size);
+}
+
+bool elf__is_v8(Elf *elf)
+{
+	static const Elf64_Word dynsym = SHT_DYNSYM;
+	uint64_t value, size;
+
+	return !find_symbol_in(elf, &dynsym, 1, "v8dbg_off_fp_function", &value, &size);
 }
 
 const unsigned char *elf__code_bytes(Elf *elf, uint64_t vaddr, uint64_t size)

@@ -158,6 +158,12 @@ Elf_Data *elf__section_data(Elf *elf, const char *name, uint64_t *addr);
 int elf__find_symbol(Elf *elf, const char *name, uint64_t *value, uint64_t *size);
 
 /*
+ * Does @elf hold V8, the JavaScript engine (node, libnode.so)? Embedders
+ * export V8's introspection constants (v8dbg_*) for debuggers.
+ */
+bool elf__is_v8(Elf *elf);
+
+/*
  * The @size bytes of @elf's code (an executable section's, in the file) at
  * ELF address @vaddr, or NULL when no such section holds them all.
  */

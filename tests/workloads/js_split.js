@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//
+// node js_split.js SECONDS: a JavaScript program for tests/e2e/node.sh. Two
+// handlers, checkout and browse, call one hot function, crunch; checkout is
+// given 70% of the work, browse 30%, in turns of a few milliseconds. Run
+// with no flags, as production runs node; under `node --cpu-prof` V8's own
+// profile of the same run is the oracle the test compares with.
+'use strict';
+
+let sink = 0;
+
+// The hot function both handlers share: integer arithmetic, no allocation.
+function crunch(n) {
+	let x = n | 0;
+
+	for (let i = 0; i < n; i++) {
+		x = (Math.imul(x, 1103515245) + 12345) | 0;
+		x ^= x >>> 13;
+	}
+	return x;
+}
+
+function checkout(n) {
+	sink ^= crunch(n);
+}
+
+function browse(n) {
+	sink ^= crunch(n);
+}
+
+// The turns' length varies, so that the clock that samples us cannot keep step with them.
+function serve(deadline) {
+	let turn = 0;
+
+	while (Date.now() < deadline) {
+		const n = 20000 + ((turn++ * 7919) % 13) * 2000;
+		checkout(7 * n);
+		browse(3 * n);
+	}
+}
+
+const seconds = Number(process.argv[2]);
+if (!(seconds > 0)) {
+	console.error('usage: node js_split.js SECONDS');
+	process.exit(2);
+}
+serve(Date.now() + seconds * 1000);
+console.log(`js_split: ${sink}`);
