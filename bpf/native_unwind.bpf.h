@@ -75,7 +75,13 @@ struct unwind_walk {
 struct unwind_ctx {
 	const struct unwind_proc *proc;
 	struct sample_record *r;
+	const struct v8_proc *v8; /* the process runs V8: its frames are looked at (v8.bpf.h) */
 };
+
+/* v8.bpf.h's, for the walk to call. */
+static __always_inline const struct v8_proc *v8_proc(__u32 tgid);
+static __always_inline void v8_walk_start(bool on);
+static __always_inline void v8_frame(struct unwind_walk *w, const struct unwind_ctx *c);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -292,8 +298,11 @@ static long unwind_step(__u32 i, void *ctx)
 		w->flags |= SAMPLE_USER_STALE;
 		return stop_truncated(w, UNWIND_STOP_NEW_CODE);
 	}
-	if (m->nr_rows == UNWIND_MAPPING_FP)
+	if (m->nr_rows == UNWIND_MAPPING_FP) {
+		if (c->v8)
+			v8_frame(w, c);
 		return step_frame_pointer(w, false);
+	}
 	r = find_rule(m, pc - m->bias);
 	if (!r)
 		return stop_truncated(w, UNWIND_STOP_NO_INFO);
@@ -323,6 +332,8 @@ static long unwind_step(__u32 i, void *ctx)
 	case UNWIND_CFA_NO_ROOM:
 		return stop_truncated(w, UNWIND_STOP_NO_ROOM);
 	case UNWIND_CFA_FP:
+		if (c->v8)
+			v8_frame(w, c);
 		return step_frame_pointer(w, false);
 	case UNWIND_CFA_FP_SWITCH:
 		return step_frame_pointer(w, true);
@@ -362,7 +373,7 @@ static long unwind_step(__u32 i, void *ctx)
 static __always_inline __u32 unwind_user(const struct unwind_proc *proc, struct sample_record *r,
 					 __u32 idx)
 {
-	struct unwind_ctx c = { .proc = proc, .r = r };
+	struct unwind_ctx c = { .proc = proc, .r = r, .v8 = v8_proc(r->h.pid) };
 	__u32 zero = 0;
 	struct unwind_walk *w = bpf_map_lookup_elem(&walks, &zero);
 #if defined(__TARGET_ARCH_x86)
@@ -386,6 +397,7 @@ static __always_inline __u32 unwind_user(const struct unwind_proc *proc, struct 
 	w->flags = 0;
 	w->bp_known = true;
 	w->exact = true;
+	v8_walk_start(c.v8 != NULL);
 	bpf_loop(max_user_frames, unwind_step, &c, 0);
 	if (!(w->flags & (SAMPLE_USER_COMPLETE | SAMPLE_USER_TRUNCATED)))
 		stop_truncated(w, UNWIND_STOP_MAX_FRAMES);

@@ -87,6 +87,8 @@ enum event_type {
  * ones are counted in the kernel (`sample_sums`), not sent.
  */
 #define SAMPLE_SUMMED (1U << 14)
+/* The frames after the user stack (nr_python) are struct v8_frame's, not python_frame's. */
+#define SAMPLE_V8_FRAMES (1U << 15)
 
 enum unwind_stop_reason {
 	UNWIND_STOP_NONE,
@@ -126,8 +128,9 @@ enum profile_stat {
 /*
  * EVENT_SAMPLE and EVENT_OFFCPU records: this head, then @nr_ips_room
  * addresses of which the first @nr_kernel are the kernel stack and the next
- * @nr_user the user stack, each leaf first, then @nr_python Python frames
- * of two words each (struct python_frame's layout), innermost first. A record whose stack was
+ * @nr_user the user stack, each leaf first, then @nr_python runtime frames
+ * of two words each, innermost first: struct python_frame's layout, or with
+ * SAMPLE_V8_FRAMES struct v8_frame's. A record whose stack was
  * unwound in the kernel ends there, with no room to spare: most are a few
  * hundred bytes. One flagged SAMPLE_USER_REGS goes on with the user
  * registers (PROFILE_NR_REGS words) and @user_stack_size bytes of user
@@ -418,6 +421,36 @@ struct go_proc {
 };
 
 #define PROFILE_MAX_GO_PROCS 4096
+
+/*
+ * A process running V8 (collector/v8.c): where a JavaScript frame keeps
+ * what names it, from V8's own introspection constants (v8dbg_*). Offsets
+ * from the frame pointer are negative; a JS frame holds its context there
+ * (a tagged heap object) where other frames hold a small integer marking
+ * their type. Heap objects are tagged: the address + 1.
+ */
+struct v8_proc {
+	__s16 fp_context;	  /* v8dbg_off_fp_context */
+	__s16 fp_function;	  /* v8dbg_off_fp_function: the JSFunction */
+	__s16 fp_bytecode_array;  /* v8dbg_off_fp_bytecode_array: interpreted frames */
+	__s16 fp_bytecode_offset; /* v8dbg_off_fp_bytecode_offset: ... a small integer */
+	__u16 function_shared;	  /* JSFunction's SharedFunctionInfo */
+	__u16 shared_data;	  /* SharedFunctionInfo's function_data: the bytecode */
+};
+
+#define PROFILE_MAX_V8_PROCS 4096
+
+/*
+ * With SAMPLE_V8_FRAMES, the runtime frames after the user stack are
+ * these: the JavaScript functions of some of its frames.
+ */
+struct v8_frame {
+	__u64 shared; /* the function's SharedFunctionInfo, tagged */
+	__u32 offset; /* an interpreted frame's bytecode offset, as V8 keeps it; else V8_NO_OFFSET */
+	__u32 frame;  /* which frame of the user stack, from its leaf (0) */
+};
+
+#define V8_NO_OFFSET 0xffffffffU
 
 /* python_frame.code: the frame is the first its call of _PyEval_EvalFrameDefault ran. */
 #define PY_FRAME_ENTRY (1ULL << 63)

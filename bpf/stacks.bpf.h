@@ -2,7 +2,8 @@
 /*
  * stacks.bpf.h - the stacks of a record: the kernel's (bpf_get_stack()),
  * the native user stack (native_unwind.bpf.h, or frame pointers), then
- * each runtime's frames (python.bpf.h), in that order in its addresses;
+ * each runtime's frames (python.bpf.h; v8.bpf.h's, found on the native
+ * walk), in that order in its addresses;
  * and the counting of what went wrong with them. A new runtime reader is
  * one call in record_stacks(). Owns no map.
  */
@@ -12,6 +13,7 @@
 #include "bpf/common.bpf.h"
 #include "bpf/native_unwind.bpf.h"
 #include "bpf/python.bpf.h"
+#include "bpf/v8.bpf.h"
 
 /* Frames written by bpf_get_stack() at @buf, or -1 on error. */
 static __always_inline long read_stack(void *ctx, __u64 *buf, __u64 flags)
@@ -95,7 +97,9 @@ static __always_inline __u32 record_stacks(void *ctx, struct sample_record *r,
 	r->h.nr_user = nu;
 	/* A runtime's frames follow the native ones: see python.bpf.h for a reader's shape. */
 	np = 0;
-	if ((py = python_proc(r)))
+	if (proc)
+		np = v8_stack(r, nk + nu) & (2 * PROFILE_MAX_PYTHON - 1); /* a bound */
+	if (!np && (py = python_proc(r)))
 		np = python_stack(py, r, nk + nu) & (2 * PROFILE_MAX_PYTHON - 1); /* a bound */
 	r->h.nr_python = np;
 	if (!proc && copy_bytes)

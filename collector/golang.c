@@ -92,26 +92,6 @@ static bool proc_eq(const void *entry, const void *key)
 	return ((const struct go_process *)entry)->pid == *(const pid_t *)key;
 }
 
-/* The @size bytes at ELF address @addr of @elf, in a section with contents, or NULL. */
-static const unsigned char *elf_bytes_at(Elf *elf, uint64_t addr, size_t size)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || addr < sh.sh_addr ||
-		    addr - sh.sh_addr > sh.sh_size || size > sh.sh_size - (addr - sh.sh_addr))
-			continue;
-		d = elf_getdata(scn, NULL);
-		return d && d->d_buf && d->d_size == sh.sh_size ?
-			       (const unsigned char *)d->d_buf + (addr - sh.sh_addr) :
-			       NULL;
-	}
-	return NULL;
-}
-
 /*
  * The Go release that built @elf, from .go.buildinfo: Go 1.18 on write the
  * version inline (a varint length and "go1.N..." at offset 32), Go 1.13 to
@@ -138,12 +118,12 @@ static int go_release(Elf *elf)
 		version = len && len <= d->d_size - 33 ? p + 33 : NULL;
 	} else {
 		memcpy(&addr, p + 16, 8);
-		version = elf_bytes_at(elf, addr, sizeof(str));
+		version = elf__bytes_at(elf, addr, sizeof(str), false);
 		if (!version)
 			return -1;
 		memcpy(str, version, sizeof(str));
 		len = str[1] < 64 ? str[1] : 0;
-		version = elf_bytes_at(elf, str[0], len);
+		version = elf__bytes_at(elf, str[0], len, false);
 	}
 	if (!version || len < 5 || memcmp(version, "go1.", 4))
 		return -1;

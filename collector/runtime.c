@@ -9,13 +9,11 @@
 #include "procs.h"
 #include "python.h"
 #include "runtime.h"
+#include "v8.h"
 
 /* A new runtime is one line here (runtime.h). */
 const struct runtime_ops *const runtime_registry[] = {
-	&python_runtime,
-	&jvm_runtime,
-	&go_runtime,
-	NULL,
+	&python_runtime, &jvm_runtime, &go_runtime, &v8_runtime, NULL,
 };
 
 void runtimes__configure(struct profile_bpf *skel, const struct collector_opts *opts)

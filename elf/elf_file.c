@@ -631,6 +631,11 @@ bool elf__is_v8(Elf *elf)
 
 const unsigned char *elf__code_bytes(Elf *elf, uint64_t vaddr, uint64_t size)
 {
+	return elf__bytes_at(elf, vaddr, size, true);
+}
+
+const unsigned char *elf__bytes_at(Elf *elf, uint64_t vaddr, uint64_t size, bool code)
+{
 	Elf_Scn *scn = NULL;
 
 	while ((scn = elf_nextscn(elf, scn))) {
@@ -638,7 +643,7 @@ const unsigned char *elf__code_bytes(Elf *elf, uint64_t vaddr, uint64_t size)
 		Elf_Data *data;
 
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_PROGBITS ||
-		    !(shdr.sh_flags & SHF_EXECINSTR) || vaddr < shdr.sh_addr ||
+		    (code && !(shdr.sh_flags & SHF_EXECINSTR)) || vaddr < shdr.sh_addr ||
 		    vaddr - shdr.sh_addr > shdr.sh_size ||
 		    size > shdr.sh_size - (vaddr - shdr.sh_addr))
 			continue;

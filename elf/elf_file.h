@@ -170,6 +170,12 @@ bool elf__is_v8(Elf *elf);
 const unsigned char *elf__code_bytes(Elf *elf, uint64_t vaddr, uint64_t size);
 
 /*
+ * The @size bytes at ELF address @vaddr of @elf, in a section with
+ * contents in the file (an executable one when @code), or NULL.
+ */
+const unsigned char *elf__bytes_at(Elf *elf, uint64_t vaddr, uint64_t size, bool code);
+
+/*
  * A fingerprint of the ELF file @elf, for the caches kept per build-id
  * (common/cache_file.h): its size, ELF header and section headers, which
  * another file with the same build-id (a forged one, or one rewritten in

@@ -1,0 +1,792 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * v8.c - the Node.js plug-in (runtime.h): JavaScript functions named in
+ * the stacks of processes running V8, with no flag given to node.
+ *
+ * Unwinding a node process needs nothing here: V8's builtins and the
+ * code it generates keep frame pointers (collector/unwind_table.c walks
+ * them where no FDE covers code). Names are data. For each process with
+ * V8 in one of its files (node, libnode.so: they export V8's
+ * introspection constants, v8dbg_*), the BPF program is told where a
+ * JavaScript frame keeps its function (v8.bpf.h), and records, for each
+ * such frame, the function's SharedFunctionInfo. Here that object is read
+ * from the process: its name (from its ScopeInfo, or the string itself),
+ * its script's name, and its line, counted in the script's source from the
+ * function's start; then the frame's native address (an address in code
+ * V8 generated, or a builtin such as the interpreter's entry) gives way
+ * to the function, as `name` (script:LINE) in common/py_frames.h's table.
+ *
+ * A SharedFunctionInfo is read once per process and address, a script's
+ * lines once per process and script. Both live in V8's old space, which a
+ * full garbage collection may compact: a function moved and another put
+ * at its address would be misnamed until the process exits. Every object
+ * read is checked to be of the type expected (its map's instance type), so
+ * memory that is no longer one gives an unnamed frame, counted, never a
+ * wrong type read on.
+ *
+ * What is read of a ScopeInfo is laid out as in V8 11 (node 20), checked
+ * on this machine's node; other releases are unwound but not named, said
+ * in one line. Pointer compression (never on in node's builds) is not
+ * supported.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <gelf.h>
+
+#include "bpf/profile.h"
+#include "collector/event.h"
+#include "common/array.h"
+#include "common/hashtab.h"
+#include "common/log.h"
+#include "common/proc_maps.h"
+#include "common/py_frames.h"
+#include "common/remote_mem.h"
+#include "elf/elf_cache.h"
+#include "elf/elf_file.h"
+#include "profile.skel.h"
+#include "v8.h"
+
+#define UNNAMED_FRAME "[unknown JavaScript]"
+#define ANONYMOUS "(anonymous)"
+/* The longest name or script name kept, in bytes. */
+#define V8_MAX_NAME 256
+/* The largest script whose lines are counted: a bundle is a few MiB. */
+#define V8_MAX_SOURCE (64u << 20)
+/* Functions named, and scripts whose lines are counted, kept per process. */
+#define V8_MAX_FUNCTIONS 65536
+#define V8_MAX_SCRIPTS 4096
+/* ScopeInfo: local names are a hash table of one slot from this many on. */
+#define V8_MAX_INLINED_LOCAL_NAMES 75
+
+/* V8's introspection constants that are used, as the file exports them (v8dbg_NAME). */
+struct v8_layout {
+	int32_t fp_context, fp_function, fp_bytecode_array, fp_bytecode_offset;
+	int32_t function_shared, shared_data, shared_name, shared_script;
+	int32_t heap_map, map_type, script_name, script_source, string_length;
+	int32_t one_byte_chars, two_byte_chars, cons_first, cons_second, thin_actual;
+	int32_t uncompiled_start, bytecode_data;
+	int32_t type_shared, type_script, type_scope_info, first_nonstring;
+	int32_t encoding_mask, representation_mask, one_byte_tag, seq_tag, cons_tag, thin_tag;
+	int32_t tagged_size, smi_shift_size, heap_object_tag, smi_tag_mask;
+	int32_t scope_first_vars, scope_context_locals;
+	int32_t uncompiled_lo, uncompiled_hi; /* the UncompiledData types' range */
+};
+
+static const struct v8_constant {
+	const char *name;
+	size_t field;
+} v8_constants[] = {
+#define C(name, field)                                                                             \
+	{                                                                                          \
+		"v8dbg_" name, offsetof(struct v8_layout, field)                                   \
+	}
+	C("off_fp_context", fp_context),
+	C("off_fp_function", fp_function),
+	C("off_fp_bytecode_array", fp_bytecode_array),
+	C("off_fp_bytecode_offset", fp_bytecode_offset),
+	C("class_JSFunction__shared__SharedFunctionInfo", function_shared),
+	C("class_SharedFunctionInfo__function_data__Object", shared_data),
+	C("class_SharedFunctionInfo__name_or_scope_info__Object", shared_name),
+	C("class_SharedFunctionInfo__script_or_debug_info__HeapObject", shared_script),
+	C("class_HeapObject__map__Map", heap_map),
+	C("class_Map__instance_type__uint16_t", map_type),
+	C("class_Script__name__Object", script_name),
+	C("class_Script__source__Object", script_source),
+	C("class_String__length__int32_t", string_length),
+	C("class_SeqOneByteString__chars__char", one_byte_chars),
+	C("class_SeqTwoByteString__chars__char", two_byte_chars),
+	C("class_ConsString__first__String", cons_first),
+	C("class_ConsString__second__String", cons_second),
+	C("class_ThinString__actual__String", thin_actual),
+	C("class_UncompiledData__start_position__int32_t", uncompiled_start),
+	C("class_BytecodeArray__data__uintptr_t", bytecode_data),
+	C("type_SharedFunctionInfo__SHARED_FUNCTION_INFO_TYPE", type_shared),
+	C("type_Script__SCRIPT_TYPE", type_script),
+	C("type_ScopeInfo__SCOPE_INFO_TYPE", type_scope_info),
+	C("FirstNonstringType", first_nonstring),
+	C("StringEncodingMask", encoding_mask),
+	C("StringRepresentationMask", representation_mask),
+	C("OneByteStringTag", one_byte_tag),
+	C("SeqStringTag", seq_tag),
+	C("ConsStringTag", cons_tag),
+	C("ThinStringTag", thin_tag),
+	C("TaggedSize", tagged_size),
+	C("SmiShiftSize", smi_shift_size),
+	C("HeapObjectTag", heap_object_tag),
+	C("SmiTagMask", smi_tag_mask),
+	C("scopeinfo_idx_first_vars", scope_first_vars),
+	C("scopeinfo_idx_ncontextlocals", scope_context_locals),
+#undef C
+};
+
+#define NR_CONSTANTS (sizeof(v8_constants) / sizeof(*v8_constants))
+
+/* A function named in a process: its SharedFunctionInfo, and its frame's address. */
+struct v8_function {
+	uint64_t shared;
+	uint64_t addr; /* in py_frames */
+};
+
+/* A script of a process: its name, and where its lines start. */
+struct v8_script {
+	uint64_t script;
+	char *name;	   /* NULL: none that can be read */
+	uint32_t *lines;   /* offsets of the lines after the first; NULL: not counted */
+	uint32_t nr_lines; /* in @lines */
+};
+
+struct v8_process {
+	pid_t pid;
+	bool checked; /* its files were looked at */
+	bool loaded;  /* in v8_procs, named with @layout */
+	struct v8_layout layout;
+	struct hashtab functions; /* of struct v8_function, by shared */
+	struct hashtab scripts;	  /* of struct v8_script, by script */
+};
+
+struct v8_stats {
+	uint64_t processes, unsupported, samples, functions, unnamed, truncated;
+};
+
+struct v8_runtime {
+	struct profile_bpf *skel;
+	struct elf_cache *elves;
+	struct py_frames *frames;
+	int procs_fd;
+	struct hashtab procs;
+	struct v8_stats stats;
+	bool said; /* an unsupported release was said */
+};
+
+static bool proc_eq(const void *entry, const void *key)
+{
+	return ((const struct v8_process *)entry)->pid == *(const pid_t *)key;
+}
+
+static bool function_eq(const void *entry, const void *key)
+{
+	return ((const struct v8_function *)entry)->shared == *(const uint64_t *)key;
+}
+
+static bool script_eq(const void *entry, const void *key)
+{
+	return ((const struct v8_script *)entry)->script == *(const uint64_t *)key;
+}
+
+/*
+ * Read @elf's V8 constants into @l and its release into *@major, *@minor
+ * (0 when it does not say): 0, or -ENOENT when one is missing.
+ */
+static int v8_read_layout(Elf *elf, struct v8_layout *l, int *major, int *minor)
+{
+	bool found[NR_CONSTANTS] = { false };
+	Elf_Scn *scn = NULL;
+	size_t nr = 0;
+
+	*major = *minor = 0;
+	l->uncompiled_lo = INT32_MAX;
+	l->uncompiled_hi = -1;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			const unsigned char *bytes;
+			const char *s;
+			GElf_Sym sym;
+			int32_t value = 0;
+			int *version = NULL;
+
+			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+			    !(s = elf_strptr(elf, sh.sh_link, sym.st_name)))
+				continue;
+			if (!strcmp(s, "_ZN2v88internal7Version6major_E"))
+				version = major;
+			else if (!strcmp(s, "_ZN2v88internal7Version6minor_E"))
+				version = minor;
+			else if (strncmp(s, "v8dbg_", 6))
+				continue;
+			/* Constants of zero are in .bss, which has no bytes in the file. */
+			bytes = elf__bytes_at(elf, sym.st_value, sizeof(value), false);
+			if (bytes)
+				memcpy(&value, bytes, sizeof(value));
+			if (version) {
+				*version = value;
+				continue;
+			}
+			if (!strncmp(s, "v8dbg_type_UncompiledData", 25)) {
+				l->uncompiled_lo = value < l->uncompiled_lo ? value :
+									      l->uncompiled_lo;
+				l->uncompiled_hi = value > l->uncompiled_hi ? value :
+									      l->uncompiled_hi;
+				continue;
+			}
+			for (size_t c = 0; c < NR_CONSTANTS; c++)
+				if (!found[c] && !strcmp(s, v8_constants[c].name)) {
+					memcpy((char *)l + v8_constants[c].field, &value,
+					       sizeof(value));
+					found[c] = true;
+					nr++;
+				}
+		}
+	}
+	for (size_t c = 0; c < NR_CONSTANTS; c++)
+		if (!found[c]) {
+			pr_debug("v8: no %s", v8_constants[c].name);
+			return -ENOENT;
+		}
+	return 0;
+}
+
+/* Can the frames of a V8 with layout @l be read here (v8.bpf.h's tagging, ScopeInfo's)? */
+static bool v8_layout_ok(const struct v8_layout *l, int major)
+{
+	return major == 11 && l->tagged_size == 8 && l->smi_shift_size == 31 &&
+	       l->heap_object_tag == 1 && l->smi_tag_mask == 1 && l->scope_first_vars == 3 &&
+	       l->scope_context_locals == 2 && l->uncompiled_lo <= l->uncompiled_hi &&
+	       l->fp_context >= -128 && l->fp_function >= -128 && l->fp_bytecode_array >= -128 &&
+	       l->fp_bytecode_offset >= -128 && l->fp_context < 0 && l->fp_function < 0 &&
+	       l->fp_bytecode_array < 0 && l->fp_bytecode_offset < 0 && l->function_shared > 0 &&
+	       l->function_shared < 4096 && l->shared_data > 0 && l->shared_data < 4096;
+}
+
+/* Look at @p's files: one with V8 in it, of a release whose frames are named here? */
+static void v8_runtime__check(struct v8_runtime *rt, struct v8_process *p,
+			      const struct proc_maps *maps)
+{
+	struct elf_file *elf = NULL;
+	struct mapped_file *last = NULL;
+	struct v8_proc value;
+	int major, minor;
+
+	p->checked = true;
+	for (size_t i = 0; i < maps->nr && !elf; i++) {
+		struct elf_file *f;
+
+		if (!maps->maps[i].file || maps->maps[i].file == last)
+			continue;
+		last = maps->maps[i].file;
+		f = elf_cache__file(rt->elves, last);
+		if (f && elf__is_v8(elf_file__elf(f)))
+			elf = f;
+	}
+	if (!elf)
+		return;
+	if (v8_read_layout(elf_file__elf(elf), &p->layout, &major, &minor) ||
+	    !v8_layout_ok(&p->layout, major)) {
+		rt->stats.unsupported++;
+		if (!rt->said)
+			pr_info("node: pid %d runs V8 %d.%d, whose JavaScript functions are not named "
+				"(V8 11, node 20's, is); its stacks are still whole",
+				p->pid, major, minor);
+		rt->said = true;
+		return;
+	}
+	value = (struct v8_proc){
+		.fp_context = (__s16)p->layout.fp_context,
+		.fp_function = (__s16)p->layout.fp_function,
+		.fp_bytecode_array = (__s16)p->layout.fp_bytecode_array,
+		.fp_bytecode_offset = (__s16)p->layout.fp_bytecode_offset,
+		.function_shared = (__u16)p->layout.function_shared,
+		.shared_data = (__u16)p->layout.shared_data,
+	};
+	if (bpf_map_update_elem(rt->procs_fd, &p->pid, &value, BPF_ANY)) {
+		pr_debug("v8: pid %d: cannot load it: %s", p->pid, strerror(errno));
+		return;
+	}
+	p->loaded = true;
+	rt->skel->bss->v8_loaded = true;
+	rt->stats.processes++;
+	pr_debug("v8: pid %d runs V8 %d.%d from '%s': its JavaScript frames are named", p->pid,
+		 major, minor, elf_file__name(elf));
+}
+
+/* The tagged pointer at @obj + @off of @pid: 0 or -errno. */
+static int read_field(pid_t pid, uint64_t obj, int32_t off, uint64_t *val)
+{
+	return remote_read_u64(pid, obj - 1 + (int64_t)off, val);
+}
+
+static bool is_heap_object(uint64_t v)
+{
+	return (v & 3) == 1;
+}
+
+static bool is_smi(uint64_t v)
+{
+	return (v & 1) == 0;
+}
+
+static int64_t smi_value(uint64_t v)
+{
+	return (int64_t)v >> 32;
+}
+
+/* The instance type of heap object @obj, or -1. */
+static int instance_type(pid_t pid, const struct v8_layout *l, uint64_t obj)
+{
+	uint64_t map;
+	uint16_t type;
+
+	if (!is_heap_object(obj) || read_field(pid, obj, l->heap_map, &map) ||
+	    !is_heap_object(map) || remote_read(pid, map - 1 + l->map_type, &type, sizeof(type)))
+		return -1;
+	return type;
+}
+
+/*
+ * The characters of string @s of @pid into @out (UTF-16 ones as UTF-8,
+ * those out of one byte's range as '?' when @units: one byte each, so that
+ * offsets stay V8's), at most @max bytes at @out + *@len, through at most
+ * @depth more concatenations: 0 or -errno (-ENOTSUP: a kind not read).
+ */
+static int read_string(pid_t pid, const struct v8_layout *l, uint64_t s, char *out, size_t max,
+		       size_t *len, bool units, int depth)
+{
+	int type = instance_type(pid, l, s);
+	int32_t length;
+	uint64_t first, second;
+	int err;
+
+	if (type < 0 || type >= l->first_nonstring || depth < 0)
+		return -EINVAL;
+	if ((type & l->representation_mask) == l->thin_tag)
+		return read_field(pid, s, l->thin_actual, &first) ?:
+			       read_string(pid, l, first, out, max, len, units, depth - 1);
+	if ((type & l->representation_mask) == l->cons_tag)
+		return read_field(pid, s, l->cons_first, &first)			   ?:
+			       read_field(pid, s, l->cons_second, &second)		   ?:
+			       read_string(pid, l, first, out, max, len, units, depth - 1) ?:
+			       read_string(pid, l, second, out, max, len, units, depth - 1);
+	if ((type & l->representation_mask) != l->seq_tag)
+		return -ENOTSUP;
+	if (remote_read(pid, s - 1 + l->string_length, &length, sizeof(length)) || length < 0)
+		return -EINVAL;
+	if ((size_t)length > max - *len)
+		length = (int32_t)(max - *len);
+	if ((type & l->encoding_mask) == l->one_byte_tag) {
+		err = remote_read(pid, s - 1 + l->one_byte_chars, out + *len, (size_t)length);
+		if (err)
+			return err;
+		/* Latin-1: its upper half as '?' unless @units, where only offsets matter. */
+		for (int32_t i = 0; i < length && !units; i++)
+			if ((unsigned char)out[*len + i] >= 0x80)
+				out[*len + i] = '?';
+		*len += (size_t)length;
+		return 0;
+	}
+	for (int32_t i = 0; i < length && *len < max; i++) {
+		uint16_t c;
+
+		err = remote_read(pid, s - 1 + l->two_byte_chars + 2 * (int64_t)i, &c, sizeof(c));
+		if (err)
+			return err;
+		if (c < 0x80 || units) {
+			out[(*len)++] = c < 0x80 ? (char)c : '?';
+		} else if (c < 0x800 && max - *len >= 2) {
+			out[(*len)++] = (char)(0xc0 | (c >> 6));
+			out[(*len)++] = (char)(0x80 | (c & 0x3f));
+		} else if (c >= 0x800 && (c < 0xd800 || c > 0xdfff) && max - *len >= 3) {
+			out[(*len)++] = (char)(0xe0 | (c >> 12));
+			out[(*len)++] = (char)(0x80 | ((c >> 6) & 0x3f));
+			out[(*len)++] = (char)(0x80 | (c & 0x3f));
+		} else {
+			out[(*len)++] = '?';
+		}
+	}
+	return 0;
+}
+
+/* A name of @pid's string @s, at most V8_MAX_NAME bytes, into @out: 0 or -errno. */
+static int read_name(pid_t pid, const struct v8_layout *l, uint64_t s, char *out)
+{
+	size_t len = 0;
+	int err = read_string(pid, l, s, out, V8_MAX_NAME, &len, false, 8);
+
+	out[err ? 0 : len] = '\0';
+	/* One line per frame in every format: no control byte. */
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f)
+			out[i] = '?';
+	return err;
+}
+
+/*
+ * What a ScopeInfo says of its function (V8 11's layout): its name into
+ * @name ("" when it has none) and where it starts in its script into
+ * *@start (-1: not said). 0 or -EINVAL where a slot is not of the kind
+ * the layout puts there.
+ */
+static int read_scope_info(pid_t pid, const struct v8_layout *l, uint64_t scope, char *name,
+			   int64_t *start)
+{
+	uint64_t flags, nr_locals, v, end;
+	int64_t idx, n;
+	unsigned int function_variable;
+
+	name[0] = '\0';
+	*start = -1;
+	/* The slots after the map, by index: flags, parameters, context locals, the rest. */
+#define SLOT(i) ((int32_t)(8 + 8 * (i)))
+	if (read_field(pid, scope, SLOT(0), &flags) || !is_smi(flags) ||
+	    read_field(pid, scope, SLOT(l->scope_context_locals), &nr_locals) ||
+	    !is_smi(nr_locals) || smi_value(nr_locals) < 0 || smi_value(nr_locals) > 1 << 20)
+		return -EINVAL;
+	flags = (uint64_t)smi_value(flags);
+	n = smi_value(nr_locals);
+	/* Local names inline, or a table of them; then their infos. */
+	idx = l->scope_first_vars + (n < V8_MAX_INLINED_LOCAL_NAMES ? 2 * n : 1 + n);
+	if (flags & (1u << 10)) /* has_saved_class_variable */
+		idx++;
+	function_variable = (flags >> 12) & 3;
+	if (function_variable) {
+		if (read_field(pid, scope, SLOT(idx), &v))
+			return -EINVAL;
+		if (v && read_name(pid, l, v, name))
+			return -EINVAL;
+		idx += 2;
+	}
+	if (flags & (1u << 14)) { /* has_inferred_function_name: a string or undefined */
+		if (!name[0] && !read_field(pid, scope, SLOT(idx), &v) &&
+		    instance_type(pid, l, v) >= 0 && instance_type(pid, l, v) < l->first_nonstring)
+			read_name(pid, l, v, name);
+		idx++;
+	}
+	/* Functions' scopes (the scope type, the low 4 bits, 2 in V8 11) say where they start. */
+	if ((flags & 15) == 2 && !read_field(pid, scope, SLOT(idx), &v) &&
+	    !read_field(pid, scope, SLOT(idx + 1), &end) && is_smi(v) && is_smi(end) &&
+	    smi_value(v) >= 0 && smi_value(v) <= smi_value(end))
+		*start = smi_value(v);
+#undef SLOT
+	return 0;
+}
+
+static void v8_script__free(struct v8_script *s)
+{
+	free(s->name);
+	free(s->lines);
+	free(s);
+}
+
+/* Script @script of @p, its name and lines read the first time: NULL on ENOMEM. */
+static struct v8_script *v8_runtime__script(struct v8_runtime *rt, struct v8_process *p,
+					    uint64_t script)
+{
+	const struct v8_layout *l = &p->layout;
+	struct v8_script *s = hashtab__find(&p->scripts, hash_mix(0, script), script_eq, &script);
+	char name[V8_MAX_NAME + 1], *source;
+	uint64_t v;
+	size_t len = 0, alloc = 0;
+
+	(void)rt;
+	if (s)
+		return s;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->script = script;
+	if (!read_field(p->pid, script, l->script_name, &v) && !read_name(p->pid, l, v, name) &&
+	    name[0] && !(s->name = strdup(name))) {
+		v8_script__free(s);
+		return NULL;
+	}
+	/* Its source, one byte a character, for where its lines start. */
+	if (!read_field(p->pid, script, l->script_source, &v) && (source = malloc(V8_MAX_SOURCE))) {
+		if (!read_string(p->pid, l, v, source, V8_MAX_SOURCE, &len, true, 32)) {
+			for (size_t i = 0; i < len; i++)
+				if (source[i] == '\n' &&
+				    !array__reserve(&s->lines, &alloc, s->nr_lines + 1,
+						    sizeof(*s->lines)))
+					s->lines[s->nr_lines++] = (uint32_t)(i + 1);
+			if (!s->lines)
+				s->lines = malloc(sizeof(*s->lines)); /* counted: one line */
+		}
+		free(source);
+	}
+	if (p->scripts.nr < V8_MAX_SCRIPTS &&
+	    hashtab__insert(&p->scripts, hash_mix(0, script), s) == 0)
+		return s;
+	v8_script__free(s);
+	return NULL;
+}
+
+/* The line (from 1) at offset @pos of script @s, or 0 when not known. */
+static uint32_t script_line(const struct v8_script *s, int64_t pos)
+{
+	uint32_t lo = 0, hi = s->nr_lines;
+
+	if (!s->lines || pos < 0)
+		return 0;
+	/* Lines starting at or before @pos. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (s->lines[mid] <= pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo + 1;
+}
+
+/* Name SharedFunctionInfo @shared of @p: its frame's address into *@addr. 0 or -ENOMEM. */
+static int v8_runtime__name(struct v8_runtime *rt, struct v8_process *p, uint64_t shared,
+			    uint64_t *addr)
+{
+	const struct v8_layout *l = &p->layout;
+	char name[V8_MAX_NAME + 1] = "";
+	struct v8_script *script = NULL;
+	int64_t start = -1;
+	uint64_t v, data;
+	int32_t pos;
+	int type;
+
+	if (instance_type(p->pid, l, shared) != l->type_shared ||
+	    read_field(p->pid, shared, l->shared_name, &v))
+		goto unnamed;
+	type = instance_type(p->pid, l, v);
+	if (type == l->type_scope_info) {
+		if (read_scope_info(p->pid, l, v, name, &start))
+			goto unnamed;
+	} else if (type >= 0 && type < l->first_nonstring) {
+		if (read_name(p->pid, l, v, name))
+			goto unnamed;
+		/* Not compiled yet: its start is with its uncompiled data. */
+		if (!read_field(p->pid, shared, l->shared_data, &data) &&
+		    (type = instance_type(p->pid, l, data)) >= l->uncompiled_lo &&
+		    type <= l->uncompiled_hi &&
+		    !remote_read(p->pid, data - 1 + l->uncompiled_start, &pos, sizeof(pos)))
+			start = pos;
+	} else if (!is_smi(v)) {
+		goto unnamed;
+	}
+	if (!read_field(p->pid, shared, l->shared_script, &v) &&
+	    instance_type(p->pid, l, v) == l->type_script) {
+		script = v8_runtime__script(rt, p, v);
+		if (!script)
+			return -ENOMEM;
+	}
+	return py_frames__add(rt->frames, name[0] ? name : ANONYMOUS, script ? script->name : NULL,
+			      script ? script_line(script, start) : 0, addr);
+unnamed:
+	rt->stats.unnamed++;
+	return py_frames__add(rt->frames, UNNAMED_FRAME, NULL, 0, addr);
+}
+
+/* The frame address of @p's function @shared, named once: 0 or -ENOMEM. */
+static int v8_runtime__function(struct v8_runtime *rt, struct v8_process *p, uint64_t shared,
+				uint64_t *addr)
+{
+	uint64_t hash = hash_mix(0, shared);
+	struct v8_function *f = hashtab__find(&p->functions, hash, function_eq, &shared);
+	int err;
+
+	if (f) {
+		*addr = f->addr;
+		return 0;
+	}
+	err = v8_runtime__name(rt, p, shared, addr);
+	if (err || p->functions.nr >= V8_MAX_FUNCTIONS)
+		return err;
+	rt->stats.functions++;
+	f = malloc(sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	*f = (struct v8_function){ shared, *addr };
+	if (hashtab__insert(&p->functions, hash, f)) {
+		free(f);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static bool v8_runtime__wanted(const struct collector_opts *opts)
+{
+	(void)opts;
+	return true;
+}
+
+static void *v8_runtime__new(const struct runtime_env *env)
+{
+	struct v8_runtime *rt = calloc(1, sizeof(*rt));
+
+	if (!rt)
+		return NULL;
+	rt->skel = env->skel;
+	rt->elves = env->elves;
+	rt->frames = env->frames;
+	rt->procs_fd = bpf_map__fd(env->skel->maps.v8_procs);
+	return rt;
+}
+
+/* Forget what was read of @p's heap: its process ran another program, or exited. */
+static void v8_process__clear(struct v8_process *p)
+{
+	struct v8_function *f;
+	struct v8_script *s;
+	size_t i;
+
+	hashtab__for_each_entry(&p->functions, i, f)
+		free(f);
+	hashtab__release(&p->functions);
+	hashtab__for_each_entry(&p->scripts, i, s)
+		v8_script__free(s);
+	hashtab__release(&p->scripts);
+}
+
+static void v8_runtime__free(void *ctx)
+{
+	struct v8_runtime *rt = ctx;
+	struct v8_process *p;
+	size_t i;
+
+	hashtab__for_each_entry(&rt->procs, i, p) {
+		v8_process__clear(p);
+		free(p);
+	}
+	hashtab__release(&rt->procs);
+	free(rt);
+}
+
+static struct v8_process *v8_runtime__process(struct v8_runtime *rt, pid_t pid, bool add)
+{
+	bool added;
+	struct v8_process *p;
+
+	if (!add)
+		return hashtab__find(&rt->procs, hash_mix(0, pid), proc_eq, &pid);
+	p = hashtab__find_or_add(&rt->procs, hash_mix(0, pid), proc_eq, &pid, sizeof(*p), &added);
+	if (p && added)
+		p->pid = pid;
+	return p;
+}
+
+static void v8_runtime__snapshot(void *ctx, const struct proc_maps *maps)
+{
+	struct v8_runtime *rt = ctx;
+	struct v8_process *p = v8_runtime__process(rt, maps->pid, true);
+
+	if (p && !p->checked)
+		v8_runtime__check(rt, p, maps);
+}
+
+/* Another program: looked at again at its next snapshot. */
+static void v8_runtime__exec(void *ctx, pid_t pid, uint64_t time_ns)
+{
+	struct v8_runtime *rt = ctx;
+	struct v8_process *p = v8_runtime__process(rt, pid, false);
+
+	(void)time_ns;
+	if (!p)
+		return;
+	if (p->loaded)
+		bpf_map_delete_elem(rt->procs_fd, &p->pid);
+	v8_process__clear(p);
+	p->checked = p->loaded = false;
+}
+
+/* What hashtab__retain() hands to both of its callbacks. */
+struct v8_known {
+	struct v8_runtime *rt;
+	bool (*known)(pid_t pid, void *arg);
+	void *arg;
+};
+
+static bool v8_process__known(void *entry, void *arg)
+{
+	const struct v8_known *k = arg;
+
+	return k->known(((struct v8_process *)entry)->pid, k->arg);
+}
+
+static void v8_process__drop(void *entry, void *arg)
+{
+	const struct v8_known *k = arg;
+	struct v8_process *p = entry;
+
+	if (p->loaded)
+		bpf_map_delete_elem(k->rt->procs_fd, &p->pid);
+	v8_process__clear(p);
+	free(p);
+}
+
+static void v8_runtime__forget(void *ctx, bool (*known)(pid_t pid, void *arg), void *arg)
+{
+	struct v8_runtime *rt = ctx;
+	struct v8_known k = { rt, known, arg };
+
+	hashtab__retain(&rt->procs, v8_process__known, v8_process__drop, &k);
+}
+
+/* Put @e's JavaScript functions in its user stack, each in place of the frame that ran it. */
+static int v8_runtime__merge(void *ctx, struct sample_event *e)
+{
+	struct v8_runtime *rt = ctx;
+	struct thread_stacks *s = &e->stack;
+	struct v8_process *p;
+	int err;
+
+	if (!(s->flags & SAMPLE_V8_FRAMES))
+		return 0;
+	/* More JavaScript frames than a record holds: the outer ones are not named. */
+	if (s->flags & SAMPLE_PYTHON_TRUNCATED) {
+		rt->stats.truncated++;
+		s->flags &= ~SAMPLE_PYTHON_TRUNCATED;
+	}
+	p = v8_runtime__process(rt, e->pid, false);
+	if (p && p->loaded) {
+		rt->stats.samples++;
+		for (size_t i = 0; i < e->nr_python && i < PROFILE_MAX_PYTHON; i++) {
+			struct v8_frame f;
+			uint64_t addr;
+
+			memcpy(&f, &e->python[i], sizeof(f));
+			if (f.frame >= s->nr_user)
+				continue;
+			err = v8_runtime__function(rt, p, f.shared, &addr);
+			if (err)
+				return err;
+			s->user[f.frame] = addr;
+		}
+	}
+	e->nr_python = 0;
+	s->flags &= ~SAMPLE_V8_FRAMES;
+	return 0;
+}
+
+static void v8_runtime__report(void *ctx, const struct runtime_env *env)
+{
+	struct v8_runtime *rt = ctx;
+	const struct v8_stats *st = &rt->stats;
+
+	(void)env;
+	if (!st->processes && !st->unsupported)
+		return;
+	pr_info("node: %llu processes whose JavaScript frames are named (%llu of V8 releases not "
+		"named), %llu records with JavaScript frames, %llu functions read, %llu not named, "
+		"%llu records with over %d JavaScript frames (the outer ones not named)",
+		(unsigned long long)st->processes, (unsigned long long)st->unsupported,
+		(unsigned long long)st->samples, (unsigned long long)st->functions,
+		(unsigned long long)st->unnamed, (unsigned long long)st->truncated,
+		PROFILE_MAX_PYTHON);
+}
+
+const struct runtime_ops v8_runtime = {
+	.name = "node",
+	.optional = true,
+	.wanted = v8_runtime__wanted,
+	.new = v8_runtime__new,
+	.free = v8_runtime__free,
+	.snapshot = v8_runtime__snapshot,
+	.exec = v8_runtime__exec,
+	.forget = v8_runtime__forget,
+	.merge = v8_runtime__merge,
+	.report = v8_runtime__report,
+};
