@@ -348,11 +348,11 @@ static int frame_addr(struct python *py, struct py_proc *p, const struct python_
 		return -ENOMEM;
 	if (!c->ok) {
 		py->stats.unnamed++;
-		return py_frames__add(py->frames, UNNAMED_FRAME, NULL, 0, addr);
+		return py_frames__add(py->frames, UNNAMED_FRAME, NULL, 0, false, addr);
 	}
 	offset = py_code__offset(p->off, code, f->instr);
 	return py_frames__add(py->frames, c->code.qualname, c->code.filename,
-			      py_code__line(p->off, &c->code, offset), addr);
+			      py_code__line(p->off, &c->code, offset), false, addr);
 }
 
 /* Is user address @ip, at depth @depth of its stack (0: the leaf), in @p's evaluation loop? */

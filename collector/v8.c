@@ -574,10 +574,10 @@ static int v8_runtime__name(struct v8_runtime *rt, struct v8_process *p, uint64_
 			return -ENOMEM;
 	}
 	return py_frames__add(rt->frames, name[0] ? name : ANONYMOUS, script ? script->name : NULL,
-			      script ? script_line(script, start) : 0, addr);
+			      script ? script_line(script, start) : 0, true, addr);
 unnamed:
 	rt->stats.unnamed++;
-	return py_frames__add(rt->frames, UNNAMED_FRAME, NULL, 0, addr);
+	return py_frames__add(rt->frames, UNNAMED_FRAME, NULL, 0, true, addr);
 }
 
 /* The frame address of @p's function @shared, named once: 0 or -ENOMEM. */

@@ -337,8 +337,10 @@ void profile__summary(const struct profile *p, struct profile_summary *sum)
 		     st->maps_unreadable);
 	summary__add(sum, SUMMARY_FRAMES,
 		     "frames: %" PRIu64 " with source lines, %" PRIu64 " function only, %" PRIu64
-		     " unnamed, %" PRIu64 " unmapped, %" PRIu64 " JIT, %" PRIu64 " Python",
+		     " unnamed, %" PRIu64 " unmapped, %" PRIu64 " JIT, %" PRIu64 " Python, %" PRIu64
+		     " JavaScript",
 		     st->frames[FRAME_LINES], st->frames[FRAME_SYMBOL], st->frames[FRAME_NO_SYMBOL],
-		     st->frames[FRAME_NO_MAPPING], st->frames[FRAME_JIT], st->frames[FRAME_PYTHON]);
+		     st->frames[FRAME_NO_MAPPING], st->frames[FRAME_JIT], st->frames[FRAME_PYTHON],
+		     st->frames[FRAME_JS]);
 	summary__add(sum, SUMMARY_FRAMES, "DWARF units unreadable: %" PRIu64, st->dwarf_units_lost);
 }

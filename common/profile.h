@@ -59,6 +59,7 @@ enum profile_frame_source {
 	FRAME_NO_MAPPING, /* no mapping covers the address */
 	FRAME_JIT,	  /* named by a perf map file of JIT-compiled code */
 	FRAME_PYTHON,	  /* a Python function, read from the interpreter (py_frames.h) */
+	FRAME_JS,	  /* a JavaScript function, read from V8 (py_frames.h) */
 	NR_FRAME_SOURCES,
 };
 

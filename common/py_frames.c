@@ -41,14 +41,16 @@ static bool name_eq(const void *entry, const void *key)
 	const struct py_frame_name *a = entry, *b = key;
 
 	/* Interned: equal strings are the same pointers. */
-	return a->name == b->name && a->filename == b->filename && a->line == b->line;
+	return a->name == b->name && a->filename == b->filename && a->line == b->line &&
+	       a->js == b->js;
 }
 
 int py_frames__add(struct py_frames *t, const char *name, const char *filename, uint32_t line,
-		   uint64_t *addr)
+		   bool js, uint64_t *addr)
 {
 	struct py_frame_name key = { strset__add(t->strings, name),
-				     filename ? strset__add(t->strings, filename) : NULL, line };
+				     filename ? strset__add(t->strings, filename) : NULL, line,
+				     js };
 	struct indexed_name *e;
 	uint64_t hash;
 	bool added;
@@ -59,7 +61,8 @@ int py_frames__add(struct py_frames *t, const char *name, const char *filename, 
 		return -E2BIG;
 	if (array__reserve(&t->names, &t->alloc, t->nr + 1, sizeof(*t->names)))
 		return -ENOMEM;
-	hash = hash_mix(hash_mix(hash_u64((uintptr_t)key.name), (uintptr_t)key.filename), line);
+	hash = hash_mix(hash_mix(hash_u64((uintptr_t)key.name), (uintptr_t)key.filename),
+			line | (uint64_t)js << 32);
 	e = hashtab__find_or_add(&t->index, hash, name_eq, &key, sizeof(*e), &added);
 	if (!e)
 		return -ENOMEM;

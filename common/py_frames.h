@@ -32,6 +32,7 @@ struct py_frame_name {
 	const char *name;     /* the function's qualified name; interned */
 	const char *filename; /* its file, as its code object says, or NULL; interned */
 	uint32_t line;	      /* the line being run, 0 when not known */
+	bool js;	      /* JavaScript's (V8's), not Python's */
 };
 
 struct py_frames {
@@ -51,11 +52,11 @@ int py_frames__init(struct py_frames *t);
 void py_frames__release(struct py_frames *t);
 
 /*
- * The address of frame (@name, @filename, @line), added if new: 0 and sets
+ * The address of frame (@name, @filename, @line), of JavaScript if @js, added if new: 0 and sets
  * *@addr, or -ENOMEM (-E2BIG past 2^44 frames).
  */
 int py_frames__add(struct py_frames *t, const char *name, const char *filename, uint32_t line,
-		   uint64_t *addr);
+		   bool js, uint64_t *addr);
 
 /* The frame at @addr (or the byte before it), or NULL when it is not one of @t's. */
 const struct py_frame_name *py_frames__get(const struct py_frames *t, uint64_t addr);

@@ -33,6 +33,7 @@ enum category {
 	CAT_OFFCPU,
 	CAT_OTHER,
 	CAT_PYTHON,
+	CAT_JS,
 };
 #define CAT_OTHER_STR "4"
 
@@ -43,7 +44,8 @@ static const char categories_json[] =
 	"{\"name\":\"JIT\",\"color\":\"green\",\"subcategories\":[\"Other\"]},"
 	"{\"name\":\"Off-CPU\",\"color\":\"blue\",\"subcategories\":[\"Other\"]},"
 	"{\"name\":\"Other\",\"color\":\"grey\",\"subcategories\":[\"Other\"]},"
-	"{\"name\":\"Python\",\"color\":\"purple\",\"subcategories\":[\"Other\"]}]";
+	"{\"name\":\"Python\",\"color\":\"purple\",\"subcategories\":[\"Other\"]},"
+	"{\"name\":\"JavaScript\",\"color\":\"lightblue\",\"subcategories\":[\"Other\"]}]";
 
 /* Frames that stand for no code: they say what is missing, or that a thread was blocked. */
 enum special {
@@ -529,6 +531,7 @@ static int64_t tables__profile_frame(struct thread_tables *t, const struct profi
 	enum category category = f->kernel		   ? CAT_KERNEL :
 				 f->source == FRAME_JIT	   ? CAT_JIT :
 				 f->source == FRAME_PYTHON ? CAT_PYTHON :
+				 f->source == FRAME_JS	   ? CAT_JS :
 							     CAT_USER;
 	const char *module;
 	size_t off;

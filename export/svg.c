@@ -44,6 +44,7 @@ enum frame_kind {
 	KIND_INLINED,
 	KIND_JIT,
 	KIND_PYTHON,
+	KIND_JS,
 	NR_KINDS,
 };
 
@@ -66,11 +67,12 @@ static const struct kind_style {
 	[KIND_INLINED] = { "inlined", "inlined", { 40, 185, 175 }, { 50, 45, 50 } },
 	[KIND_JIT] = { "jit", "JIT", { 60, 170, 40 }, { 70, 60, 50 } },
 	[KIND_PYTHON] = { "python", "Python", { 150, 90, 205 }, { 45, 40, 45 } },
+	[KIND_JS] = { "js", "JavaScript", { 205, 175, 20 }, { 40, 50, 30 } },
 };
 
 /* The order of the legend. */
 static const enum frame_kind legend_kinds[] = {
-	KIND_USER, KIND_KERNEL, KIND_INLINED, KIND_JIT, KIND_PYTHON, KIND_PROCESS,
+	KIND_USER, KIND_KERNEL, KIND_INLINED, KIND_JIT, KIND_PYTHON, KIND_JS, KIND_PROCESS,
 };
 
 /* A frame of the graph: one function, in one process, under one path of callers. */
@@ -192,6 +194,7 @@ static int flame__add(struct flame *fl, const struct profile_sample *s, uint64_t
 					       frame->kernel		     ? KIND_KERNEL :
 					       frame->source == FRAME_JIT    ? KIND_JIT :
 					       frame->source == FRAME_PYTHON ? KIND_PYTHON :
+					       frame->source == FRAME_JS     ? KIND_JS :
 									       KIND_USER;
 			const char *name = i == frame->nr_lines - 1 ? profile_frame__label(frame) :
 								      frame->lines[i].name;

@@ -771,7 +771,7 @@ static const struct profile_frame *symbolizer__add_frame(struct symbolizer *sym,
 	sym->stats.sources[source]++;
 	if (profile_frame__resolved(f))
 		sym->stats.resolved++;
-	if (!key->mapping && source != FRAME_PYTHON)
+	if (!key->mapping && source != FRAME_PYTHON && source != FRAME_JS)
 		sym->stats.unmapped++;
 	return f;
 }
@@ -1145,7 +1145,8 @@ static const struct profile_frame *symbolizer__python_frame(struct symbolizer *s
 	base = base ? base + 1 : pf->filename;
 	if (!line.name || (pf->filename && !line.filename))
 		return symbolizer__oom(sym);
-	f = (struct profile_frame *)symbolizer__add_frame(sym, &key, hash, &line, 1, FRAME_PYTHON);
+	f = (struct profile_frame *)symbolizer__add_frame(sym, &key, hash, &line, 1,
+							  pf->js ? FRAME_JS : FRAME_PYTHON);
 	if (f != &sym->oom_frame && base) {
 		f->label = strset__addf(sym->strings, "%s (%s:%u)", line.name, base, line.line);
 		if (!f->label)

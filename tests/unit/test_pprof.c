@@ -410,7 +410,7 @@ TEST(pprof_encode_fields)
 	CHECK_STR(str_at(pp, pp->comment[4]), "processes with unreadable maps: 4");
 	CHECK_STR(str_at(pp, pp->comment[5]),
 		  "frames: 5 with source lines, 4 function only, 3 unnamed, 2 unmapped, 1 JIT, "
-		  "0 Python");
+		  "0 Python, 0 JavaScript");
 	CHECK_STR(str_at(pp, pp->comment[6]), "DWARF units unreadable: 0");
 
 	/* One per distinct pointer or name, ids from 1 in first-use order. */

@@ -10,10 +10,10 @@ TEST(py_frames_addresses)
 	const struct py_frame_name *n;
 
 	CHECK(py_frames__init(&t) == 0);
-	CHECK(py_frames__add(&t, "hot70", "/w/py_work.py", 34, &a) == 0);
-	CHECK(py_frames__add(&t, "hot70", "/w/py_work.py", 35, &b) == 0);
-	CHECK(py_frames__add(&t, "Outer.<locals>.f", NULL, 0, &c) == 0);
-	CHECK(py_frames__add(&t, "hot70", "/w/py_work.py", 34, &again) == 0);
+	CHECK(py_frames__add(&t, "hot70", "/w/py_work.py", 34, false, &a) == 0);
+	CHECK(py_frames__add(&t, "hot70", "/w/py_work.py", 35, false, &b) == 0);
+	CHECK(py_frames__add(&t, "Outer.<locals>.f", NULL, 0, false, &c) == 0);
+	CHECK(py_frames__add(&t, "hot70", "/w/py_work.py", 34, false, &again) == 0);
 	CHECK_U64(again, a);
 	CHECK(a != b && b != c);
 	/* In the hole between user and kernel addresses, apart from both. */

@@ -50,7 +50,8 @@ static struct profile *wall_profile(void)
 			    [FRAME_NO_SYMBOL] = 23,
 			    [FRAME_NO_MAPPING] = 24,
 			    [FRAME_JIT] = 25,
-			    [FRAME_PYTHON] = 26 },
+			    [FRAME_PYTHON] = 26,
+			    [FRAME_JS] = 27 },
 		.dwarf_units_lost = 2,
 	};
 	s.process_name = s.thread_name = strset__add(p->strings, "app");
@@ -81,7 +82,7 @@ static const char *const wall_lines[] = {
 	"truncated stacks: 11",
 	"stack read errors: 13",
 	"processes with unreadable maps: 1",
-	"frames: 21 with source lines, 22 function only, 23 unnamed, 24 unmapped, 25 JIT, 26 Python",
+	"frames: 21 with source lines, 22 function only, 23 unnamed, 24 unmapped, 25 JIT, 26 Python, 27 JavaScript",
 	"DWARF units unreadable: 2",
 };
 
@@ -218,7 +219,7 @@ TEST(summary_in_svg)
 		"(12.346 s); intervals off CPU lost: 17",
 		"truncated stacks: 11; stack read errors: 13; processes with unreadable maps: 1",
 		"frames: 21 with source lines, 22 function only, 23 unnamed, 24 unmapped, 25 JIT, 26 "
-		"Python; "
+		"Python, 27 JavaScript; "
 		"DWARF units unreadable: 2",
 	};
 	struct profile *p = wall_profile();
@@ -306,7 +307,7 @@ static const char *const alloc_lines[] = {
 	"truncated stacks: 11",
 	"stack read errors: 13",
 	"processes with unreadable maps: 1",
-	"frames: 21 with source lines, 22 function only, 0 unnamed, 0 unmapped, 0 JIT, 0 Python",
+	"frames: 21 with source lines, 22 function only, 0 unnamed, 0 unmapped, 0 JIT, 0 Python, 0 JavaScript",
 	"DWARF units unreadable: 0",
 };
 
