@@ -80,7 +80,6 @@ struct unwind_ctx {
 
 /* v8.bpf.h's, for the walk to call. */
 static __always_inline const struct v8_proc *v8_proc(__u32 tgid);
-static __always_inline void v8_walk_start(bool on);
 static __always_inline void v8_frame(struct unwind_walk *w, const struct unwind_ctx *c);
 
 struct {
@@ -397,7 +396,6 @@ static __always_inline __u32 unwind_user(const struct unwind_proc *proc, struct 
 	w->flags = 0;
 	w->bp_known = true;
 	w->exact = true;
-	v8_walk_start(c.v8 != NULL);
 	bpf_loop(max_user_frames, unwind_step, &c, 0);
 	if (!(w->flags & (SAMPLE_USER_COMPLETE | SAMPLE_USER_TRUNCATED)))
 		stop_truncated(w, UNWIND_STOP_MAX_FRAMES);

@@ -87,7 +87,7 @@ enum event_type {
  * ones are counted in the kernel (`sample_sums`), not sent.
  */
 #define SAMPLE_SUMMED (1U << 14)
-/* The frames after the user stack (nr_python) are struct v8_frame's, not python_frame's. */
+/* Frames of the user stack are JavaScript functions (V8_FRAME_TAG), not addresses. */
 #define SAMPLE_V8_FRAMES (1U << 15)
 
 enum unwind_stop_reason {
@@ -128,9 +128,8 @@ enum profile_stat {
 /*
  * EVENT_SAMPLE and EVENT_OFFCPU records: this head, then @nr_ips_room
  * addresses of which the first @nr_kernel are the kernel stack and the next
- * @nr_user the user stack, each leaf first, then @nr_python runtime frames
- * of two words each, innermost first: struct python_frame's layout, or with
- * SAMPLE_V8_FRAMES struct v8_frame's. A record whose stack was
+ * @nr_user the user stack, each leaf first, then @nr_python Python frames
+ * of two words each (struct python_frame's layout), innermost first. A record whose stack was
  * unwound in the kernel ends there, with no room to spare: most are a few
  * hundred bytes. One flagged SAMPLE_USER_REGS goes on with the user
  * registers (PROFILE_NR_REGS words) and @user_stack_size bytes of user
@@ -441,16 +440,20 @@ struct v8_proc {
 #define PROFILE_MAX_V8_PROCS 4096
 
 /*
- * With SAMPLE_V8_FRAMES, the runtime frames after the user stack are
- * these: the JavaScript functions of some of its frames.
+ * A frame of a user stack that is a JavaScript function's (v8.bpf.h), in
+ * place of its address: the function's SharedFunctionInfo (its address,
+ * tagged, in the low V8_FRAME_OFFSET_SHIFT bits) and an interpreted frame's
+ * bytecode offset as V8 keeps it, plus 1 (0: none, or over
+ * V8_FRAME_OFFSET_MAX), above, with the top two bits 10: an address no
+ * code has, neither user (bit 63 clear) nor kernel (bits 62 and 63 set).
+ * Records with such frames are flagged SAMPLE_V8_FRAMES.
  */
-struct v8_frame {
-	__u64 shared; /* the function's SharedFunctionInfo, tagged */
-	__u32 offset; /* an interpreted frame's bytecode offset, as V8 keeps it; else V8_NO_OFFSET */
-	__u32 frame;  /* which frame of the user stack, from its leaf (0) */
-};
-
-#define V8_NO_OFFSET 0xffffffffU
+#define V8_FRAME_TAG (1ULL << 63)
+#define V8_FRAME_OFFSET_SHIFT 47
+#define V8_FRAME_OFFSET_MAX 0x7ffeULL
+#define V8_FRAME_IS(v) (((v) >> 62) == 2)
+#define V8_FRAME_SHARED(v) ((v) & ((1ULL << V8_FRAME_OFFSET_SHIFT) - 1))
+#define V8_FRAME_OFFSET(v) ((((v) >> V8_FRAME_OFFSET_SHIFT) & 0x7fffULL) - 1) /* -1: none */
 
 /* python_frame.code: the frame is the first its call of _PyEval_EvalFrameDefault ran. */
 #define PY_FRAME_ENTRY (1ULL << 63)

@@ -2,8 +2,8 @@
 /*
  * stacks.bpf.h - the stacks of a record: the kernel's (bpf_get_stack()),
  * the native user stack (native_unwind.bpf.h, or frame pointers), then
- * each runtime's frames (python.bpf.h; v8.bpf.h's, found on the native
- * walk), in that order in its addresses;
+ * each runtime's frames (python.bpf.h; v8.bpf.h's are in the native
+ * stack, found on its walk), in that order in its addresses;
  * and the counting of what went wrong with them. A new runtime reader is
  * one call in record_stacks(). Owns no map.
  */
@@ -97,9 +97,7 @@ static __always_inline __u32 record_stacks(void *ctx, struct sample_record *r,
 	r->h.nr_user = nu;
 	/* A runtime's frames follow the native ones: see python.bpf.h for a reader's shape. */
 	np = 0;
-	if (proc)
-		np = v8_stack(r, nk + nu) & (2 * PROFILE_MAX_PYTHON - 1); /* a bound */
-	if (!np && (py = python_proc(r)))
+	if ((py = python_proc(r)))
 		np = python_stack(py, r, nk + nu) & (2 * PROFILE_MAX_PYTHON - 1); /* a bound */
 	r->h.nr_python = np;
 	if (!proc && copy_bytes)

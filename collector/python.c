@@ -377,9 +377,6 @@ int python__merge(struct python *py, struct sample_event *e)
 	bool full = false;
 	int err;
 
-	/* Another runtime's frames (v8.bpf.h's). */
-	if (s->flags & SAMPLE_V8_FRAMES)
-		return 0;
 	/* A Python stack cut short is the user stack cut short: its outer frames are missing. */
 	if (s->flags & (SAMPLE_PYTHON_TRUNCATED | SAMPLE_PYTHON_ERROR)) {
 		py->stats.truncated += event__count(e);

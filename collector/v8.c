@@ -9,7 +9,8 @@
  * V8 in one of its files (node, libnode.so: they export V8's
  * introspection constants, v8dbg_*), the BPF program is told where a
  * JavaScript frame keeps its function (v8.bpf.h), and records, for each
- * such frame, the function's SharedFunctionInfo. Here that object is read
+ * such frame, the function's SharedFunctionInfo in place of its address
+ * (V8_FRAME_TAG). Here that object is read
  * from the process: its name (from its ScopeInfo, or the string itself),
  * its script's name, and its line, counted in the script's source from the
  * function's start; then the frame's native address (an address in code
@@ -68,6 +69,7 @@ struct v8_layout {
 	int32_t function_shared, shared_data, shared_name, shared_script;
 	int32_t heap_map, map_type, script_name, script_source, string_length;
 	int32_t one_byte_chars, two_byte_chars, cons_first, cons_second, thin_actual;
+	int32_t external_resource, external_tag;
 	int32_t uncompiled_start, bytecode_data;
 	int32_t type_shared, type_script, type_scope_info, first_nonstring;
 	int32_t encoding_mask, representation_mask, one_byte_tag, seq_tag, cons_tag, thin_tag;
@@ -102,6 +104,8 @@ static const struct v8_constant {
 	C("class_ConsString__first__String", cons_first),
 	C("class_ConsString__second__String", cons_second),
 	C("class_ThinString__actual__String", thin_actual),
+	C("class_ExternalString__resource__Object", external_resource),
+	C("ExternalStringTag", external_tag),
 	C("class_UncompiledData__start_position__int32_t", uncompiled_start),
 	C("class_BytecodeArray__data__uintptr_t", bytecode_data),
 	C("type_SharedFunctionInfo__SHARED_FUNCTION_INFO_TYPE", type_shared),
@@ -149,7 +153,7 @@ struct v8_process {
 };
 
 struct v8_stats {
-	uint64_t processes, unsupported, samples, functions, unnamed, truncated;
+	uint64_t processes, unsupported, samples, functions, unnamed;
 };
 
 struct v8_runtime {
@@ -352,8 +356,8 @@ static int read_string(pid_t pid, const struct v8_layout *l, uint64_t s, char *o
 {
 	int type = instance_type(pid, l, s);
 	int32_t length;
-	uint64_t first, second;
-	int err;
+	uint64_t first, second, chars = 0;
+	int err = 0;
 
 	if (type < 0 || type >= l->first_nonstring || depth < 0)
 		return -EINVAL;
@@ -365,14 +369,23 @@ static int read_string(pid_t pid, const struct v8_layout *l, uint64_t s, char *o
 			       read_field(pid, s, l->cons_second, &second)		   ?:
 			       read_string(pid, l, first, out, max, len, units, depth - 1) ?:
 			       read_string(pid, l, second, out, max, len, units, depth - 1);
-	if ((type & l->representation_mask) != l->seq_tag)
-		return -ENOTSUP;
 	if (remote_read(pid, s - 1 + l->string_length, &length, sizeof(length)) || length < 0)
 		return -EINVAL;
 	if ((size_t)length > max - *len)
 		length = (int32_t)(max - *len);
+	/* Characters outside the heap (node's own scripts): V8 11 keeps where after the resource. */
+	if ((type & l->representation_mask) == l->external_tag)
+		err = read_field(pid, s, l->external_resource + 8, &chars);
+	else if ((type & l->representation_mask) == l->seq_tag)
+		chars = s - 1 +
+			((type & l->encoding_mask) == l->one_byte_tag ? l->one_byte_chars :
+									l->two_byte_chars);
+	else
+		return -ENOTSUP;
+	if (err || !chars)
+		return -ENOTSUP;
 	if ((type & l->encoding_mask) == l->one_byte_tag) {
-		err = remote_read(pid, s - 1 + l->one_byte_chars, out + *len, (size_t)length);
+		err = remote_read(pid, chars, out + *len, (size_t)length);
 		if (err)
 			return err;
 		/* Latin-1: its upper half as '?' unless @units, where only offsets matter. */
@@ -383,11 +396,17 @@ static int read_string(pid_t pid, const struct v8_layout *l, uint64_t s, char *o
 		return 0;
 	}
 	for (int32_t i = 0; i < length && *len < max; i++) {
-		uint16_t c;
+		uint16_t units_read[2048], c;
 
-		err = remote_read(pid, s - 1 + l->two_byte_chars + 2 * (int64_t)i, &c, sizeof(c));
-		if (err)
-			return err;
+		/* Read a chunk at a time: a script's source is megabytes. */
+		if (i % 2048 == 0) {
+			size_t n = (size_t)(length - i) < 2048 ? (size_t)(length - i) : 2048;
+
+			err = remote_read(pid, chars + 2 * (uint64_t)i, units_read, n * sizeof(c));
+			if (err)
+				return err;
+		}
+		c = units_read[i % 2048];
 		if (c < 0x80 || units) {
 			out[(*len)++] = c < 0x80 ? (char)c : '?';
 		} else if (c < 0x800 && max - *len >= 2) {
@@ -499,7 +518,12 @@ static struct v8_script *v8_runtime__script(struct v8_runtime *rt, struct v8_pro
 	}
 	/* Its source, one byte a character, for where its lines start. */
 	if (!read_field(p->pid, script, l->script_source, &v) && (source = malloc(V8_MAX_SOURCE))) {
-		if (!read_string(p->pid, l, v, source, V8_MAX_SOURCE, &len, true, 32)) {
+		int err = read_string(p->pid, l, v, source, V8_MAX_SOURCE, &len, true, 32);
+
+		if (err)
+			pr_debug("v8: pid %d: the source of script '%s' cannot be read: %s", p->pid,
+				 s->name ? s->name : "?", strerror(-err));
+		if (!err) {
 			for (size_t i = 0; i < len; i++)
 				if (source[i] == '\n' &&
 				    !array__reserve(&s->lines, &alloc, s->nr_lines + 1,
@@ -534,6 +558,13 @@ static uint32_t script_line(const struct v8_script *s, int64_t pos)
 			hi = mid;
 	}
 	return lo + 1;
+}
+
+/* The address of a JavaScript frame not named into *@addr: 0 or -ENOMEM. */
+static int v8_runtime__unnamed(struct v8_runtime *rt, uint64_t *addr)
+{
+	rt->stats.unnamed++;
+	return py_frames__add(rt->frames, UNNAMED_FRAME, NULL, 0, true, addr);
 }
 
 /* Name SharedFunctionInfo @shared of @p: its frame's address into *@addr. 0 or -ENOMEM. */
@@ -576,8 +607,7 @@ static int v8_runtime__name(struct v8_runtime *rt, struct v8_process *p, uint64_
 	return py_frames__add(rt->frames, name[0] ? name : ANONYMOUS, script ? script->name : NULL,
 			      script ? script_line(script, start) : 0, true, addr);
 unnamed:
-	rt->stats.unnamed++;
-	return py_frames__add(rt->frames, UNNAMED_FRAME, NULL, 0, true, addr);
+	return v8_runtime__unnamed(rt, addr);
 }
 
 /* The frame address of @p's function @shared, named once: 0 or -ENOMEM. */
@@ -725,7 +755,7 @@ static void v8_runtime__forget(void *ctx, bool (*known)(pid_t pid, void *arg), v
 	hashtab__retain(&rt->procs, v8_process__known, v8_process__drop, &k);
 }
 
-/* Put @e's JavaScript functions in its user stack, each in place of the frame that ran it. */
+/* Name @e's JavaScript frames (V8_FRAME_TAG), in its user stack. */
 static int v8_runtime__merge(void *ctx, struct sample_event *e)
 {
 	struct v8_runtime *rt = ctx;
@@ -735,29 +765,23 @@ static int v8_runtime__merge(void *ctx, struct sample_event *e)
 
 	if (!(s->flags & SAMPLE_V8_FRAMES))
 		return 0;
-	/* More JavaScript frames than a record holds: the outer ones are not named. */
-	if (s->flags & SAMPLE_PYTHON_TRUNCATED) {
-		rt->stats.truncated++;
-		s->flags &= ~SAMPLE_PYTHON_TRUNCATED;
-	}
-	p = v8_runtime__process(rt, e->pid, false);
-	if (p && p->loaded) {
-		rt->stats.samples++;
-		for (size_t i = 0; i < e->nr_python && i < PROFILE_MAX_PYTHON; i++) {
-			struct v8_frame f;
-			uint64_t addr;
-
-			memcpy(&f, &e->python[i], sizeof(f));
-			if (f.frame >= s->nr_user)
-				continue;
-			err = v8_runtime__function(rt, p, f.shared, &addr);
-			if (err)
-				return err;
-			s->user[f.frame] = addr;
-		}
-	}
-	e->nr_python = 0;
 	s->flags &= ~SAMPLE_V8_FRAMES;
+	p = v8_runtime__process(rt, e->pid, false);
+	rt->stats.samples++;
+	for (size_t i = 0; i < s->nr_user; i++) {
+		uint64_t addr;
+
+		if (!V8_FRAME_IS(s->user[i]))
+			continue;
+		/* A process forgotten (exited) before its last records: not named. */
+		if (p && p->loaded)
+			err = v8_runtime__function(rt, p, V8_FRAME_SHARED(s->user[i]), &addr);
+		else
+			err = v8_runtime__unnamed(rt, &addr);
+		if (err)
+			return err;
+		s->user[i] = addr;
+	}
 	return 0;
 }
 
@@ -770,12 +794,11 @@ static void v8_runtime__report(void *ctx, const struct runtime_env *env)
 	if (!st->processes && !st->unsupported)
 		return;
 	pr_info("node: %llu processes whose JavaScript frames are named (%llu of V8 releases not "
-		"named), %llu records with JavaScript frames, %llu functions read, %llu not named, "
-		"%llu records with over %d JavaScript frames (the outer ones not named)",
+		"named), %llu records with JavaScript frames, %llu functions read, %llu frames not "
+		"named",
 		(unsigned long long)st->processes, (unsigned long long)st->unsupported,
 		(unsigned long long)st->samples, (unsigned long long)st->functions,
-		(unsigned long long)st->unnamed, (unsigned long long)st->truncated,
-		PROFILE_MAX_PYTHON);
+		(unsigned long long)st->unnamed);
 }
 
 const struct runtime_ops v8_runtime = {

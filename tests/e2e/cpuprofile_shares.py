@@ -1,48 +1,73 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""cpuprofile_shares.py CPUPROFILE FOLDED SCRIPT: the shares of SCRIPT's functions
-in V8's own profile (node --cpu-prof) and in ours (folded), side by side.
+"""cpuprofile_shares.py CPUPROFILE FOLDED [SCRIPT]: JavaScript functions' shares
+in V8's own profile of a run (node --cpu-prof) and in ours of the same run
+(folded, --format folded), side by side.
 
-For each function of SCRIPT (by name), the share of samples whose stack
-holds it (inclusive) and whose leaf it is (self), over the samples with any
-frame of SCRIPT, in both profiles; printed one per line as
-"NAME ours_incl v8_incl ours_self v8_self SAMPLES_OURS SAMPLES_V8", then
-"caller-split checkout ..." lines for the test to judge.
+A function is "name file:line" (the file's base name, the line where the
+function starts), as both profiles say it. Only samples in JavaScript count,
+in each: V8's whose leaf is a JavaScript function (not "(program)", "(garbage
+collector)", "(idle)"), ours with a JavaScript frame. A function's self share
+is of the samples whose innermost JavaScript frame it is; its inclusive share
+of those with it anywhere. With SCRIPT (a base name), only that script's
+functions count, and samples with none of them are left out.
+
+Prints one line per function: NAME FILE:LINE OURS_SELF V8_SELF OURS_INCL V8_INCL,
+in percent, then "samples OURS V8".
 """
 import collections
 import json
+import re
 import sys
 
+OURS = re.compile(r'^(.*) \(([^():]+):(\d+)\)$')
 
-def v8_stacks(path, script):
+
+def base(url):
+    return url.rsplit('/', 1)[-1]
+
+
+def v8_stacks(path):
     prof = json.load(open(path))
     parent, frame = {}, {}
     for node in prof['nodes']:
         cf = node['callFrame']
-        name = cf['functionName'] or '(anonymous)'
-        frame[node['id']] = name if cf['url'].endswith('/' + script) else None
+        url = cf.get('url', '')
+        if url and cf['lineNumber'] >= 0:
+            name = cf['functionName'] or '(anonymous)'
+            frame[node['id']] = '%s %s:%d' % (name, base(url), cf['lineNumber'] + 1)
+        else:
+            frame[node['id']] = None  # (program), (garbage collector), native
         for child in node.get('children', []):
             parent[child] = node['id']
     for sample in prof['samples']:
+        if frame[sample] is None:
+            continue
         stack, n = [], sample
         while n is not None:
-            stack.append(frame[n])
+            if frame[n] is not None:
+                stack.append(frame[n])
             n = parent.get(n)
-        yield [f for f in stack if f is not None]  # leaf first
+        yield stack  # innermost first
 
 
-def our_stacks(path, script):
+def our_stacks(path):
     for line in open(path):
         stack, count = line.rsplit(' ', 1)
-        frames = [f.split(' (', 1)[0] for f in reversed(stack.split(';'))
-                  if f.endswith(')') and ' (' + script + ':' in f]
+        frames = []
+        for f in reversed(stack.split(';')):
+            m = OURS.match(f)
+            if m:
+                frames.append('%s %s:%s' % m.groups())
         for _ in range(int(count)):
             yield frames
 
 
-def shares(stacks, leaf_only_script=True):
+def shares(stacks, script):
     incl, self_, total = collections.Counter(), collections.Counter(), 0
     for frames in stacks:
+        if script:
+            frames = [f for f in frames if f.rsplit(' ', 1)[1].startswith(script + ':')]
         if not frames:
             continue
         total += 1
@@ -53,13 +78,14 @@ def shares(stacks, leaf_only_script=True):
 
 
 def main():
-    cpuprofile, folded, script = sys.argv[1:4]
-    vi, vs, vt = shares(v8_stacks(cpuprofile, script))
-    oi, os_, ot = shares(our_stacks(folded, script))
-    for name in sorted(set(vi) | set(oi)):
-        print('%s %.1f %.1f %.1f %.1f %d %d' % (
-            name, 100 * oi[name] / max(ot, 1), 100 * vi[name] / max(vt, 1),
-            100 * os_[name] / max(ot, 1), 100 * vs[name] / max(vt, 1), ot, vt))
+    cpuprofile, folded = sys.argv[1:3]
+    script = sys.argv[3] if len(sys.argv) > 3 else None
+    vi, vs, vt = shares(v8_stacks(cpuprofile), script)
+    oi, os_, ot = shares(our_stacks(folded), script)
+    for f in sorted(set(vi) | set(oi), key=lambda f: -vs[f]):
+        print('%s %.2f %.2f %.2f %.2f' % (f, 100 * os_[f] / max(ot, 1), 100 * vs[f] / max(vt, 1),
+                                         100 * oi[f] / max(ot, 1), 100 * vi[f] / max(vt, 1)))
+    print('samples %d %d' % (ot, vt))
 
 
 if __name__ == '__main__':
