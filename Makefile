@@ -395,6 +395,14 @@ $(OUTPUT)/workloads/%: tests/workloads/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) $< -lpthread -o $@
 
+# Posing as node (tests/e2e/node.sh): V8's constants exported, and no CFI,
+# so that its frames are walked by their frame pointers, as V8's are.
+$(OUTPUT)/workloads/fake_node: tests/workloads/fake_node.c tests/workloads/work.h
+	$(call msg,WORKLOAD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) -fno-asynchronous-unwind-tables -fno-unwind-tables \
+		-rdynamic $< -o $@
+
 # Built by gcc, which sets up no frame in a leaf that uses no stack even with
 # -fno-omit-frame-pointer, and again with no frame pointers at all: what
 # frame-pointer unwinding gets wrong, for tests/e2e/unwind.sh.
@@ -560,6 +568,19 @@ $(ESBUILD_PEERS) &:
 
 go-peers: $(ESBUILD_PEERS)
 
+# tests/e2e/node.sh profiles a Node program nobody here wrote: TypeScript's
+# compiler from npm, pinned here, type-checking JavaScript (playwright-core's).
+TSC := $(OUTPUT)/npm-node/node_modules/typescript/lib/tsc.js
+
+$(TSC):
+	$(call msg,NPM,typescript@5.6.3)
+	$(Q)mkdir -p $(OUTPUT)/npm-node
+	$(Q)npm install --prefix $(OUTPUT)/npm-node --no-audit --no-fund --loglevel=error --ignore-scripts \
+		typescript@5.6.3
+	$(Q)test -f $@
+
+node-peers: $(TSC)
+
 unit-tests: $(OUTPUT)/tests/unit-tests fixtures
 	$(Q)FIXTURES=$(OUTPUT)/fixtures $(OUTPUT)/tests/unit-tests
 
@@ -568,7 +589,7 @@ unit-tests: $(OUTPUT)/tests/unit-tests fixtures
 # an "N passed, N failed, N skipped" line.
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/tests/unit-tests fixtures workloads oracle \
-		profiler-cli playwright-core go-peers
+		profiler-cli playwright-core go-peers node-peers
 	$(Q)OUTPUT=$(OUTPUT) tests/run
 
 demo: deps
@@ -583,7 +604,7 @@ ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-s
 asan: deps
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)-asan CFLAGS="$(ASAN_FLAGS)" \
 		LDFLAGS="$(ASAN_FLAGS)" all $(OUTPUT)-asan/tests/unit-tests fixtures workloads oracle \
-		profiler-cli playwright-core go-peers
+		profiler-cli playwright-core go-peers node-peers
 	$(Q)OUTPUT=$(OUTPUT)-asan ASAN_OPTIONS=detect_leaks=1 tests/run
 
 deps:

@@ -1,8 +1,17 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""cpuprofile_shares.py CPUPROFILE FOLDED [SCRIPT]: JavaScript functions' shares
-in V8's own profile of a run (node --cpu-prof) and in ours of the same run
-(folded, --format folded), side by side.
+"""cpuprofile_shares.py: JavaScript functions' shares in V8's own profile of a
+run (node --cpu-prof) and in ours of the same run (--format folded).
+
+  cpuprofile_shares.py compare CPUPROFILE FOLDED SCRIPT|- self|incl TOP
+      The TOP functions of V8's profile by their self (or inclusive) share,
+      beside ours: each within three standard deviations of the difference
+      of two shares over these sample counts, plus one point for the two
+      clocks. Exits 1 when one is not, or either profile has under 500
+      samples in JavaScript.
+  cpuprofile_shares.py named FOLDED
+      "JS_FRAMES UNNAMED": JavaScript frames in FOLDED, and how many are not
+      named ("[unknown JavaScript]").
 
 A function is "name file:line" (the file's base name, the line where the
 function starts), as both profiles say it. Only samples in JavaScript count,
@@ -11,12 +20,10 @@ collector)", "(idle)"), ours with a JavaScript frame. A function's self share
 is of the samples whose innermost JavaScript frame it is; its inclusive share
 of those with it anywhere. With SCRIPT (a base name), only that script's
 functions count, and samples with none of them are left out.
-
-Prints one line per function: NAME FILE:LINE OURS_SELF V8_SELF OURS_INCL V8_INCL,
-in percent, then "samples OURS V8".
 """
 import collections
 import json
+import math
 import re
 import sys
 
@@ -77,16 +84,43 @@ def shares(stacks, script):
     return incl, self_, total
 
 
-def main():
-    cpuprofile, folded = sys.argv[1:3]
-    script = sys.argv[3] if len(sys.argv) > 3 else None
+def compare(cpuprofile, folded, script, column, top):
     vi, vs, vt = shares(v8_stacks(cpuprofile), script)
     oi, os_, ot = shares(our_stacks(folded), script)
-    for f in sorted(set(vi) | set(oi), key=lambda f: -vs[f]):
-        print('%s %.2f %.2f %.2f %.2f' % (f, 100 * os_[f] / max(ot, 1), 100 * vs[f] / max(vt, 1),
-                                         100 * oi[f] / max(ot, 1), 100 * vi[f] / max(vt, 1)))
-    print('samples %d %d' % (ot, vt))
+    theirs, ours = (vs, os_) if column == 'self' else (vi, oi)
+    bad = ot < 500 or vt < 500
+    print('samples in JavaScript: ours %d, V8\'s %d' % (ot, vt))
+    for f in sorted(theirs, key=lambda f: -theirs[f])[:top]:
+        a, b = 100 * ours[f] / max(ot, 1), 100 * theirs[f] / max(vt, 1)
+        p = b / 100
+        tol = 300 * math.sqrt(p * (1 - p) * (1 / max(ot, 1) + 1 / max(vt, 1))) + 1
+        good = abs(a - b) <= tol
+        bad = bad or not good
+        print('%s %s: ours %.1f%%, V8 %.1f%% (%s %.1f)' % (
+            'ok' if good else 'NOT', f, a, b, column, tol))
+    return 1 if bad else 0
+
+
+def named(folded):
+    frames = unnamed = 0
+    for line in open(folded):
+        stack, count = line.rsplit(' ', 1)
+        for f in stack.split(';'):
+            if f == '[unknown JavaScript]':
+                unnamed += int(count)
+                frames += int(count)
+            elif OURS.match(f) and '.js:' in f or OURS.match(f) and f.startswith('node:'):
+                frames += int(count)
+    print(frames, unnamed)
+    return 0
+
+
+def main():
+    if sys.argv[1] == 'compare':
+        script = sys.argv[4] if sys.argv[4] != '-' else None
+        return compare(sys.argv[2], sys.argv[3], script, sys.argv[5], int(sys.argv[6]))
+    return named(sys.argv[2])
 
 
 if __name__ == '__main__':
-    main()
+    sys.exit(main())

@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Node programs whole and named in the default mode, with no flag given to
+# node: V8's builtins and generated code walked by their frame pointers
+# (collector/unwind_table.c), JavaScript frames named from V8's own
+# constants (bpf/v8.bpf.h, collector/v8.c). The oracle is V8's own CPU
+# profiler on the same process at the same time (node --cpu-prof), compared
+# by cpuprofile_shares.py with a tolerance derived from both sample counts:
+# on js_split (two callers of one hot function, 70/30), then on TypeScript's
+# compiler from npm type-checking playwright-core's JavaScript. Last, a
+# program that exports V8's constants with its own memory behind them: the
+# profiler reads what it finds, names nothing wrongly and does not fail.
+. "$(dirname "$0")/lib.sh"
+
+split_name="js_split, no flags: stacks whole, functions named with script:line, shares as V8's profiler"
+tsc_name="TypeScript's compiler (npm) type-checking: stacks whole, JavaScript frames named, top-10 as V8's profiler"
+fake_name="a program posing as node, its V8 constants pointing at garbage: no frame named wrongly, no failure"
+require_bpf "$split_name" "$tsc_name" "$fake_name"
+
+node=$(command -v node || command -v nodejs)
+if [[ -z $node ]]; then
+	missing "node is not installed (tools/install-deps installs the nodejs package)" \
+		"$split_name" "$tsc_name" "$fake_name"
+	exit 0
+fi
+shares() { python3 "$(dirname "$0")/cpuprofile_shares.py" "$@"; }
+
+# whole ERR: "N of M" user stacks that reach their first frame, from -v's ERR.
+whole() {
+	sed -nE 's/.*unwind: ([0-9]+) of ([0-9]+) user stacks reach.*/\1 \2/p' "$1" | head -n 1
+}
+
+# judge NAME DIR ERR FOLDED SCRIPT|- COLUMN TOP: at least 95% of the user
+# stacks whole, at most 2% of the JavaScript frames unnamed, and the TOP
+# functions of V8's profile (node --cpu-prof into DIR) within tolerance.
+judge() {
+	local name=$1 dir=$2 err=$3 folded=$4 w n js unnamed what cmp
+	read -r w n < <(whole "$err")
+	read -r js unnamed < <(shares named "$folded")
+	what="${w:-?} of ${n:-?} stacks whole, ${unnamed:-?} of ${js:-?} JavaScript frames unnamed"
+	if ! cmp=$(shares compare "$dir"/*.cpuprofile "$folded" "$5" "$6" "$7" 2>&1) ||
+		[[ -z $w || ${n:-0} -lt 500 ]] || ((w * 100 < n * 95 || unnamed * 50 > js)); then
+		fail "$name ($what)"
+		sed 's/^/#   /' <<<"$cmp"
+		grep -E 'node:|unwind|warn' "$err" | sed 's/^/#   /'
+	else
+		ok "$name ($what; $6 shares of $(grep -c '^ok ' <<<"$cmp") functions within tolerance of V8's)"
+	fi
+}
+
+# Two callers of one hot function, 70/30, and nothing else: each function
+# named by its line, and its share, self and with its callees, as V8's.
+script=$(realpath "$(dirname "$0")/../workloads/js_split.js")
+mkdir -p "$TMP/split-v8"
+"$PROFILER" -v -F 999 -o "$TMP/split.folded" -o "$TMP/split.pb.gz" -- "$node" --cpu-prof \
+	--cpu-prof-dir="$TMP/split-v8" "$script" 5 >/dev/null 2>"$TMP/split.err"
+lines_ok=1
+for f in crunch checkout browse serve; do
+	line=$(grep -n "^function $f(" "$script" | cut -d: -f1)
+	grep -q "$f (js_split.js:$line)" "$TMP/split.folded" || lines_ok=
+	# pprof sees the function, with its file and line.
+	pprof -list="^$f\$" "$TMP/split.pb.gz" 2>/dev/null | grep -q "js_split.js" || lines_ok=
+done
+if [[ -z $lines_ok ]]; then
+	fail "$split_name (a function is not named as 'NAME (js_split.js:LINE)', or not in the pprof)"
+	grep -o '[a-z]* (js_split.js:[0-9]*)' "$TMP/split.folded" | sort | uniq -c | sed 's/^/#   /'
+else
+	judge "$split_name" "$TMP/split-v8" "$TMP/split.err" "$TMP/split.folded" js_split.js incl 4
+fi
+
+# TypeScript's compiler, written by others, with its deep recursion and
+# hundreds of functions, checking 150 files of playwright-core: ten seconds.
+tsc=$OUTPUT/npm-node/node_modules/typescript/lib/tsc.js
+sources=$OUTPUT/npm/node_modules/playwright-core/lib
+if [[ ! -f $tsc || ! -d $sources ]]; then
+	missing "$tsc or $sources is missing (make node-peers playwright-core)" "$tsc_name"
+else
+	mkdir -p "$TMP/tsc-v8"
+	find "$sources" -name '*.js' | sort | head -n 150 >"$TMP/tsc-files"
+	(cd "$TMP" && "$PROFILER" -v -F 499 -o "$TMP/tsc.folded" -- "$node" --cpu-prof \
+		--cpu-prof-dir="$TMP/tsc-v8" "$tsc" --noEmit --allowJs --checkJs --skipLibCheck \
+		--target es2022 --module commonjs $(cat "$TMP/tsc-files") >/dev/null 2>"$TMP/tsc.err")
+	judge "$tsc_name" "$TMP/tsc-v8" "$TMP/tsc.err" "$TMP/tsc.folded" - self 10
+fi
+
+# fake_node exports V8's constants, and its frames (frame pointers, no
+# CFI) hold "functions" whose objects are garbage of every kind.
+if [[ ! -x $WORKLOADS/fake_node ]]; then
+	missing "$WORKLOADS/fake_node is missing (make workloads)" "$fake_name"
+	exit 0
+fi
+"$PROFILER" -v -F 999 -o "$TMP/fake.folded" -- "$WORKLOADS/fake_node" 2 >"$TMP/fake.out" \
+	2>"$TMP/fake.err"
+rc=$?
+samples=$(summary_count "$TMP/fake.err" "on-CPU samples")
+read -r js unnamed < <(shares named "$TMP/fake.folded")
+named=$(grep -o '[^;]* ([^;]*:[0-9]*)' "$TMP/fake.folded" | grep -v '^\[unknown JavaScript\]' |
+	sort -u | tr '\n' ' ')
+what="exit $rc, ${samples:-0} samples, ${unnamed:-?} of ${js:-?} JavaScript frames unnamed"
+# Only the one function laid out right is named: the rest is garbage, unnamed.
+if [[ $rc -eq 0 && ${samples:-0} -ge 500 && ${unnamed:-0} -gt 0 &&
+	$named == "honest (fake.js:3) " ]] && grep -q 'frames not named' "$TMP/fake.err"; then
+	ok "$fake_name ($what)"
+else
+	fail "$fake_name ($what; named: ${named:-none})"
+	grep -E 'node:|v8:|warn|error' "$TMP/fake.err" | sed 's/^/#   /'
+fi
