@@ -62,6 +62,8 @@ const char options_usage[] =
 "                          stacks count as [stack table full] (bounds memory)\n"
 "      --no-python         show CPython's C functions, not the Python functions\n"
 "                          they run (CPython 3.10-3.13 are read by default)\n"
+"      --no-node           show V8's builtins and machine code, not the\n"
+"                          JavaScript functions they run (node 20 is read)\n"
 "      --no-java           never ask HotSpot JVMs for their perf maps (by\n"
 "                          default each is asked through its attach socket,\n"
 "                          which sends it SIGQUIT the first time)\n"
@@ -173,7 +175,7 @@ const char serve_usage[] =
 "when they have all exited), --cgroup PATH, --no-inherit, --no-idle.\n"
 "What to record, as for a recording: -F, --off-cpu, --off-cpu-min,\n"
 "--call-graph, --unwind-memory, --max-frames, --max-stacks, --ringbuf-size,\n"
-"--no-python, --no-java, --root-frame (for folded and svg). -v, --verbose;\n"
+"--no-python, --no-node, --no-java, --root-frame (for folded and svg). -v, --verbose;\n"
 "-h, --help.\n"
 "\n"
 "SIGTERM or SIGINT stops it: a scrape being recorded gets a 503.\n"
@@ -193,6 +195,7 @@ enum {
 	OPT_NO_INHERIT,
 	OPT_NO_PYTHON,
 	OPT_NO_JAVA,
+	OPT_NO_NODE,
 	OPT_NO_CACHE,
 	OPT_OFFCPU,
 	OPT_WALL,
@@ -222,6 +225,7 @@ static const struct option long_options[] = {
 	{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
 	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 	{ "no-java", no_argument, NULL, OPT_NO_JAVA },
+	{ "no-node", no_argument, NULL, OPT_NO_NODE },
 	{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
 	{ "off-cpu", no_argument, NULL, OPT_OFFCPU },
 	{ "wall", no_argument, NULL, OPT_WALL },
@@ -560,6 +564,9 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 			break;
 		case OPT_NO_JAVA:
 			o->no_java = 1;
+			break;
+		case OPT_NO_NODE:
+			o->no_node = 1;
 			break;
 		case OPT_NO_INHERIT:
 			o->no_inherit = 1;

@@ -56,6 +56,7 @@ struct options {
 	int no_inherit;		/* do not follow forked processes */
 	int no_python;		/* leave CPython's frames out */
 	int no_java;		/* never ask JVMs for their perf maps */
+	int no_node;		/* leave V8's JavaScript frames unnamed: its machine code shows */
 	int no_cache;		/* --no-cache: no cache of answers (symbolize/symcache.h) */
 	int offcpu;		/* record time off CPU (set by --wall too) */
 	int wall;		/* merge on- and off-CPU time into wall-clock time */

@@ -115,6 +115,7 @@ void targets__collector_opts(const struct options *o, struct collector_opts *cop
 		.max_stacks = o->max_stacks,
 		.no_python = o->no_python,
 		.no_java = o->no_java,
+		.no_node = o->no_node,
 		.alloc_rate = o->alloc_rate,
 		.alloc_max_live = o->alloc_max_live,
 	};

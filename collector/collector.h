@@ -95,6 +95,7 @@ struct collector_opts {
 	bool no_times;	   /* keep no timestamps: no output draws a timeline */
 	bool no_python;	   /* leave CPython's frames out: its stacks show its C functions */
 	bool no_java;	   /* never ask HotSpot JVMs for their perf maps (jvm.h) */
+	bool no_node;	   /* leave V8's JavaScript frames out (v8.h): its machine code shows */
 	/*
 	 * --alloc: sample allocations instead of the CPU clock, one per
 	 * @alloc_rate bytes on average (1: every one), watching at most

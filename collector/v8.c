@@ -39,6 +39,7 @@
 #include <gelf.h>
 
 #include "bpf/profile.h"
+#include "collector/collector.h"
 #include "collector/event.h"
 #include "common/array.h"
 #include "common/hashtab.h"
@@ -639,8 +640,12 @@ static int v8_runtime__function(struct v8_runtime *rt, struct v8_process *p, uin
 
 static bool v8_runtime__wanted(const struct collector_opts *opts)
 {
-	(void)opts;
-	return true;
+	return !opts->no_node;
+}
+
+static void v8_runtime__configure(struct profile_bpf *skel, bool on)
+{
+	skel->rodata->v8_stacks = on;
 }
 
 static void *v8_runtime__new(const struct runtime_env *env)
@@ -805,6 +810,7 @@ const struct runtime_ops v8_runtime = {
 	.name = "node",
 	.optional = true,
 	.wanted = v8_runtime__wanted,
+	.configure = v8_runtime__configure,
 	.new = v8_runtime__new,
 	.free = v8_runtime__free,
 	.snapshot = v8_runtime__snapshot,
