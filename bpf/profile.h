@@ -429,12 +429,10 @@ struct go_proc {
  * their type. Heap objects are tagged: the address + 1.
  */
 struct v8_proc {
-	__s16 fp_context;	  /* v8dbg_off_fp_context */
-	__s16 fp_function;	  /* v8dbg_off_fp_function: the JSFunction */
-	__s16 fp_bytecode_array;  /* v8dbg_off_fp_bytecode_array: interpreted frames */
-	__s16 fp_bytecode_offset; /* v8dbg_off_fp_bytecode_offset: ... a small integer */
-	__u16 function_shared;	  /* JSFunction's SharedFunctionInfo */
-	__u16 shared_data;	  /* SharedFunctionInfo's function_data: the bytecode */
+	__s16 fp_context;      /* v8dbg_off_fp_context */
+	__s16 fp_function;     /* v8dbg_off_fp_function: the JSFunction */
+	__u16 function_shared; /* JSFunction's SharedFunctionInfo */
+	__u16 pad;
 };
 
 #define PROFILE_MAX_V8_PROCS 4096
@@ -442,18 +440,16 @@ struct v8_proc {
 /*
  * A frame of a user stack that is a JavaScript function's (v8.bpf.h), in
  * place of its address: the function's SharedFunctionInfo (its address,
- * tagged, in the low V8_FRAME_OFFSET_SHIFT bits) and an interpreted frame's
- * bytecode offset as V8 keeps it, plus 1 (0: none, or over
- * V8_FRAME_OFFSET_MAX), above, with the top two bits 10: an address no
+ * tagged, below bit V8_FRAME_SHIFT), with the top two bits 10: an address no
  * code has, neither user (bit 63 clear) nor kernel (bits 62 and 63 set).
- * Records with such frames are flagged SAMPLE_V8_FRAMES.
+ * The bits between are free for what may name the frame better (an
+ * interpreted frame's bytecode offset, for its line). Records with such
+ * frames are flagged SAMPLE_V8_FRAMES.
  */
 #define V8_FRAME_TAG (1ULL << 63)
-#define V8_FRAME_OFFSET_SHIFT 47
-#define V8_FRAME_OFFSET_MAX 0x7ffeULL
+#define V8_FRAME_SHIFT 47
 #define V8_FRAME_IS(v) (((v) >> 62) == 2)
-#define V8_FRAME_SHARED(v) ((v) & ((1ULL << V8_FRAME_OFFSET_SHIFT) - 1))
-#define V8_FRAME_OFFSET(v) ((((v) >> V8_FRAME_OFFSET_SHIFT) & 0x7fffULL) - 1) /* -1: none */
+#define V8_FRAME_SHARED(v) ((v) & ((1ULL << V8_FRAME_SHIFT) - 1))
 
 /* python_frame.code: the frame is the first its call of _PyEval_EvalFrameDefault ran. */
 #define PY_FRAME_ENTRY (1ULL << 63)

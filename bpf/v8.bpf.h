@@ -5,13 +5,11 @@
  * and builtins keep frame pointers, and each frame the walk steps through
  * by its frame pointer is looked at here. A JavaScript frame keeps its
  * JSFunction at a fixed offset from its frame pointer; the frame's address
- * in the record gives way to that function's SharedFunctionInfo (and, for
- * an interpreted frame, its bytecode offset), tagged (V8_FRAME_TAG), which
- * user space names (collector/v8.c). So a stack holds as many JavaScript
- * frames as frames, and the same function aggregates whichever of its
- * compiled versions ran. One read of the process's heap a frame, two for
- * an interpreted one; the frame's own slots come through the walk's window
- * of stack.
+ * in the record gives way to that function's SharedFunctionInfo, tagged
+ * (V8_FRAME_TAG), which user space names (collector/v8.c). So a stack holds
+ * as many JavaScript frames as frames, and the same function aggregates
+ * whichever of its compiled versions ran. One read of the process's heap a
+ * frame; the frame's own slots come through the walk's window of stack.
  *
  * Owns `v8_procs` (filled by collector/v8.c) and the tunables `v8_stacks`
  * and `v8_loaded`.
@@ -38,13 +36,11 @@ struct {
 
 /*
  * V8's tagging, the same in every release on 64 bits without pointer
- * compression (the only layout collector/v8.c hands over): small integers
- * have their low bit clear and their value in the upper half; heap objects
- * are their address + 1.
+ * compression (the only layout collector/v8.c hands over): heap objects are
+ * their address + 1; small integers (a typed frame's marker) have their low
+ * bit clear.
  */
-#define V8_IS_SMI(v) (((v)&1) == 0)
 #define V8_IS_HEAP_OBJECT(v) (((v)&3) == 1)
-#define V8_SMI_VALUE(v) ((__u64)(v) >> 32)
 
 /* The process @tgid's V8 layout, or NULL. */
 static __always_inline const struct v8_proc *v8_proc(__u32 tgid)
@@ -61,7 +57,7 @@ static __always_inline const struct v8_proc *v8_proc(__u32 tgid)
 static __always_inline void v8_frame(struct unwind_walk *w, const struct unwind_ctx *c)
 {
 	const struct v8_proc *v8 = c->v8;
-	__u64 context, function, shared, data, bytecode, offset, tagged;
+	__u64 context, function, shared;
 	__u32 idx;
 
 	if (!w->bp_known || !read_stack_word(w, w->bp + v8->fp_context, &context) ||
@@ -70,21 +66,13 @@ static __always_inline void v8_frame(struct unwind_walk *w, const struct unwind_
 	    !V8_IS_HEAP_OBJECT(function) ||
 	    bpf_probe_read_user(&shared, sizeof(shared),
 				(void *)(function - 1 + v8->function_shared)) ||
-	    !V8_IS_HEAP_OBJECT(shared) || shared >> V8_FRAME_OFFSET_SHIFT)
+	    !V8_IS_HEAP_OBJECT(shared) || shared >> V8_FRAME_SHIFT)
 		return;
-	tagged = V8_FRAME_TAG | shared;
-	/* An interpreted frame: its bytecode is its function's, and its offset a small integer. */
-	if (read_stack_word(w, w->bp + v8->fp_bytecode_offset, &offset) && V8_IS_SMI(offset) &&
-	    V8_SMI_VALUE(offset) < V8_FRAME_OFFSET_MAX &&
-	    read_stack_word(w, w->bp + v8->fp_bytecode_array, &bytecode) &&
-	    !bpf_probe_read_user(&data, sizeof(data), (void *)(shared - 1 + v8->shared_data)) &&
-	    data == bytecode)
-		tagged |= (V8_SMI_VALUE(offset) + 1) << V8_FRAME_OFFSET_SHIFT;
 	/* The frame's address (the last written) gives way to its function. */
 	idx = w->idx - 1;
 	if (idx >= PROFILE_MAX_IPS)
 		return;
-	c->r->ips[idx] = tagged;
+	c->r->ips[idx] = V8_FRAME_TAG | shared;
 	c->r->h.flags |= SAMPLE_V8_FRAMES;
 }
 

@@ -66,12 +66,12 @@
 
 /* V8's introspection constants that are used, as the file exports them (v8dbg_NAME). */
 struct v8_layout {
-	int32_t fp_context, fp_function, fp_bytecode_array, fp_bytecode_offset;
+	int32_t fp_context, fp_function;
 	int32_t function_shared, shared_data, shared_name, shared_script;
 	int32_t heap_map, map_type, script_name, script_source, string_length;
 	int32_t one_byte_chars, two_byte_chars, cons_first, cons_second, thin_actual;
 	int32_t external_resource, external_tag;
-	int32_t uncompiled_start, bytecode_data;
+	int32_t uncompiled_start;
 	int32_t type_shared, type_script, type_scope_info, first_nonstring;
 	int32_t encoding_mask, representation_mask, one_byte_tag, seq_tag, cons_tag, thin_tag;
 	int32_t tagged_size, smi_shift_size, heap_object_tag, smi_tag_mask;
@@ -89,8 +89,6 @@ static const struct v8_constant {
 	}
 	C("off_fp_context", fp_context),
 	C("off_fp_function", fp_function),
-	C("off_fp_bytecode_array", fp_bytecode_array),
-	C("off_fp_bytecode_offset", fp_bytecode_offset),
 	C("class_JSFunction__shared__SharedFunctionInfo", function_shared),
 	C("class_SharedFunctionInfo__function_data__Object", shared_data),
 	C("class_SharedFunctionInfo__name_or_scope_info__Object", shared_name),
@@ -108,7 +106,6 @@ static const struct v8_constant {
 	C("class_ExternalString__resource__Object", external_resource),
 	C("ExternalStringTag", external_tag),
 	C("class_UncompiledData__start_position__int32_t", uncompiled_start),
-	C("class_BytecodeArray__data__uintptr_t", bytecode_data),
 	C("type_SharedFunctionInfo__SHARED_FUNCTION_INFO_TYPE", type_shared),
 	C("type_Script__SCRIPT_TYPE", type_script),
 	C("type_ScopeInfo__SCOPE_INFO_TYPE", type_scope_info),
@@ -256,10 +253,8 @@ static bool v8_layout_ok(const struct v8_layout *l, int major)
 	return major == 11 && l->tagged_size == 8 && l->smi_shift_size == 31 &&
 	       l->heap_object_tag == 1 && l->smi_tag_mask == 1 && l->scope_first_vars == 3 &&
 	       l->scope_context_locals == 2 && l->uncompiled_lo <= l->uncompiled_hi &&
-	       l->fp_context >= -128 && l->fp_function >= -128 && l->fp_bytecode_array >= -128 &&
-	       l->fp_bytecode_offset >= -128 && l->fp_context < 0 && l->fp_function < 0 &&
-	       l->fp_bytecode_array < 0 && l->fp_bytecode_offset < 0 && l->function_shared > 0 &&
-	       l->function_shared < 4096 && l->shared_data > 0 && l->shared_data < 4096;
+	       l->fp_context >= -128 && l->fp_context < 0 && l->fp_function >= -128 &&
+	       l->fp_function < 0 && l->function_shared > 0 && l->function_shared < 4096;
 }
 
 /* Look at @p's files: one with V8 in it, of a release whose frames are named here? */
@@ -297,10 +292,7 @@ static void v8_runtime__check(struct v8_runtime *rt, struct v8_process *p,
 	value = (struct v8_proc){
 		.fp_context = (__s16)p->layout.fp_context,
 		.fp_function = (__s16)p->layout.fp_function,
-		.fp_bytecode_array = (__s16)p->layout.fp_bytecode_array,
-		.fp_bytecode_offset = (__s16)p->layout.fp_bytecode_offset,
 		.function_shared = (__u16)p->layout.function_shared,
-		.shared_data = (__u16)p->layout.shared_data,
 	};
 	if (bpf_map_update_elem(rt->procs_fd, &p->pid, &value, BPF_ANY)) {
 		pr_debug("v8: pid %d: cannot load it: %s", p->pid, strerror(errno));

@@ -22,8 +22,6 @@
 #define V8(name, value) __attribute__((used, visibility("default"))) int v8dbg_##name = value
 V8(off_fp_context, -8);
 V8(off_fp_function, -16);
-V8(off_fp_bytecode_array, -32);
-V8(off_fp_bytecode_offset, -40);
 V8(class_JSFunction__shared__SharedFunctionInfo, 24);
 V8(class_SharedFunctionInfo__function_data__Object, 8);
 V8(class_SharedFunctionInfo__name_or_scope_info__Object, 16);
@@ -40,7 +38,6 @@ V8(class_ConsString__second__String, 24);
 V8(class_ThinString__actual__String, 16);
 V8(class_ExternalString__resource__Object, 16);
 V8(class_UncompiledData__start_position__int32_t, 16);
-V8(class_BytecodeArray__data__uintptr_t, 54);
 V8(type_SharedFunctionInfo__SHARED_FUNCTION_INFO_TYPE, 262);
 V8(type_Script__SCRIPT_TYPE, 167);
 V8(type_ScopeInfo__SCOPE_INFO_TYPE, 261);
@@ -164,8 +161,8 @@ static void make_objects(void)
 /*
  * js_frame(context, function, work, units): call work(units) from a frame
  * laid out as V8's JavaScript frames are: the frame pointer, then below it
- * the context, the function, an argument count and (as interpreted frames
- * have) a bytecode array and offset, both 0 here.
+ * the context, the function, and three slots of 0 (an argument count, and
+ * an interpreted frame's bytecode and offset).
  */
 void js_frame(uint64_t ctx, uint64_t fn, unsigned long (*work)(unsigned long), unsigned long units);
 __asm__(".text\n"

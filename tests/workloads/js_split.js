@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 //
-// node js_split.js SECONDS: a JavaScript program for tests/e2e/node.sh. Two
-// handlers, checkout and browse, call one hot function, crunch; checkout is
-// given 70% of the work, browse 30%, in turns of a few milliseconds. Run
-// with no flags, as production runs node; under `node --cpu-prof` V8's own
-// profile of the same run is the oracle the test compares with.
+// node js_split.js SECONDS [DEPTH]: a JavaScript program for
+// tests/e2e/node.sh. Two handlers, checkout and browse, call one hot
+// function, crunch; checkout is given 70% of the work, browse 30%, in turns
+// of a few milliseconds. Run with no flags, as production runs node; under
+// `node --cpu-prof` V8's own profile of the same run is the oracle the test
+// compares with. With DEPTH, the work runs DEPTH calls deeper
+// (bench/deep-frames).
 'use strict';
 
 let sink = 0;
@@ -39,10 +41,19 @@ function serve(deadline) {
 	}
 }
 
+// Calls itself @n times, then serves until @deadline.
+function deeper(n, deadline) {
+	if (n > 0)
+		return deeper(n - 1, deadline) + 1;
+	serve(deadline);
+	return 0;
+}
+
 const seconds = Number(process.argv[2]);
-if (!(seconds > 0)) {
-	console.error('usage: node js_split.js SECONDS');
+const depth = process.argv.length > 3 ? Number(process.argv[3]) : 0;
+if (!(seconds > 0) || !(depth >= 0)) {
+	console.error('usage: node js_split.js SECONDS [DEPTH]');
 	process.exit(2);
 }
-serve(Date.now() + seconds * 1000);
+deeper(depth, Date.now() + seconds * 1000);
 console.log(`js_split: ${sink}`);
