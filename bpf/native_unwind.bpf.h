@@ -35,6 +35,9 @@ const volatile __u32 max_user_frames = PROFILE_MAX_USER_STACK;
  */
 const volatile __u32 stack_copy_bytes = PROFILE_LEAF_STACK_BYTES;
 
+/* JSFunctions whose SharedFunctionInfo a walk keeps (v8.bpf.h): a power of two. */
+#define V8_WALK_CACHE 8
+
 /* record_user(): the registers and stack go to the fixed fields. */
 #define NOT_COMPACT (PROFILE_MAX_IPS + 1)
 
@@ -69,6 +72,13 @@ struct unwind_walk {
 	__u32 flags;   /* SAMPLE_USER_* found on the way */
 	bool bp_known; /* @bp is the frame's rbp, not a register lost on the way */
 	bool exact;    /* @ip is where the frame stopped (the leaf, or interrupted by a signal) */
+	/*
+	 * v8.bpf.h's, for this walk: the SharedFunctionInfo of the last
+	 * JSFunctions met, by the function's address (direct-mapped), so that
+	 * a recursion reads its function once. Nothing moves them while the
+	 * sampled thread is stopped in the sample.
+	 */
+	__u64 v8_functions[V8_WALK_CACHE], v8_shared[V8_WALK_CACHE];
 };
 
 /* What each step of a walk works on: the process's tables and the record. */
@@ -396,6 +406,8 @@ static __always_inline __u32 unwind_user(const struct unwind_proc *proc, struct 
 	w->flags = 0;
 	w->bp_known = true;
 	w->exact = true;
+	if (c.v8)
+		__builtin_memset(w->v8_functions, 0, sizeof(w->v8_functions));
 	bpf_loop(max_user_frames, unwind_step, &c, 0);
 	if (!(w->flags & (SAMPLE_USER_COMPLETE | SAMPLE_USER_TRUNCATED)))
 		stop_truncated(w, UNWIND_STOP_MAX_FRAMES);

@@ -9,7 +9,8 @@
  * (V8_FRAME_TAG), which user space names (collector/v8.c). So a stack holds
  * as many JavaScript frames as frames, and the same function aggregates
  * whichever of its compiled versions ran. One read of the process's heap a
- * frame; the frame's own slots come through the walk's window of stack.
+ * function (the walk keeps the last few: a recursion reads its function
+ * once); the frame's own slots come through the walk's window of stack.
  *
  * Owns `v8_procs` (filled by collector/v8.c) and the tunables `v8_stacks`
  * and `v8_loaded`.
@@ -58,16 +59,23 @@ static __always_inline void v8_frame(struct unwind_walk *w, const struct unwind_
 {
 	const struct v8_proc *v8 = c->v8;
 	__u64 context, function, shared;
-	__u32 idx;
+	__u32 idx, slot;
 
 	if (!w->bp_known || !read_stack_word(w, w->bp + v8->fp_context, &context) ||
 	    !V8_IS_HEAP_OBJECT(context) ||
-	    !read_stack_word(w, w->bp + v8->fp_function, &function) ||
-	    !V8_IS_HEAP_OBJECT(function) ||
-	    bpf_probe_read_user(&shared, sizeof(shared),
-				(void *)(function - 1 + v8->function_shared)) ||
-	    !V8_IS_HEAP_OBJECT(shared) || shared >> V8_FRAME_SHIFT)
+	    !read_stack_word(w, w->bp + v8->fp_function, &function) || !V8_IS_HEAP_OBJECT(function))
 		return;
+	slot = (function >> 3) & (V8_WALK_CACHE - 1);
+	if (w->v8_functions[slot] == function) {
+		shared = w->v8_shared[slot];
+	} else {
+		if (bpf_probe_read_user(&shared, sizeof(shared),
+					(void *)(function - 1 + v8->function_shared)) ||
+		    !V8_IS_HEAP_OBJECT(shared) || shared >> V8_FRAME_SHIFT)
+			return;
+		w->v8_functions[slot] = function;
+		w->v8_shared[slot] = shared;
+	}
 	/* The frame's address (the last written) gives way to its function. */
 	idx = w->idx - 1;
 	if (idx >= PROFILE_MAX_IPS)
