@@ -3,12 +3,15 @@
 """cpuprofile_shares.py: JavaScript functions' shares in V8's own profile of a
 run (node --cpu-prof) and in ours of the same run (--format folded).
 
-  cpuprofile_shares.py compare CPUPROFILE FOLDED SCRIPT|- self|incl TOP
+  cpuprofile_shares.py compare CPUPROFILE FOLDED SCRIPT|- self|incl TOP [FLOOR]
       The TOP functions of V8's profile by their self (or inclusive) share,
       beside ours: each within three standard deviations of the difference
       of two shares over these sample counts, plus one point for the two
-      clocks. Exits 1 when one is not, or either profile has under 500
-      samples in JavaScript.
+      clocks, or FLOOR points if more. Exits 1 when one is not, or either
+      profile has under 500 samples in JavaScript.
+  cpuprofile_shares.py present CPUPROFILE FOLDED SCRIPT|- TOP
+      The TOP functions of V8's profile by their self share are all in ours,
+      by the same name, script and line: exits 1 when one is not.
   cpuprofile_shares.py named FOLDED
       "JS_FRAMES UNNAMED": JavaScript frames in FOLDED, and how many are not
       named ("[unknown JavaScript]").
@@ -84,7 +87,7 @@ def shares(stacks, script):
     return incl, self_, total
 
 
-def compare(cpuprofile, folded, script, column, top):
+def compare(cpuprofile, folded, script, column, top, floor=0.0):
     vi, vs, vt = shares(v8_stacks(cpuprofile), script)
     oi, os_, ot = shares(our_stacks(folded), script)
     theirs, ours = (vs, os_) if column == 'self' else (vi, oi)
@@ -93,12 +96,21 @@ def compare(cpuprofile, folded, script, column, top):
     for f in sorted(theirs, key=lambda f: -theirs[f])[:top]:
         a, b = 100 * ours[f] / max(ot, 1), 100 * theirs[f] / max(vt, 1)
         p = b / 100
-        tol = 300 * math.sqrt(p * (1 - p) * (1 / max(ot, 1) + 1 / max(vt, 1))) + 1
+        tol = max(300 * math.sqrt(p * (1 - p) * (1 / max(ot, 1) + 1 / max(vt, 1))) + 1, floor)
         good = abs(a - b) <= tol
         bad = bad or not good
         print('%s %s: ours %.1f%%, V8 %.1f%% (%s %.1f)' % (
             'ok' if good else 'NOT', f, a, b, column, tol))
     return 1 if bad else 0
+
+
+def present(cpuprofile, folded, script, top):
+    _, vs, _ = shares(v8_stacks(cpuprofile), script)
+    oi, _, _ = shares(our_stacks(folded), script)
+    missing = [f for f in sorted(vs, key=lambda f: -vs[f])[:top] if not oi[f]]
+    for f in missing:
+        print('NOT %s: in V8\'s profile (%d samples in it), not in ours' % (f, vs[f]))
+    return 1 if missing or len(vs) < top else 0
 
 
 def named(folded):
@@ -116,9 +128,12 @@ def named(folded):
 
 
 def main():
-    if sys.argv[1] == 'compare':
+    if sys.argv[1] in ('compare', 'present'):
         script = sys.argv[4] if sys.argv[4] != '-' else None
-        return compare(sys.argv[2], sys.argv[3], script, sys.argv[5], int(sys.argv[6]))
+        if sys.argv[1] == 'present':
+            return present(sys.argv[2], sys.argv[3], script, int(sys.argv[5]))
+        floor = float(sys.argv[7]) if len(sys.argv) > 7 else 0.0
+        return compare(sys.argv[2], sys.argv[3], script, sys.argv[5], int(sys.argv[6]), floor)
     return named(sys.argv[2])
 
 

@@ -12,7 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 
 split_name="js_split, no flags: stacks whole, functions named with script:line, shares as V8's profiler"
-tsc_name="TypeScript's compiler (npm) type-checking: stacks whole, JavaScript frames named, top-10 as V8's profiler"
+tsc_name="TypeScript's compiler (npm) type-checking: stacks whole, JavaScript frames named, top-10 within 5 points of V8's profiler"
 fake_name="a program posing as node, its V8 constants pointing at garbage: no frame named wrongly, no failure"
 require_bpf "$split_name" "$tsc_name" "$fake_name"
 
@@ -29,21 +29,24 @@ whole() {
 	sed -nE 's/.*unwind: ([0-9]+) of ([0-9]+) user stacks reach.*/\1 \2/p' "$1" | head -n 1
 }
 
-# judge NAME DIR ERR FOLDED SCRIPT|- COLUMN TOP: at least 95% of the user
-# stacks whole, at most 2% of the JavaScript frames unnamed, and the TOP
-# functions of V8's profile (node --cpu-prof into DIR) within tolerance.
+# judge NAME DIR ERR FOLDED SCRIPT|- PRESENT COLUMN TOP [FLOOR]: at least
+# 95% of the user stacks whole, at most 2% of the JavaScript frames unnamed,
+# V8's PRESENT functions with the most self time (node --cpu-prof into DIR)
+# all in ours, and its TOP by COLUMN within tolerance (cpuprofile_shares.py).
 judge() {
-	local name=$1 dir=$2 err=$3 folded=$4 w n js unnamed what cmp
+	local name=$1 dir=$2 err=$3 folded=$4 script=$5 present=$6 w n js unnamed what cmp
+	shift 6
 	read -r w n < <(whole "$err")
 	read -r js unnamed < <(shares named "$folded")
 	what="${w:-?} of ${n:-?} stacks whole, ${unnamed:-?} of ${js:-?} JavaScript frames unnamed"
-	if ! cmp=$(shares compare "$dir"/*.cpuprofile "$folded" "$5" "$6" "$7" 2>&1) ||
+	if ! cmp=$(shares present "$dir"/*.cpuprofile "$folded" "$script" "$present" 2>&1 &&
+		shares compare "$dir"/*.cpuprofile "$folded" "$script" "$@" 2>&1) ||
 		[[ -z $w || ${n:-0} -lt 500 ]] || ((w * 100 < n * 95 || unnamed * 50 > js)); then
 		fail "$name ($what)"
 		sed 's/^/#   /' <<<"$cmp"
 		grep -E 'node:|unwind|warn' "$err" | sed 's/^/#   /'
 	else
-		ok "$name ($what; $6 shares of $(grep -c '^ok ' <<<"$cmp") functions within tolerance of V8's)"
+		ok "$name ($what; V8's $present hottest functions named alike, $1 shares of $(grep -c '^ok ' <<<"$cmp") within tolerance)"
 	fi
 }
 
@@ -64,7 +67,7 @@ if [[ -z $lines_ok ]]; then
 	fail "$split_name (a function is not named as 'NAME (js_split.js:LINE)', or not in the pprof)"
 	grep -o '[a-z]* (js_split.js:[0-9]*)' "$TMP/split.folded" | sort | uniq -c | sed 's/^/#   /'
 else
-	judge "$split_name" "$TMP/split-v8" "$TMP/split.err" "$TMP/split.folded" js_split.js incl 4
+	judge "$split_name" "$TMP/split-v8" "$TMP/split.err" "$TMP/split.folded" js_split.js 4 incl 6
 fi
 
 # TypeScript's compiler, written by others, with its deep recursion and
@@ -79,7 +82,10 @@ else
 	(cd "$TMP" && "$PROFILER" -v -F 499 -o "$TMP/tsc.folded" -- "$node" --cpu-prof \
 		--cpu-prof-dir="$TMP/tsc-v8" "$tsc" --noEmit --allowJs --checkJs --skipLibCheck \
 		--target es2022 --module commonjs $(cat "$TMP/tsc-files") >/dev/null 2>"$TMP/tsc.err")
-	judge "$tsc_name" "$TMP/tsc-v8" "$TMP/tsc.err" "$TMP/tsc.folded" - self 10
+	# Its shares are compared within 5 points, not a tolerance from the sample
+	# counts: V8's profiler shows the functions it inlined (forEach,
+	# nextTokenWithoutCheck) apart, where ours counts them in their callers.
+	judge "$tsc_name" "$TMP/tsc-v8" "$TMP/tsc.err" "$TMP/tsc.folded" tsc.js 30 self 10 5
 fi
 
 # fake_node exports V8's constants, and its frames (frame pointers, no
