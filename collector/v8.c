@@ -79,33 +79,45 @@ struct v8_layout {
 	int32_t uncompiled_lo, uncompiled_hi; /* the UncompiledData types' range */
 };
 
+/*
+ * Where each is found: v8dbg_ and a name, whole, or, for a field of a class
+ * (a name ending in "__"), with any type after it (V8 12 says
+ * "Tagged_Object_" where V8 11 says "Object"). Several names may give one
+ * field (renamed between releases); all are needed but the optional ones.
+ */
 static const struct v8_constant {
 	const char *name;
 	size_t field;
+	bool optional;
 } v8_constants[] = {
 #define C(name, field)                                                                             \
 	{                                                                                          \
-		"v8dbg_" name, offsetof(struct v8_layout, field)                                   \
+		"v8dbg_" name, offsetof(struct v8_layout, field), false                            \
+	}
+#define OPTIONAL(name, field)                                                                      \
+	{                                                                                          \
+		"v8dbg_" name, offsetof(struct v8_layout, field), true                             \
 	}
 	C("off_fp_context", fp_context),
 	C("off_fp_function", fp_function),
-	C("class_JSFunction__shared__SharedFunctionInfo", function_shared),
-	C("class_SharedFunctionInfo__function_data__Object", shared_data),
-	C("class_SharedFunctionInfo__name_or_scope_info__Object", shared_name),
-	C("class_SharedFunctionInfo__script_or_debug_info__HeapObject", shared_script),
-	C("class_HeapObject__map__Map", heap_map),
-	C("class_Map__instance_type__uint16_t", map_type),
-	C("class_Script__name__Object", script_name),
-	C("class_Script__source__Object", script_source),
-	C("class_String__length__int32_t", string_length),
-	C("class_SeqOneByteString__chars__char", one_byte_chars),
-	C("class_SeqTwoByteString__chars__char", two_byte_chars),
-	C("class_ConsString__first__String", cons_first),
-	C("class_ConsString__second__String", cons_second),
-	C("class_ThinString__actual__String", thin_actual),
-	C("class_ExternalString__resource__Object", external_resource),
+	C("class_JSFunction__shared__", function_shared),
+	OPTIONAL("class_SharedFunctionInfo__function_data__", shared_data),
+	C("class_SharedFunctionInfo__name_or_scope_info__", shared_name),
+	C("class_SharedFunctionInfo__script_or_debug_info__", shared_script),
+	C("class_SharedFunctionInfo__script__", shared_script),
+	C("class_HeapObject__map__", heap_map),
+	C("class_Map__instance_type__", map_type),
+	C("class_Script__name__", script_name),
+	C("class_Script__source__", script_source),
+	C("class_String__length__", string_length),
+	C("class_SeqOneByteString__chars__", one_byte_chars),
+	C("class_SeqTwoByteString__chars__", two_byte_chars),
+	C("class_ConsString__first__", cons_first),
+	C("class_ConsString__second__", cons_second),
+	C("class_ThinString__actual__", thin_actual),
+	C("class_ExternalString__resource__", external_resource),
 	C("ExternalStringTag", external_tag),
-	C("class_UncompiledData__start_position__int32_t", uncompiled_start),
+	C("class_UncompiledData__start_position__", uncompiled_start),
 	C("type_SharedFunctionInfo__SHARED_FUNCTION_INFO_TYPE", type_shared),
 	C("type_Script__SCRIPT_TYPE", type_script),
 	C("type_ScopeInfo__SCOPE_INFO_TYPE", type_scope_info),
@@ -122,6 +134,7 @@ static const struct v8_constant {
 	C("SmiTagMask", smi_tag_mask),
 	C("scopeinfo_idx_first_vars", scope_first_vars),
 	C("scopeinfo_idx_ncontextlocals", scope_context_locals),
+#undef OPTIONAL
 #undef C
 };
 
@@ -185,13 +198,13 @@ static bool script_eq(const void *entry, const void *key)
  */
 static int v8_read_layout(Elf *elf, struct v8_layout *l, int *major, int *minor)
 {
-	bool found[NR_CONSTANTS] = { false };
+	bool found[sizeof(*l) / sizeof(int32_t)] = { false };
 	Elf_Scn *scn = NULL;
-	size_t nr = 0;
 
 	*major = *minor = 0;
 	l->uncompiled_lo = INT32_MAX;
 	l->uncompiled_hi = -1;
+	l->shared_data = -1;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *data;
@@ -230,17 +243,20 @@ static int v8_read_layout(Elf *elf, struct v8_layout *l, int *major, int *minor)
 									      l->uncompiled_hi;
 				continue;
 			}
-			for (size_t c = 0; c < NR_CONSTANTS; c++)
-				if (!found[c] && !strcmp(s, v8_constants[c].name)) {
-					memcpy((char *)l + v8_constants[c].field, &value,
-					       sizeof(value));
-					found[c] = true;
-					nr++;
-				}
+			for (size_t c = 0; c < NR_CONSTANTS; c++) {
+				const char *want = v8_constants[c].name;
+				size_t len = strlen(want);
+				bool field = len > 2 && !strcmp(want + len - 2, "__");
+
+				if (field ? strncmp(s, want, len) : strcmp(s, want))
+					continue;
+				memcpy((char *)l + v8_constants[c].field, &value, sizeof(value));
+				found[v8_constants[c].field / sizeof(int32_t)] = true;
+			}
 		}
 	}
 	for (size_t c = 0; c < NR_CONSTANTS; c++)
-		if (!found[c]) {
+		if (!found[v8_constants[c].field / sizeof(int32_t)] && !v8_constants[c].optional) {
 			pr_debug("v8: no %s", v8_constants[c].name);
 			return -ENOENT;
 		}
@@ -583,7 +599,7 @@ static int v8_runtime__name(struct v8_runtime *rt, struct v8_process *p, uint64_
 		if (read_name(p->pid, l, v, name))
 			goto unnamed;
 		/* Not compiled yet: its start is with its uncompiled data. */
-		if (!read_field(p->pid, shared, l->shared_data, &data) &&
+		if (l->shared_data >= 0 && !read_field(p->pid, shared, l->shared_data, &data) &&
 		    (type = instance_type(p->pid, l, data)) >= l->uncompiled_lo &&
 		    type <= l->uncompiled_hi &&
 		    !remote_read(p->pid, data - 1 + l->uncompiled_start, &pos, sizeof(pos)))
