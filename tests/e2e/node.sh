@@ -5,21 +5,26 @@
 # constants (bpf/v8.bpf.h, collector/v8.c). The oracle is V8's own CPU
 # profiler on the same process at the same time (node --cpu-prof), compared
 # by cpuprofile_shares.py with a tolerance derived from both sample counts:
-# on js_split (two callers of one hot function, 70/30), then on TypeScript's
-# compiler from npm type-checking playwright-core's JavaScript. Last, a
-# program that exports V8's constants with its own memory behind them: the
-# profiler reads what it finds, names nothing wrongly and does not fail.
+# on js_split (two callers of one hot function, 70/30) under Debian's node
+# and nodejs.org's node 18 and 22 (npm), then on TypeScript's compiler from
+# npm type-checking playwright-core's JavaScript. Last, a program that
+# exports V8's constants with its own memory behind them: the profiler reads
+# what it finds, names nothing wrongly and does not fail; and one that says
+# it is V8 9: told in one line, its stacks whole.
 . "$(dirname "$0")/lib.sh"
 
 split_name="js_split, no flags: stacks whole, functions named with script:line, shares as V8's profiler"
 tsc_name="TypeScript's compiler (npm) type-checking: stacks whole, JavaScript frames named, top-10 within 5 points of V8's profiler"
+peer_names=("js_split on node 18 (V8 10.2): functions named, shares as V8's profiler"
+	"js_split on node 22 (V8 12.4): functions named, shares as V8's profiler")
 fake_name="a program posing as node, its V8 constants pointing at garbage: no frame named wrongly, no failure"
-require_bpf "$split_name" "$tsc_name" "$fake_name"
+v9_name="a program posing as V8 9: one line says its functions are not named, its stacks whole"
+require_bpf "$split_name" "${peer_names[@]}" "$tsc_name" "$fake_name" "$v9_name"
 
 node=$(command -v node || command -v nodejs)
 if [[ -z $node ]]; then
 	missing "node is not installed (tools/install-deps installs the nodejs package)" \
-		"$split_name" "$tsc_name" "$fake_name"
+		"$split_name" "${peer_names[@]}" "$tsc_name" "$fake_name" "$v9_name"
 	exit 0
 fi
 shares() { python3 "$(dirname "$0")/cpuprofile_shares.py" "$@"; }
@@ -53,6 +58,15 @@ judge() {
 # Two callers of one hot function, 70/30, and nothing else: each function
 # named by its line, and its share, self and with its callees, as V8's.
 script=$(realpath "$(dirname "$0")/../workloads/js_split.js")
+
+# split_under NAME NODE TAG: js_split under NODE, beside its own profiler.
+split_under() {
+	mkdir -p "$TMP/$3-v8"
+	"$PROFILER" -v -F 999 -o "$TMP/$3.folded" -- "$2" --cpu-prof --cpu-prof-dir="$TMP/$3-v8" \
+		"$script" 4 >/dev/null 2>"$TMP/$3.err"
+	judge "$1" "$TMP/$3-v8" "$TMP/$3.err" "$TMP/$3.folded" js_split.js 4 incl 6
+}
+
 mkdir -p "$TMP/split-v8"
 "$PROFILER" -v -F 999 -o "$TMP/split.folded" -o "$TMP/split.pb.gz" -- "$node" --cpu-prof \
 	--cpu-prof-dir="$TMP/split-v8" "$script" 5 >/dev/null 2>"$TMP/split.err"
@@ -69,6 +83,16 @@ if [[ -z $lines_ok ]]; then
 else
 	judge "$split_name" "$TMP/split-v8" "$TMP/split.err" "$TMP/split.folded" js_split.js 4 incl 6
 fi
+
+for v in 18 22; do
+	peer=$OUTPUT/npm-node/node_modules/node$v/bin/node
+	name=${peer_names[v == 18 ? 0 : 1]}
+	if [[ -x $peer ]]; then
+		split_under "$name" "$peer" "node$v"
+	else
+		missing "$peer is missing (make node-peers)" "$name"
+	fi
+done
 
 # TypeScript's compiler, written by others, with its deep recursion and
 # hundreds of functions, checking 150 files of playwright-core: ten seconds.
@@ -90,8 +114,8 @@ fi
 
 # fake_node exports V8's constants, and its frames (frame pointers, no
 # CFI) hold "functions" whose objects are garbage of every kind.
-if [[ ! -x $WORKLOADS/fake_node ]]; then
-	missing "$WORKLOADS/fake_node is missing (make workloads)" "$fake_name"
+if [[ ! -x $WORKLOADS/fake_node || ! -x $WORKLOADS/fake_node-v9 ]]; then
+	missing "$WORKLOADS/fake_node is missing (make workloads)" "$fake_name" "$v9_name"
 	exit 0
 fi
 "$PROFILER" -v -F 999 -o "$TMP/fake.folded" -- "$WORKLOADS/fake_node" 2 >"$TMP/fake.out" \
@@ -109,4 +133,17 @@ if [[ $rc -eq 0 && ${samples:-0} -ge 500 && ${unnamed:-0} -gt 0 &&
 else
 	fail "$fake_name ($what; named: ${named:-none})"
 	grep -E 'node:|v8:|warn|error' "$TMP/fake.err" | sed 's/^/#   /'
+fi
+
+# A release not read: said once, by default, and its stacks as any.
+"$PROFILER" -v -F 999 -o "$TMP/v9.folded" -- "$WORKLOADS/fake_node-v9" 1 >/dev/null 2>"$TMP/v9.err"
+read -r w n < <(whole "$TMP/v9.err")
+said=$(grep -c 'runs V8 9.3, whose JavaScript functions are not named' "$TMP/v9.err")
+what="${w:-?} of ${n:-?} stacks whole, said $said times"
+if [[ $said -eq 1 && ${n:-0} -ge 500 ]] && ((w * 100 >= n * 95)) &&
+	! grep -q 'unknown JavaScript\|(fake.js' "$TMP/v9.folded"; then
+	ok "$v9_name ($what)"
+else
+	fail "$v9_name ($what)"
+	grep -E 'node:|warn' "$TMP/v9.err" | sed 's/^/#   /'
 fi

@@ -56,10 +56,15 @@ V8(HeapObjectTag, 1);
 V8(SmiTagMask, 1);
 V8(scopeinfo_idx_first_vars, 3);
 V8(scopeinfo_idx_ncontextlocals, 2);
-__attribute__((used,
-	       visibility("default"))) int v8_major __asm__("_ZN2v88internal7Version6major_E") = 11;
-__attribute__((used,
-	       visibility("default"))) int v8_minor __asm__("_ZN2v88internal7Version6minor_E") = 3;
+/* Built again as fake_node-v9 with FAKE_V8_MAJOR 9: a release not read. */
+#ifndef FAKE_V8_MAJOR
+#define FAKE_V8_MAJOR 11
+#endif
+#define VERSION(part, value)                                                                       \
+	__attribute__((used, visibility("default"))) int v8_##part __asm__(                        \
+		"_ZN2v88internal7Version6" #part "_E") = value
+VERSION(major, FAKE_V8_MAJOR);
+VERSION(minor, 3);
 
 /* V8's instance types used here. */
 #define SEQ_ONE_BYTE 8
