@@ -58,6 +58,8 @@
 #define V8_MAX_NAME 256
 /* The largest script whose lines are counted: a bundle is a few MiB. */
 #define V8_MAX_SOURCE (64u << 20)
+/* The most memory the lines of all scripts take: past it, scripts get no lines. */
+#define V8_MAX_LINE_BYTES (64u << 20)
 /* Functions named, and scripts whose lines are counted, kept per process. */
 #define V8_MAX_FUNCTIONS 65536
 #define V8_MAX_SCRIPTS 4096
@@ -165,6 +167,7 @@ struct v8_process {
 
 struct v8_stats {
 	uint64_t processes, unsupported, samples, functions, unnamed;
+	uint64_t no_lines; /* scripts whose lines were not kept: over V8_MAX_LINE_BYTES */
 };
 
 struct v8_runtime {
@@ -174,7 +177,8 @@ struct v8_runtime {
 	int procs_fd;
 	struct hashtab procs;
 	struct v8_stats stats;
-	bool said; /* an unsupported release was said */
+	size_t line_bytes; /* what the scripts' lines take, all processes together */
+	bool said;	   /* an unsupported release was said */
 };
 
 static bool proc_eq(const void *entry, const void *key)
@@ -496,58 +500,14 @@ static int read_scope_info(pid_t pid, const struct v8_layout *l, uint64_t scope,
 	return 0;
 }
 
-static void v8_script__free(struct v8_script *s)
+/* Free @s, giving the room its lines took back to @rt's budget. */
+static void v8_script__free(struct v8_script *s, struct v8_runtime *rt)
 {
+	if (s->lines)
+		rt->line_bytes -= s->nr_lines * sizeof(*s->lines);
 	free(s->name);
 	free(s->lines);
 	free(s);
-}
-
-/* Script @script of @p, its name and lines read the first time: NULL on ENOMEM. */
-static struct v8_script *v8_runtime__script(struct v8_runtime *rt, struct v8_process *p,
-					    uint64_t script)
-{
-	const struct v8_layout *l = &p->layout;
-	struct v8_script *s = hashtab__find(&p->scripts, hash_mix(0, script), script_eq, &script);
-	char name[V8_MAX_NAME + 1], *source;
-	uint64_t v;
-	size_t len = 0, alloc = 0;
-
-	(void)rt;
-	if (s)
-		return s;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return NULL;
-	s->script = script;
-	if (!read_field(p->pid, script, l->script_name, &v) && !read_name(p->pid, l, v, name) &&
-	    name[0] && !(s->name = strdup(name))) {
-		v8_script__free(s);
-		return NULL;
-	}
-	/* Its source, one byte a character, for where its lines start. */
-	if (!read_field(p->pid, script, l->script_source, &v) && (source = malloc(V8_MAX_SOURCE))) {
-		int err = read_string(p->pid, l, v, source, V8_MAX_SOURCE, &len, true, 32);
-
-		if (err)
-			pr_debug("v8: pid %d: the source of script '%s' cannot be read: %s", p->pid,
-				 s->name ? s->name : "?", strerror(-err));
-		if (!err) {
-			for (size_t i = 0; i < len; i++)
-				if (source[i] == '\n' &&
-				    !array__reserve(&s->lines, &alloc, s->nr_lines + 1,
-						    sizeof(*s->lines)))
-					s->lines[s->nr_lines++] = (uint32_t)(i + 1);
-			if (!s->lines)
-				s->lines = malloc(sizeof(*s->lines)); /* counted: one line */
-		}
-		free(source);
-	}
-	if (p->scripts.nr < V8_MAX_SCRIPTS &&
-	    hashtab__insert(&p->scripts, hash_mix(0, script), s) == 0)
-		return s;
-	v8_script__free(s);
-	return NULL;
 }
 
 /* The line (from 1) at offset @pos of script @s, or 0 when not known. */
@@ -569,6 +529,99 @@ static uint32_t script_line(const struct v8_script *s, int64_t pos)
 	return lo + 1;
 }
 
+/*
+ * Where @s's lines start, from its source (string @source), within
+ * @rt's budget: left NULL when over it or unreadable. -ENOMEM or 0.
+ */
+static int v8_script__lines(struct v8_runtime *rt, struct v8_process *p, struct v8_script *s,
+			    uint64_t source)
+{
+	const struct v8_layout *l = &p->layout;
+	size_t len = 0, alloc = 0;
+	int32_t length;
+	char *chars;
+	int err;
+
+	/* A string's length is its whole length, concatenations too. */
+	if (remote_read(p->pid, source - 1 + l->string_length, &length, sizeof(length)) ||
+	    length < 0)
+		return 0;
+	if ((size_t)length > V8_MAX_SOURCE)
+		length = V8_MAX_SOURCE;
+	chars = malloc((size_t)length + 1);
+	if (!chars)
+		return -ENOMEM;
+	/* One byte a character, so that V8's offsets index it. */
+	err = read_string(p->pid, l, source, chars, (size_t)length, &len, true, 32);
+	if (err)
+		pr_debug("v8: pid %d: the source of script '%s' cannot be read: %s", p->pid,
+			 s->name ? s->name : "?", strerror(-err));
+	for (size_t i = 0; i < len && !err; i++) {
+		if (chars[i] != '\n')
+			continue;
+		if (rt->line_bytes + (s->nr_lines + 1) * sizeof(*s->lines) > V8_MAX_LINE_BYTES) {
+			rt->stats.no_lines++;
+			err = -E2BIG;
+		} else if (array__reserve(&s->lines, &alloc, s->nr_lines + 1, sizeof(*s->lines))) {
+			free(chars);
+			return -ENOMEM;
+		} else {
+			s->lines[s->nr_lines++] = (uint32_t)(i + 1);
+		}
+	}
+	free(chars);
+	if (err) {
+		free(s->lines);
+		s->lines = NULL;
+		s->nr_lines = 0;
+		return 0;
+	}
+	/* A script of one line: none after the first, but counted. */
+	if (!s->lines && !(s->lines = malloc(sizeof(*s->lines))))
+		return -ENOMEM;
+	rt->line_bytes += s->nr_lines * sizeof(*s->lines);
+	return 0;
+}
+
+/*
+ * Script @script of @p, its name and lines read the first time and kept
+ * (V8_MAX_SCRIPTS a process; past them, read each time): its name into
+ * @name ("" when none can be read) and the line at offset @start into
+ * *@line (0: not known). 0 or -ENOMEM.
+ */
+static int v8_runtime__script(struct v8_runtime *rt, struct v8_process *p, uint64_t script,
+			      int64_t start, char *name, uint32_t *line)
+{
+	const struct v8_layout *l = &p->layout;
+	uint64_t hash = hash_mix(0, script), v;
+	struct v8_script *s = hashtab__find(&p->scripts, hash, script_eq, &script);
+	bool kept;
+	int err = 0;
+
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		s->script = script;
+		if (!read_field(p->pid, script, l->script_name, &v) &&
+		    !read_name(p->pid, l, v, name) && name[0] && !(s->name = strdup(name)))
+			err = -ENOMEM;
+		if (!err && !read_field(p->pid, script, l->script_source, &v))
+			err = v8_script__lines(rt, p, s, v);
+		kept = !err && p->scripts.nr < V8_MAX_SCRIPTS;
+		if (kept && hashtab__insert(&p->scripts, hash, s))
+			err = -ENOMEM, kept = false;
+		if (!kept) {
+			*line = err ? 0 : script_line(s, start);
+			v8_script__free(s, rt);
+			return err;
+		}
+	}
+	snprintf(name, V8_MAX_NAME + 1, "%s", s->name ? s->name : "");
+	*line = script_line(s, start);
+	return 0;
+}
+
 /* The address of a JavaScript frame not named into *@addr: 0 or -ENOMEM. */
 static int v8_runtime__unnamed(struct v8_runtime *rt, uint64_t *addr)
 {
@@ -582,7 +635,8 @@ static int v8_runtime__name(struct v8_runtime *rt, struct v8_process *p, uint64_
 {
 	const struct v8_layout *l = &p->layout;
 	char name[V8_MAX_NAME + 1] = "";
-	struct v8_script *script = NULL;
+	char file[V8_MAX_NAME + 1] = "";
+	uint32_t line = 0;
 	int64_t start = -1;
 	uint64_t v, data;
 	int32_t pos;
@@ -608,13 +662,11 @@ static int v8_runtime__name(struct v8_runtime *rt, struct v8_process *p, uint64_
 		goto unnamed;
 	}
 	if (!read_field(p->pid, shared, l->shared_script, &v) &&
-	    instance_type(p->pid, l, v) == l->type_script) {
-		script = v8_runtime__script(rt, p, v);
-		if (!script)
-			return -ENOMEM;
-	}
-	return py_frames__add(rt->frames, name[0] ? name : ANONYMOUS, script ? script->name : NULL,
-			      script ? script_line(script, start) : 0, true, addr);
+	    instance_type(p->pid, l, v) == l->type_script &&
+	    v8_runtime__script(rt, p, v, start, file, &line))
+		return -ENOMEM;
+	return py_frames__add(rt->frames, name[0] ? name : ANONYMOUS, file[0] ? file : NULL, line,
+			      true, addr);
 unnamed:
 	return v8_runtime__unnamed(rt, addr);
 }
@@ -670,7 +722,7 @@ static void *v8_runtime__new(const struct runtime_env *env)
 }
 
 /* Forget what was read of @p's heap: its process ran another program, or exited. */
-static void v8_process__clear(struct v8_process *p)
+static void v8_process__clear(struct v8_process *p, struct v8_runtime *rt)
 {
 	struct v8_function *f;
 	struct v8_script *s;
@@ -680,7 +732,7 @@ static void v8_process__clear(struct v8_process *p)
 		free(f);
 	hashtab__release(&p->functions);
 	hashtab__for_each_entry(&p->scripts, i, s)
-		v8_script__free(s);
+		v8_script__free(s, rt);
 	hashtab__release(&p->scripts);
 }
 
@@ -691,7 +743,7 @@ static void v8_runtime__free(void *ctx)
 	size_t i;
 
 	hashtab__for_each_entry(&rt->procs, i, p) {
-		v8_process__clear(p);
+		v8_process__clear(p, rt);
 		free(p);
 	}
 	hashtab__release(&rt->procs);
@@ -731,7 +783,7 @@ static void v8_runtime__exec(void *ctx, pid_t pid, uint64_t time_ns)
 		return;
 	if (p->loaded)
 		bpf_map_delete_elem(rt->procs_fd, &p->pid);
-	v8_process__clear(p);
+	v8_process__clear(p, rt);
 	p->checked = p->loaded = false;
 }
 
@@ -756,7 +808,7 @@ static void v8_process__drop(void *entry, void *arg)
 
 	if (p->loaded)
 		bpf_map_delete_elem(k->rt->procs_fd, &p->pid);
-	v8_process__clear(p);
+	v8_process__clear(p, k->rt);
 	free(p);
 }
 
@@ -808,10 +860,11 @@ static void v8_runtime__report(void *ctx, const struct runtime_env *env)
 		return;
 	pr_info("node: %llu processes whose JavaScript frames are named (%llu of V8 releases not "
 		"named), %llu records with JavaScript frames, %llu functions read, %llu frames not "
-		"named",
+		"named, %llu scripts whose lines were not kept (over %u MiB of them)",
 		(unsigned long long)st->processes, (unsigned long long)st->unsupported,
 		(unsigned long long)st->samples, (unsigned long long)st->functions,
-		(unsigned long long)st->unnamed);
+		(unsigned long long)st->unnamed, (unsigned long long)st->no_lines,
+		V8_MAX_LINE_BYTES >> 20);
 }
 
 const struct runtime_ops v8_runtime = {

@@ -6,10 +6,11 @@
  * V8's are), and spends SECONDS in frames laid out as JavaScript frames
  * are: a context and a JSFunction below the frame pointer. Behind each
  * function is memory of its own making: one SharedFunctionInfo laid out
- * right, named honest in fake.js at line 3, and the others garbage of
- * every kind (a string that is its own first half, lengths of 2 GiB, the
- * wrong types, addresses nothing maps). A profiler must name the honest
- * one and no other, and go on.
+ * right, named honest in fake.js at line 3 (and again in big.js, whose
+ * source says it is 2 GiB: at no line), and the others garbage of every
+ * kind (a string that is its own first half, lengths of 2 GiB, the wrong
+ * types, addresses nothing maps). A profiler must name the honest ones and
+ * no other, and go on.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -91,6 +92,7 @@ static object context, name, script_name, source, scope, script, shared, functio
 static object cycle, cycle_shared, cycle_function;
 static object huge, huge_scope, huge_shared, huge_function;
 static object typed_shared, typed_function;
+static object big_name, big_script, big_shared, big_function;
 
 static void make_map(object map, uint16_t type)
 {
@@ -157,6 +159,15 @@ static void make_objects(void)
 	huge_shared[2] = tag(huge_scope);
 	huge_function[3] = tag(huge_shared);
 
+	/* honest again, in a script whose source says it is 2 GiB: named, at no line. */
+	make_string(big_name, maps[0], "/x/big.js");
+	big_script[0] = tag(maps[2]);
+	big_script[1] = tag(huge);
+	big_script[2] = tag(big_name);
+	memcpy(big_shared, shared, sizeof(big_shared));
+	big_shared[4] = tag(big_script);
+	big_function[3] = tag(big_shared);
+
 	/* A "SharedFunctionInfo" of another type, and one nothing maps. */
 	typed_shared[0] = tag(maps[5]);
 	typed_shared[2] = tag(name);
@@ -198,8 +209,8 @@ static unsigned long work(unsigned long units)
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 0, end;
-	const uint64_t functions[] = { tag(function), tag(cycle_function), tag(huge_function),
-				       tag(typed_function), 0x1001 };
+	const uint64_t functions[] = { tag(function),	    tag(cycle_function), tag(huge_function),
+				       tag(typed_function), tag(big_function),	 0x1001 };
 
 	if (seconds <= 0) {
 		fprintf(stderr, "usage: fake_node SECONDS\n");
