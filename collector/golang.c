@@ -27,7 +27,6 @@
 
 #include "bpf/profile.h"
 #include "collector/event.h"
-#include "common/hashtab.h"
 #include "common/log.h"
 #include "common/proc_maps.h"
 #include "common/remote_mem.h"
@@ -67,12 +66,6 @@ static const struct go_layout {
 #define HMAP_MIN_TOPHASH 5 /* tophash values below: empty or evacuated slots */
 #define HMAP_MAX_B 3	   /* buckets read: 8, room for 64 labels */
 
-struct go_process {
-	pid_t pid;
-	bool checked; /* its executable was looked at */
-	bool loaded;  /* in go_procs */
-};
-
 struct go_stats {
 	uint64_t processes, unsupported, samples, unreadable, cut;
 };
@@ -80,17 +73,11 @@ struct go_stats {
 struct go_runtime {
 	struct profile_bpf *skel;
 	struct elf_cache *elves;
-	int procs_fd;
-	struct hashtab procs;
+	struct runtime_procs procs; /* of struct runtime_proc: nothing more kept */
 	struct go_stats stats;
 	bool said[64]; /* releases said to be unsupported, by minor */
 	char *labels;  /* the last sample's, until the next */
 };
-
-static bool proc_eq(const void *entry, const void *key)
-{
-	return ((const struct go_process *)entry)->pid == *(const pid_t *)key;
-}
 
 /*
  * The Go release that built @elf, from .go.buildinfo: Go 1.18 on write the
@@ -150,7 +137,7 @@ static bool go_tls_offset(Elf *elf, int32_t *off)
 }
 
 /* Look at @p's executable (the first file @maps maps, the lowest): a Go release whose labels we read? */
-static void go_runtime__check(struct go_runtime *rt, struct go_process *p,
+static void go_runtime__check(struct go_runtime *rt, struct runtime_proc *p,
 			      const struct proc_maps *maps)
 {
 	const struct go_layout *layout = NULL;
@@ -178,7 +165,7 @@ static void go_runtime__check(struct go_runtime *rt, struct go_process *p,
 			rt->said[minor] = true;
 		return;
 	}
-	if (bpf_map_update_elem(rt->procs_fd, &p->pid, &value, BPF_ANY)) {
+	if (bpf_map_update_elem(rt->procs.map_fd, &p->pid, &value, BPF_ANY)) {
 		pr_debug("golang: pid %d: cannot load it: %s", p->pid, strerror(errno));
 		return;
 	}
@@ -300,40 +287,24 @@ static void *go_runtime__new(const struct runtime_env *env)
 		return NULL;
 	rt->skel = env->skel;
 	rt->elves = env->elves;
-	rt->procs_fd = bpf_map__fd(env->skel->maps.go_procs);
+	rt->procs = (struct runtime_procs){ .entry_size = sizeof(struct runtime_proc),
+					    .map_fd = bpf_map__fd(env->skel->maps.go_procs) };
 	return rt;
 }
 
 static void go_runtime__free(void *ctx)
 {
 	struct go_runtime *rt = ctx;
-	struct go_process *p;
-	size_t i;
 
-	hashtab__for_each_entry(&rt->procs, i, p)
-		free(p);
-	hashtab__release(&rt->procs);
+	runtime_procs__release(&rt->procs);
 	free(rt->labels);
 	free(rt);
-}
-
-static struct go_process *go_runtime__process(struct go_runtime *rt, pid_t pid, bool add)
-{
-	bool added;
-	struct go_process *p;
-
-	if (!add)
-		return hashtab__find(&rt->procs, hash_mix(0, pid), proc_eq, &pid);
-	p = hashtab__find_or_add(&rt->procs, hash_mix(0, pid), proc_eq, &pid, sizeof(*p), &added);
-	if (p && added)
-		p->pid = pid;
-	return p;
 }
 
 static void go_runtime__snapshot(void *ctx, const struct proc_maps *maps)
 {
 	struct go_runtime *rt = ctx;
-	struct go_process *p = go_runtime__process(rt, maps->pid, true);
+	struct runtime_proc *p = runtime_procs__get(&rt->procs, maps->pid, true);
 
 	if (p && !p->checked)
 		go_runtime__check(rt, p, maps);
@@ -342,56 +313,22 @@ static void go_runtime__snapshot(void *ctx, const struct proc_maps *maps)
 /* Another program: looked at again at its next snapshot. */
 static void go_runtime__exec(void *ctx, pid_t pid, uint64_t time_ns)
 {
-	struct go_runtime *rt = ctx;
-	struct go_process *p = go_runtime__process(rt, pid, false);
-
 	(void)time_ns;
-	if (!p)
-		return;
-	if (p->loaded)
-		bpf_map_delete_elem(rt->procs_fd, &p->pid);
-	p->checked = p->loaded = false;
-}
-
-/* What hashtab__retain() hands to both of its callbacks. */
-struct go_known {
-	struct go_runtime *rt;
-	bool (*known)(pid_t pid, void *arg);
-	void *arg;
-};
-
-static bool go_process__known(void *entry, void *arg)
-{
-	const struct go_known *k = arg;
-
-	return k->known(((struct go_process *)entry)->pid, k->arg);
-}
-
-static void go_process__drop(void *entry, void *arg)
-{
-	const struct go_known *k = arg;
-	struct go_process *p = entry;
-
-	if (p->loaded)
-		bpf_map_delete_elem(k->rt->procs_fd, &p->pid);
-	free(p);
+	runtime_procs__exec(&((struct go_runtime *)ctx)->procs, pid);
 }
 
 static void go_runtime__forget(void *ctx, bool (*known)(pid_t pid, void *arg), void *arg)
 {
-	struct go_runtime *rt = ctx;
-	struct go_known k = { rt, known, arg };
-
-	hashtab__retain(&rt->procs, go_process__known, go_process__drop, &k);
+	runtime_procs__forget(&((struct go_runtime *)ctx)->procs, known, arg);
 }
 
 static int go_runtime__merge(void *ctx, struct sample_event *e)
 {
 	struct go_runtime *rt = ctx;
-	struct go_process *p;
+	struct runtime_proc *p;
 	int err;
 
-	if (!e->go_labels || !(p = go_runtime__process(rt, e->pid, false)) || !p->loaded)
+	if (!e->go_labels || !(p = runtime_procs__get(&rt->procs, e->pid, false)) || !p->loaded)
 		return 0;
 	free(rt->labels);
 	err = read_labels(rt, p->pid, e->go_labels, &rt->labels);

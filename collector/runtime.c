@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <bpf/bpf.h>
+
 #include "common/log.h"
 #include "golang.h"
 #include "jvm.h"
@@ -108,4 +110,83 @@ void runtimes__report(struct runtimes *rts)
 	for (size_t i = 0; i < rts->nr; i++)
 		if (rts->list[i].ops->report)
 			rts->list[i].ops->report(rts->list[i].state, &rts->env);
+}
+
+static bool runtime_proc_eq(const void *entry, const void *key)
+{
+	return ((const struct runtime_proc *)entry)->pid == *(const pid_t *)key;
+}
+
+struct runtime_proc *runtime_procs__get(struct runtime_procs *t, pid_t pid, bool add)
+{
+	struct runtime_proc *p;
+	bool added;
+
+	if (!add)
+		return hashtab__find(&t->table, hash_mix(0, pid), runtime_proc_eq, &pid);
+	p = hashtab__find_or_add(&t->table, hash_mix(0, pid), runtime_proc_eq, &pid, t->entry_size,
+				 &added);
+	if (p && added)
+		p->pid = pid;
+	return p;
+}
+
+/* Out of the BPF map, and what the runtime keeps released. */
+static void runtime_procs__clear(struct runtime_procs *t, struct runtime_proc *p)
+{
+	if (p->loaded)
+		bpf_map_delete_elem(t->map_fd, &p->pid);
+	if (t->clear)
+		t->clear(p, t->arg);
+	p->checked = p->loaded = false;
+}
+
+void runtime_procs__exec(struct runtime_procs *t, pid_t pid)
+{
+	struct runtime_proc *p = runtime_procs__get(t, pid, false);
+
+	if (p)
+		runtime_procs__clear(t, p);
+}
+
+/* What hashtab__retain() hands to both of its callbacks. */
+struct runtime_known {
+	struct runtime_procs *t;
+	bool (*known)(pid_t pid, void *arg);
+	void *arg;
+};
+
+static bool runtime_proc__known(void *entry, void *arg)
+{
+	const struct runtime_known *k = arg;
+
+	return k->known(((struct runtime_proc *)entry)->pid, k->arg);
+}
+
+static void runtime_proc__drop(void *entry, void *arg)
+{
+	const struct runtime_known *k = arg;
+
+	runtime_procs__clear(k->t, entry);
+	free(entry);
+}
+
+void runtime_procs__forget(struct runtime_procs *t, bool (*known)(pid_t pid, void *arg), void *arg)
+{
+	struct runtime_known k = { t, known, arg };
+
+	hashtab__retain(&t->table, runtime_proc__known, runtime_proc__drop, &k);
+}
+
+void runtime_procs__release(struct runtime_procs *t)
+{
+	struct runtime_proc *p;
+	size_t i;
+
+	hashtab__for_each_entry(&t->table, i, p) {
+		if (t->clear)
+			t->clear(p, t->arg);
+		free(p);
+	}
+	hashtab__release(&t->table);
 }

@@ -40,6 +40,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/hashtab.h"
+
 struct collector_opts;
 struct elf_cache;
 struct profile_bpf;
@@ -76,6 +78,37 @@ struct runtime_ops {
 	void (*finish)(void *rt);
 	void (*report)(void *rt, const struct runtime_env *env);
 };
+
+/*
+ * The processes a runtime has looked at, by pid, for a runtime to keep its
+ * own per-process state in (entries of @entry_size bytes, each starting
+ * with a struct runtime_proc) and in its BPF map (@map_fd, keyed by tgid:
+ * the entry of each process @loaded is deleted with it). @clear, if not
+ * NULL, releases what the runtime keeps in an entry beyond these fields,
+ * when its process execs or is forgotten.
+ */
+struct runtime_proc {
+	pid_t pid;
+	bool checked; /* its files were looked at */
+	bool loaded;  /* in the runtime's BPF map */
+};
+
+struct runtime_procs {
+	struct hashtab table;
+	size_t entry_size;
+	int map_fd;
+	void (*clear)(struct runtime_proc *p, void *arg);
+	void *arg;
+};
+
+/* The entry of process @pid, added (zeroed, unchecked) if @add: NULL if none, or on ENOMEM. */
+struct runtime_proc *runtime_procs__get(struct runtime_procs *t, pid_t pid, bool add);
+/* Process @pid ran another program: out of the map, cleared, to be looked at again. */
+void runtime_procs__exec(struct runtime_procs *t, pid_t pid);
+/* Forget the processes for which @known(pid, @arg) does not hold. */
+void runtime_procs__forget(struct runtime_procs *t, bool (*known)(pid_t pid, void *arg), void *arg);
+/* Free every entry (cleared): @t is then empty. */
+void runtime_procs__release(struct runtime_procs *t);
 
 /* Every runtime there is, NULL-terminated, in the order their frames are merged. */
 extern const struct runtime_ops *const runtime_registry[];

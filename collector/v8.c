@@ -157,9 +157,7 @@ struct v8_script {
 };
 
 struct v8_process {
-	pid_t pid;
-	bool checked; /* its files were looked at */
-	bool loaded;  /* in v8_procs, named with @layout */
+	struct runtime_proc proc; /* loaded: in v8_procs, named with @layout */
 	struct v8_layout layout;
 	struct hashtab functions; /* of struct v8_function, by shared */
 	struct hashtab scripts;	  /* of struct v8_script, by script */
@@ -174,17 +172,11 @@ struct v8_runtime {
 	struct profile_bpf *skel;
 	struct elf_cache *elves;
 	struct py_frames *frames;
-	int procs_fd;
-	struct hashtab procs;
+	struct runtime_procs procs; /* of struct v8_process */
 	struct v8_stats stats;
 	size_t line_bytes; /* what the scripts' lines take, all processes together */
 	bool said;	   /* an unsupported release was said */
 };
-
-static bool proc_eq(const void *entry, const void *key)
-{
-	return ((const struct v8_process *)entry)->pid == *(const pid_t *)key;
-}
 
 static bool function_eq(const void *entry, const void *key)
 {
@@ -286,7 +278,7 @@ static void v8_runtime__check(struct v8_runtime *rt, struct v8_process *p,
 	struct v8_proc value;
 	int major, minor;
 
-	p->checked = true;
+	p->proc.checked = true;
 	for (size_t i = 0; i < maps->nr && !elf; i++) {
 		struct elf_file *f;
 
@@ -305,7 +297,7 @@ static void v8_runtime__check(struct v8_runtime *rt, struct v8_process *p,
 		if (!rt->said)
 			pr_warn("node: pid %d runs V8 %d.%d, whose JavaScript functions are not named "
 				"(V8 10 to 12, node 18 to 22, are); its stacks are still whole",
-				p->pid, major, minor);
+				p->proc.pid, major, minor);
 		rt->said = true;
 		return;
 	}
@@ -314,14 +306,14 @@ static void v8_runtime__check(struct v8_runtime *rt, struct v8_process *p,
 		.fp_function = (__s16)p->layout.fp_function,
 		.function_shared = (__u16)p->layout.function_shared,
 	};
-	if (bpf_map_update_elem(rt->procs_fd, &p->pid, &value, BPF_ANY)) {
-		pr_debug("v8: pid %d: cannot load it: %s", p->pid, strerror(errno));
+	if (bpf_map_update_elem(rt->procs.map_fd, &p->proc.pid, &value, BPF_ANY)) {
+		pr_debug("v8: pid %d: cannot load it: %s", p->proc.pid, strerror(errno));
 		return;
 	}
-	p->loaded = true;
+	p->proc.loaded = true;
 	rt->skel->bss->v8_loaded = true;
 	rt->stats.processes++;
-	pr_debug("v8: pid %d runs V8 %d.%d from '%s': its JavaScript frames are named", p->pid,
+	pr_debug("v8: pid %d runs V8 %d.%d from '%s': its JavaScript frames are named", p->proc.pid,
 		 major, minor, elf_file__name(elf));
 }
 
@@ -543,7 +535,7 @@ static int v8_script__lines(struct v8_runtime *rt, struct v8_process *p, struct 
 	int err;
 
 	/* A string's length is its whole length, concatenations too. */
-	if (remote_read(p->pid, source - 1 + l->string_length, &length, sizeof(length)) ||
+	if (remote_read(p->proc.pid, source - 1 + l->string_length, &length, sizeof(length)) ||
 	    length < 0)
 		return 0;
 	if ((size_t)length > V8_MAX_SOURCE)
@@ -552,9 +544,9 @@ static int v8_script__lines(struct v8_runtime *rt, struct v8_process *p, struct 
 	if (!chars)
 		return -ENOMEM;
 	/* One byte a character, so that V8's offsets index it. */
-	err = read_string(p->pid, l, source, chars, (size_t)length, &len, true, 32);
+	err = read_string(p->proc.pid, l, source, chars, (size_t)length, &len, true, 32);
 	if (err)
-		pr_debug("v8: pid %d: the source of script '%s' cannot be read: %s", p->pid,
+		pr_debug("v8: pid %d: the source of script '%s' cannot be read: %s", p->proc.pid,
 			 s->name ? s->name : "?", strerror(-err));
 	for (size_t i = 0; i < len && !err; i++) {
 		if (chars[i] != '\n')
@@ -603,10 +595,10 @@ static int v8_runtime__script(struct v8_runtime *rt, struct v8_process *p, uint6
 		if (!s)
 			return -ENOMEM;
 		s->script = script;
-		if (!read_field(p->pid, script, l->script_name, &v) &&
-		    !read_name(p->pid, l, v, name) && name[0] && !(s->name = strdup(name)))
+		if (!read_field(p->proc.pid, script, l->script_name, &v) &&
+		    !read_name(p->proc.pid, l, v, name) && name[0] && !(s->name = strdup(name)))
 			err = -ENOMEM;
-		if (!err && !read_field(p->pid, script, l->script_source, &v))
+		if (!err && !read_field(p->proc.pid, script, l->script_source, &v))
 			err = v8_script__lines(rt, p, s, v);
 		kept = !err && p->scripts.nr < V8_MAX_SCRIPTS;
 		if (kept && hashtab__insert(&p->scripts, hash, s))
@@ -642,27 +634,28 @@ static int v8_runtime__name(struct v8_runtime *rt, struct v8_process *p, uint64_
 	int32_t pos;
 	int type;
 
-	if (instance_type(p->pid, l, shared) != l->type_shared ||
-	    read_field(p->pid, shared, l->shared_name, &v))
+	if (instance_type(p->proc.pid, l, shared) != l->type_shared ||
+	    read_field(p->proc.pid, shared, l->shared_name, &v))
 		goto unnamed;
-	type = instance_type(p->pid, l, v);
+	type = instance_type(p->proc.pid, l, v);
 	if (type == l->type_scope_info) {
-		if (read_scope_info(p->pid, l, v, name, &start))
+		if (read_scope_info(p->proc.pid, l, v, name, &start))
 			goto unnamed;
 	} else if (type >= 0 && type < l->first_nonstring) {
-		if (read_name(p->pid, l, v, name))
+		if (read_name(p->proc.pid, l, v, name))
 			goto unnamed;
 		/* Not compiled yet: its start is with its uncompiled data. */
-		if (l->shared_data >= 0 && !read_field(p->pid, shared, l->shared_data, &data) &&
-		    (type = instance_type(p->pid, l, data)) >= l->uncompiled_lo &&
+		if (l->shared_data >= 0 &&
+		    !read_field(p->proc.pid, shared, l->shared_data, &data) &&
+		    (type = instance_type(p->proc.pid, l, data)) >= l->uncompiled_lo &&
 		    type <= l->uncompiled_hi &&
-		    !remote_read(p->pid, data - 1 + l->uncompiled_start, &pos, sizeof(pos)))
+		    !remote_read(p->proc.pid, data - 1 + l->uncompiled_start, &pos, sizeof(pos)))
 			start = pos;
 	} else if (!is_smi(v)) {
 		goto unnamed;
 	}
-	if (!read_field(p->pid, shared, l->shared_script, &v) &&
-	    instance_type(p->pid, l, v) == l->type_script &&
+	if (!read_field(p->proc.pid, shared, l->shared_script, &v) &&
+	    instance_type(p->proc.pid, l, v) == l->type_script &&
 	    v8_runtime__script(rt, p, v, start, file, &line))
 		return -ENOMEM;
 	return py_frames__add(rt->frames, name[0] ? name : ANONYMOUS, file[0] ? file : NULL, line,
@@ -708,6 +701,22 @@ static void v8_runtime__configure(struct profile_bpf *skel, bool on)
 	skel->rodata->v8_stacks = on;
 }
 
+/* Forget what was read of @p's heap: its process ran another program, or exited. */
+static void v8_process__clear(struct runtime_proc *proc, void *arg)
+{
+	struct v8_process *p = (struct v8_process *)proc;
+	struct v8_function *f;
+	struct v8_script *s;
+	size_t i;
+
+	hashtab__for_each_entry(&p->functions, i, f)
+		free(f);
+	hashtab__release(&p->functions);
+	hashtab__for_each_entry(&p->scripts, i, s)
+		v8_script__free(s, arg);
+	hashtab__release(&p->scripts);
+}
+
 static void *v8_runtime__new(const struct runtime_env *env)
 {
 	struct v8_runtime *rt = calloc(1, sizeof(*rt));
@@ -717,107 +726,40 @@ static void *v8_runtime__new(const struct runtime_env *env)
 	rt->skel = env->skel;
 	rt->elves = env->elves;
 	rt->frames = env->frames;
-	rt->procs_fd = bpf_map__fd(env->skel->maps.v8_procs);
+	rt->procs = (struct runtime_procs){ .entry_size = sizeof(struct v8_process),
+					    .map_fd = bpf_map__fd(env->skel->maps.v8_procs),
+					    .clear = v8_process__clear,
+					    .arg = rt };
 	return rt;
-}
-
-/* Forget what was read of @p's heap: its process ran another program, or exited. */
-static void v8_process__clear(struct v8_process *p, struct v8_runtime *rt)
-{
-	struct v8_function *f;
-	struct v8_script *s;
-	size_t i;
-
-	hashtab__for_each_entry(&p->functions, i, f)
-		free(f);
-	hashtab__release(&p->functions);
-	hashtab__for_each_entry(&p->scripts, i, s)
-		v8_script__free(s, rt);
-	hashtab__release(&p->scripts);
 }
 
 static void v8_runtime__free(void *ctx)
 {
 	struct v8_runtime *rt = ctx;
-	struct v8_process *p;
-	size_t i;
 
-	hashtab__for_each_entry(&rt->procs, i, p) {
-		v8_process__clear(p, rt);
-		free(p);
-	}
-	hashtab__release(&rt->procs);
+	runtime_procs__release(&rt->procs);
 	free(rt);
-}
-
-static struct v8_process *v8_runtime__process(struct v8_runtime *rt, pid_t pid, bool add)
-{
-	bool added;
-	struct v8_process *p;
-
-	if (!add)
-		return hashtab__find(&rt->procs, hash_mix(0, pid), proc_eq, &pid);
-	p = hashtab__find_or_add(&rt->procs, hash_mix(0, pid), proc_eq, &pid, sizeof(*p), &added);
-	if (p && added)
-		p->pid = pid;
-	return p;
 }
 
 static void v8_runtime__snapshot(void *ctx, const struct proc_maps *maps)
 {
 	struct v8_runtime *rt = ctx;
-	struct v8_process *p = v8_runtime__process(rt, maps->pid, true);
+	struct v8_process *p = (struct v8_process *)runtime_procs__get(&rt->procs, maps->pid, true);
 
-	if (p && !p->checked)
+	if (p && !p->proc.checked)
 		v8_runtime__check(rt, p, maps);
 }
 
 /* Another program: looked at again at its next snapshot. */
 static void v8_runtime__exec(void *ctx, pid_t pid, uint64_t time_ns)
 {
-	struct v8_runtime *rt = ctx;
-	struct v8_process *p = v8_runtime__process(rt, pid, false);
-
 	(void)time_ns;
-	if (!p)
-		return;
-	if (p->loaded)
-		bpf_map_delete_elem(rt->procs_fd, &p->pid);
-	v8_process__clear(p, rt);
-	p->checked = p->loaded = false;
-}
-
-/* What hashtab__retain() hands to both of its callbacks. */
-struct v8_known {
-	struct v8_runtime *rt;
-	bool (*known)(pid_t pid, void *arg);
-	void *arg;
-};
-
-static bool v8_process__known(void *entry, void *arg)
-{
-	const struct v8_known *k = arg;
-
-	return k->known(((struct v8_process *)entry)->pid, k->arg);
-}
-
-static void v8_process__drop(void *entry, void *arg)
-{
-	const struct v8_known *k = arg;
-	struct v8_process *p = entry;
-
-	if (p->loaded)
-		bpf_map_delete_elem(k->rt->procs_fd, &p->pid);
-	v8_process__clear(p, k->rt);
-	free(p);
+	runtime_procs__exec(&((struct v8_runtime *)ctx)->procs, pid);
 }
 
 static void v8_runtime__forget(void *ctx, bool (*known)(pid_t pid, void *arg), void *arg)
 {
-	struct v8_runtime *rt = ctx;
-	struct v8_known k = { rt, known, arg };
-
-	hashtab__retain(&rt->procs, v8_process__known, v8_process__drop, &k);
+	runtime_procs__forget(&((struct v8_runtime *)ctx)->procs, known, arg);
 }
 
 /* Name @e's JavaScript frames (V8_FRAME_TAG), in its user stack. */
@@ -831,7 +773,7 @@ static int v8_runtime__merge(void *ctx, struct sample_event *e)
 	if (!(s->flags & SAMPLE_V8_FRAMES))
 		return 0;
 	s->flags &= ~SAMPLE_V8_FRAMES;
-	p = v8_runtime__process(rt, e->pid, false);
+	p = (struct v8_process *)runtime_procs__get(&rt->procs, e->pid, false);
 	rt->stats.samples++;
 	for (size_t i = 0; i < s->nr_user; i++) {
 		uint64_t addr;
@@ -839,7 +781,7 @@ static int v8_runtime__merge(void *ctx, struct sample_event *e)
 		if (!V8_FRAME_IS(s->user[i]))
 			continue;
 		/* A process forgotten (exited) before its last records: not named. */
-		if (p && p->loaded)
+		if (p && p->proc.loaded)
 			err = v8_runtime__function(rt, p, V8_FRAME_SHARED(s->user[i]), &addr);
 		else
 			err = v8_runtime__unnamed(rt, &addr);
