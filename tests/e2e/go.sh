@@ -25,18 +25,13 @@ if ! command -v go >/dev/null || [[ ! -x $WORKLOADS/regexp.test || ! -x $WORKLOA
 fi
 shares() { python3 "$(dirname "$0")/pprof_shares.py" "$@"; }
 
-# whole ERR: "N of M" user stacks that reach their first frame, from -v's ERR.
-whole() {
-	sed -nE 's/.*unwind: ([0-9]+) of ([0-9]+) user stacks reach.*/\1 \2/p' "$1" | head -n 1
-}
-
 # judge NAME ERR PROFILE MIN_WHOLE MIN_NAMED [COMPARE...]: at least
 # MIN_WHOLE% of the user stacks whole, MIN_NAMED% of the user frames named,
 # and pprof_shares.py compare COMPARE..., if given, content.
 judge() {
 	local name=$1 err=$2 profile=$3 min_whole=$4 min_named=$5 w n named what cmp=
 	shift 5
-	read -r w n < <(whole "$err")
+	read -r w n < <(stacks_whole "$err")
 	named=$(shares summary "$profile" 2>/dev/null | awk '{ print $4 }')
 	what="${w:-?} of ${n:-?} stacks whole, ${named:-?}% of frames named"
 	if [[ -z $w || ${n:-0} -lt 500 ]]; then

@@ -127,6 +127,12 @@ folded_leaf_pct() {
 		END { if (total) printf "%.0f", 100 * hot / total; else print "none" }' "$1"
 }
 
+# stacks_whole ERR: "N of M", the user stacks that reach their process's first
+# frame and all of them, from the profiler's -v stderr in ERR.
+stacks_whole() {
+	sed -nE 's/.*unwind: ([0-9]+) of ([0-9]+) user stacks reach.*/\1 \2/p' "$1" | head -n 1
+}
+
 # summary_count FILE WHAT: N, from "WHAT: N" in the profile's summary as FILE
 # holds it: the profiler's stderr ("profiler: " lines, several to a line
 # apart by "; "), `go tool pprof -comments` (one a line), the Firefox

@@ -29,11 +29,6 @@ if [[ -z $node ]]; then
 fi
 shares() { python3 "$(dirname "$0")/cpuprofile_shares.py" "$@"; }
 
-# whole ERR: "N of M" user stacks that reach their first frame, from -v's ERR.
-whole() {
-	sed -nE 's/.*unwind: ([0-9]+) of ([0-9]+) user stacks reach.*/\1 \2/p' "$1" | head -n 1
-}
-
 # judge NAME DIR ERR FOLDED SCRIPT|- PRESENT COLUMN TOP [FLOOR]: at least
 # 95% of the user stacks whole, at most 2% of the JavaScript frames unnamed,
 # V8's PRESENT functions with the most self time (node --cpu-prof into DIR)
@@ -41,7 +36,7 @@ whole() {
 judge() {
 	local name=$1 dir=$2 err=$3 folded=$4 script=$5 present=$6 w n js unnamed what cmp
 	shift 6
-	read -r w n < <(whole "$err")
+	read -r w n < <(stacks_whole "$err")
 	read -r js unnamed < <(shares named "$folded")
 	what="${w:-?} of ${n:-?} stacks whole, ${unnamed:-?} of ${js:-?} JavaScript frames unnamed"
 	if ! cmp=$(shares present "$dir"/*.cpuprofile "$folded" "$script" "$present" 2>&1 &&
@@ -139,7 +134,7 @@ fi
 
 # A release not read: said once, by default, and its stacks as any.
 "$PROFILER" -v -F 999 -o "$TMP/v9.folded" -- "$WORKLOADS/fake_node-v9" 1 >/dev/null 2>"$TMP/v9.err"
-read -r w n < <(whole "$TMP/v9.err")
+read -r w n < <(stacks_whole "$TMP/v9.err")
 said=$(grep -c 'runs V8 9.3, whose JavaScript functions are not named' "$TMP/v9.err")
 what="${w:-?} of ${n:-?} stacks whole, said $said times"
 if [[ $said -eq 1 && ${n:-0} -ge 500 ]] && ((w * 100 >= n * 95)) &&
