@@ -10,6 +10,7 @@
 #include "common/hashtab.h"
 #include "common/log.h"
 #include "common/profile.h"
+#include "common/py_frames.h"
 #include "export/gzip_writer.h"
 #include "export/pprof.h"
 #include "profile.pb-c.h"
@@ -350,6 +351,20 @@ static int64_t builder__function(struct builder *b, const struct profile_line *f
 	return msg->id;
 }
 
+/*
+ * The mapping of JavaScript frames (read from V8: common/py_frames.h), which
+ * have none of their own: "[js]", as pprof's readers tell JIT code by its
+ * mapping, over the addresses the collector gives such frames.
+ */
+static const struct profile_mapping js_mapping = {
+	.start = PY_FRAME_ADDR_TAG,
+	.limit = PY_FRAME_ADDR_TAG + (1ULL << 48),
+	.filename = "[js]",
+	.has_functions = true,
+	.has_filenames = true,
+	.has_line_numbers = true,
+};
+
 /* Id of the Location for @f, adding it on first use; negative errno. */
 static int64_t builder__location(struct builder *b, const struct profile_frame *f)
 {
@@ -362,7 +377,7 @@ static int64_t builder__location(struct builder *b, const struct profile_frame *
 	id = (uintptr_t)hashtab__find(&b->locations, hash, hash_u64_eq, f);
 	if (id)
 		return id;
-	mapping_id = builder__mapping(b, f->mapping);
+	mapping_id = builder__mapping(b, f->source == FRAME_JS ? &js_mapping : f->mapping);
 	if (mapping_id < 0)
 		return mapping_id;
 	if (array__reserve(&b->prof.location, &b->alloc_locations, b->prof.n_location + 1,

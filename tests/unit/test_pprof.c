@@ -721,6 +721,43 @@ TEST(pprof_main_binary_first)
 	perftools__profiles__profile__free_unpacked(pp, NULL);
 }
 
+/* A JavaScript frame, read from V8, is in a mapping of its own: "[js]". */
+TEST(pprof_js_mapping)
+{
+	const struct profile_frame f_js = {
+		.address = 0x00fe000000000018,
+		.source = FRAME_JS,
+		FRAME_LINE(.name = "crunch", .system_name = "crunch", .filename = "/w/split.js",
+			   .line = 15),
+	};
+	const struct profile_frame *frames[] = { &f_js, &f_main };
+	struct profile_sample s = {
+		.pid = 1, .tid = 1, .frames = frames, .nr_frames = 2, .count = 1
+	};
+	struct profile *p = profile__new(99);
+	Perftools__Profiles__Profile *pp;
+	const Perftools__Profiles__Mapping *m = NULL;
+	const Perftools__Profiles__Location *js = NULL;
+
+	CHECK(p && profile__add_sample(p, &s));
+	pp = encode_and_unpack(p);
+	profile__free(p);
+	CHECK(pp && pp->n_mapping == 2 && pp->n_location == 2);
+	for (size_t i = 0; i < pp->n_location; i++)
+		if (pp->location[i]->address == f_js.address)
+			js = pp->location[i];
+	CHECK(js && js->n_line == 1 && js->line[0]->line == 15);
+	for (size_t i = 0; i < pp->n_mapping; i++)
+		if (pp->mapping[i]->id == js->mapping_id)
+			m = pp->mapping[i];
+	CHECK(m && m->has_functions && m->memory_start <= js->address &&
+	      js->address < m->memory_limit);
+	CHECK_STR(str_at(pp, m->filename), "[js]");
+	/* The program's own mapping stays the first. */
+	CHECK_STR(str_at(pp, pp->mapping[0]->filename), "/usr/bin/app");
+	perftools__profiles__profile__free_unpacked(pp, NULL);
+}
+
 /*
  * Labels a program gave its samples (a goroutine's pprof labels): one
  * string label each, beside ours, as go tool pprof -tags lists them; a
