@@ -25,10 +25,12 @@ mkdir "$USER_DIR"
 AS_USER=(setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups)
 
 # record ID PID SECONDS: profile PID into $TMP/ID.pb.gz, its stderr in
-# $TMP/ID.err, its peak RSS (KiB) in $TMP/ID.rss; returns its status.
+# $TMP/ID.err, its peak RSS (KiB) in $TMP/ID.rss; returns its status. With
+# --no-node: node's JavaScript frames are named from its perf map, the file
+# under test, not from V8's own objects.
 record() {
 	/usr/bin/time -o "$TMP/$1.rss" -f %M \
-		"$PROFILER" -F 199 -p "$2" -d "$3" -o "$TMP/$1.pb.gz" 2>"$TMP/$1.err"
+		"$PROFILER" -F 199 --no-node -p "$2" -d "$3" -o "$TMP/$1.pb.gz" 2>"$TMP/$1.err"
 }
 
 # survived ID NAME RC: the profiler exited 0 with a profile that holds samples.
@@ -259,7 +261,7 @@ fi
 # The agent reads the map once while it does not change: two scrapes, one
 # warning between them, and its peak RSS within the bound.
 T_SERVE="$T_MAP, scraped twice from the agent"
-"$PROFILER" serve --listen 127.0.0.1:0 -F 199 -p "$npid" 2>"$TMP/serve.err" &
+"$PROFILER" serve --listen 127.0.0.1:0 -F 199 --no-node -p "$npid" 2>"$TMP/serve.err" &
 agent=$!
 BG_PIDS+=("$agent")
 wait_for "$TMP/serve.err" "serving on"
