@@ -201,6 +201,30 @@ TEST(unwind_cache_round_trip)
 }
 
 /*
+ * A table whose build met more unsupported rules than it kept rows of
+ * (compaction makes one row of adjacent ones: node's table) is read back.
+ */
+static void merged_unsupported(struct env *e)
+{
+	int warned;
+
+	CHECK(e->built.nr > 1);
+	e->built.rows[0].rule = (struct unwind_rule){ .cfa = UNWIND_CFA_UNSUPPORTED };
+	e->built.nr_unsupported = 0;
+	for (size_t i = 0; i < e->built.nr; i++)
+		e->built.nr_unsupported += e->built.rows[i].rule.cfa == UNWIND_CFA_UNSUPPORTED;
+	e->built.nr_unsupported++;
+	CHECK_U64(unwind_cache__store(&e->key, &e->built, 0), 0);
+	CHECK_U64(load(e, &e->key, &warned), 0);
+	CHECK_U64(warned, 0);
+}
+
+TEST(unwind_cache_merged_unsupported)
+{
+	in_env(merged_unsupported);
+}
+
+/*
  * Write @buf (@size bytes) as the cache file and load it: ignored with
  * @warnings warnings, the last matching @why if not NULL, and written anew
  * by a store, as a recording does.
