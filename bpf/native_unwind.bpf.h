@@ -273,6 +273,17 @@ static __always_inline long step_signal(struct unwind_walk *w)
 }
 
 /*
+ * Code without CFI (a JIT's, V8's builtins, Go's gaps): the frame may be a
+ * runtime's (v8.bpf.h) before its caller is found by its frame pointer.
+ */
+static __always_inline long step_no_cfi(struct unwind_walk *w, const struct unwind_ctx *c)
+{
+	if (c->v8)
+		v8_frame(w, c);
+	return step_frame_pointer(w, false);
+}
+
+/*
  * bpf_loop() callback: write the frame @w is at, then step to its caller.
  * 0 to go on, 1 to stop, with SAMPLE_USER_COMPLETE when the stack is whole
  * and SAMPLE_USER_TRUNCATED when it is not.
@@ -307,11 +318,8 @@ static long unwind_step(__u32 i, void *ctx)
 		w->flags |= SAMPLE_USER_STALE;
 		return stop_truncated(w, UNWIND_STOP_NEW_CODE);
 	}
-	if (m->nr_rows == UNWIND_MAPPING_FP) {
-		if (c->v8)
-			v8_frame(w, c);
-		return step_frame_pointer(w, false);
-	}
+	if (m->nr_rows == UNWIND_MAPPING_FP)
+		return step_no_cfi(w, c);
 	r = find_rule(m, pc - m->bias);
 	if (!r)
 		return stop_truncated(w, UNWIND_STOP_NO_INFO);
@@ -341,9 +349,7 @@ static long unwind_step(__u32 i, void *ctx)
 	case UNWIND_CFA_NO_ROOM:
 		return stop_truncated(w, UNWIND_STOP_NO_ROOM);
 	case UNWIND_CFA_FP:
-		if (c->v8)
-			v8_frame(w, c);
-		return step_frame_pointer(w, false);
+		return step_no_cfi(w, c);
 	case UNWIND_CFA_FP_SWITCH:
 		return step_frame_pointer(w, true);
 	default:

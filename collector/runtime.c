@@ -15,7 +15,11 @@
 
 /* A new runtime is one line here (runtime.h). */
 const struct runtime_ops *const runtime_registry[] = {
-	&python_runtime, &jvm_runtime, &go_runtime, &v8_runtime, NULL,
+	&python_runtime, /* CPython's frames */
+	&jvm_runtime,	 /* HotSpot's perf maps */
+	&go_runtime,	 /* goroutines' labels */
+	&v8_runtime,	 /* node's JavaScript functions */
+	NULL,
 };
 
 void runtimes__configure(struct profile_bpf *skel, const struct collector_opts *opts)

@@ -1052,11 +1052,6 @@ static int table_overlay(struct unwind_table *t, uint64_t lo, uint64_t hi,
 	return 0;
 }
 
-/*
- * After sorting @t: frame pointers in the gaps between FDEs inside Go's
- * code (cgo's C), then the runtime's functions of go_runtime_rows. 0 or
- * -ENOMEM.
- */
 /* Frame pointers in the gaps between FDEs of sorted @t within [@lo, @hi). */
 static void fp_in_gaps(struct unwind_table *t, uint64_t lo, uint64_t hi)
 {
@@ -1066,6 +1061,11 @@ static void fp_in_gaps(struct unwind_table *t, uint64_t lo, uint64_t hi)
 			t->rows[i].rule = (struct unwind_rule){ .cfa = UNWIND_CFA_FP };
 }
 
+/*
+ * After sorting @t: frame pointers in the gaps between FDEs inside Go's
+ * code (cgo's C), then the runtime's functions of go_runtime_rows. 0 or
+ * -ENOMEM.
+ */
 static int go_runtime_overlay(struct unwind_table *t, const struct gopclntab *go)
 {
 	uint64_t text_lo, text_hi;
@@ -1125,7 +1125,7 @@ int unwind_source__get(struct unwind_source *src, struct elf_file *f)
 		src->has_debug = true;
 	}
 	src->go.present = !gopclntab__open(&src->go.table, elf);
-	if (elf__is_v8(elf) && elf__find_section(elf, ".text", &shdr)) {
+	if (elf_file__is_v8(f) && elf__find_section(elf, ".text", &shdr)) {
 		src->v8 = true;
 		src->v8_text_lo = shdr.sh_addr;
 		src->v8_text_hi = shdr.sh_addr + shdr.sh_size;

@@ -84,7 +84,7 @@ struct unwind_source {
 	Elf_Data *eh, *debug;	      /* their contents (NULL: none) */
 	uint64_t eh_addr, debug_addr; /* and addresses */
 	struct unwind_go go;
-	/* V8 (elf__is_v8()): its .text, where code without FDEs keeps frame pointers */
+	/* V8 (elf_file__is_v8()): its .text, where code without FDEs keeps frame pointers */
 	bool v8;
 	uint64_t v8_text_lo, v8_text_hi;
 };

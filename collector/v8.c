@@ -286,7 +286,7 @@ static void v8_runtime__check(struct v8_runtime *rt, struct v8_process *p,
 			continue;
 		last = maps->maps[i].file;
 		f = elf_cache__file(rt->elves, last);
-		if (f && elf__is_v8(elf_file__elf(f)))
+		if (f && elf_file__is_v8(f))
 			elf = f;
 	}
 	if (!elf)
@@ -478,8 +478,10 @@ static int read_scope_info(pid_t pid, const struct v8_layout *l, uint64_t scope,
 		idx += 2;
 	}
 	if (flags & (1u << 14)) { /* has_inferred_function_name: a string or undefined */
+		int type;
+
 		if (!name[0] && !read_field(pid, scope, SLOT(idx), &v) &&
-		    instance_type(pid, l, v) >= 0 && instance_type(pid, l, v) < l->first_nonstring)
+		    (type = instance_type(pid, l, v)) >= 0 && type < l->first_nonstring)
 			read_name(pid, l, v, name);
 		idx++;
 	}
@@ -676,10 +678,10 @@ static int v8_runtime__function(struct v8_runtime *rt, struct v8_process *p, uin
 		*addr = f->addr;
 		return 0;
 	}
+	rt->stats.functions++;
 	err = v8_runtime__name(rt, p, shared, addr);
 	if (err || p->functions.nr >= V8_MAX_FUNCTIONS)
 		return err;
-	rt->stats.functions++;
 	f = malloc(sizeof(*f));
 	if (!f)
 		return -ENOMEM;

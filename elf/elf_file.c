@@ -34,6 +34,7 @@ struct elf_file {
 	Dwarf_CFI *eh_cfi; /* ours to dwarf_cfi_end() */
 	struct fde_table *fdes;
 	bool dwarf_read, eh_cfi_read, fdes_read;
+	bool is_v8, is_v8_read;
 };
 
 static void hex_encode(char *out, const unsigned char *in, size_t len)
@@ -621,12 +622,18 @@ int elf__find_symbol(Elf *elf, const char *name, uint64_t *value, uint64_t *size
 	return find_symbol_in(elf, types, 2, name, value, size);
 }
 
-bool elf__is_v8(Elf *elf)
+bool elf_file__is_v8(struct elf_file *f)
 {
 	static const Elf64_Word dynsym = SHT_DYNSYM;
 	uint64_t value, size;
 
-	return !find_symbol_in(elf, &dynsym, 1, "v8dbg_off_fp_function", &value, &size);
+	/* A linear search of .dynsym, asked by the unwinder and by each process's check. */
+	if (!f->is_v8_read) {
+		f->is_v8_read = true;
+		f->is_v8 =
+			!find_symbol_in(f->elf, &dynsym, 1, "v8dbg_off_fp_function", &value, &size);
+	}
+	return f->is_v8;
 }
 
 const unsigned char *elf__code_bytes(Elf *elf, uint64_t vaddr, uint64_t size)

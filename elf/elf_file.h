@@ -130,6 +130,13 @@ const struct fde_table *elf_file__fdes(struct elf_file *f);
 const struct fde_table *elf_file__fdes_built(const struct elf_file *f);
 
 /*
+ * Does @f hold V8, the JavaScript engine (node, libnode.so)? Embedders
+ * export V8's introspection constants (v8dbg_*) for debuggers. Looked up
+ * the first time.
+ */
+bool elf_file__is_v8(struct elf_file *f);
+
+/*
  * Give @f @fdes, built from @f's own fde_source (fde_table.h) on another
  * thread, to be what elf_file__fdes() returns; freed when @f has one.
  */
@@ -156,12 +163,6 @@ Elf_Data *elf__section_data(Elf *elf, const char *name, uint64_t *addr);
  * .symtab: 0 or -ENOENT. A linear search: for the few names a caller asks once.
  */
 int elf__find_symbol(Elf *elf, const char *name, uint64_t *value, uint64_t *size);
-
-/*
- * Does @elf hold V8, the JavaScript engine (node, libnode.so)? Embedders
- * export V8's introspection constants (v8dbg_*) for debuggers.
- */
-bool elf__is_v8(Elf *elf);
 
 /*
  * The @size bytes of @elf's code (an executable section's, in the file) at

@@ -13,8 +13,8 @@ run (node --cpu-prof) and in ours of the same run (--format folded).
       The TOP functions of V8's profile by their self share are all in ours,
       by the same name, script and line: exits 1 when one is not.
   cpuprofile_shares.py named FOLDED
-      "JS_FRAMES UNNAMED": JavaScript frames in FOLDED, and how many are not
-      named ("[unknown JavaScript]").
+      "JS_FRAMES UNNAMED": JavaScript frames in FOLDED (named "name (file:LINE)",
+      or not: "[unknown JavaScript]"), and how many are not named.
 
 A function is "name file:line" (the file's base name, the line where the
 function starts), as both profiles say it. Only samples in JavaScript count,
@@ -121,7 +121,7 @@ def named(folded):
             if f == '[unknown JavaScript]':
                 unnamed += int(count)
                 frames += int(count)
-            elif OURS.match(f) and '.js:' in f or OURS.match(f) and f.startswith('node:'):
+            elif OURS.match(f):
                 frames += int(count)
     print(frames, unnamed)
     return 0

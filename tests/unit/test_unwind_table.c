@@ -126,7 +126,7 @@ static bool compare_with_reference(const char *path)
 		test__fail(__FILE__, __LINE__, "cannot open '%s'", path);
 		return true;
 	}
-	v8 = elf__is_v8(elf_file__elf(f));
+	v8 = elf_file__is_v8(f);
 	if (reference_build(&want, f) || !want.nr) {
 		test__fail(__FILE__, __LINE__, "'%s': libdw read no table", path);
 		goto out_put;
