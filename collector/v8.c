@@ -42,6 +42,7 @@
 #include "collector/collector.h"
 #include "collector/event.h"
 #include "common/array.h"
+#include "common/clock.h"
 #include "common/hashtab.h"
 #include "common/log.h"
 #include "common/proc_maps.h"
@@ -60,6 +61,9 @@
 #define V8_MAX_SOURCE (64u << 20)
 /* The most memory the lines of all scripts take: past it, scripts get no lines. */
 #define V8_MAX_LINE_BYTES (64u << 20)
+/* Reads of a script's source before its functions are named for good without lines. */
+#define V8_SOURCE_TRIES 8
+#define V8_SOURCE_AGAIN_NS 100000000ULL
 /* Functions named, and scripts whose lines are counted, kept per process. */
 #define V8_MAX_FUNCTIONS 65536
 #define V8_MAX_SCRIPTS 4096
@@ -154,6 +158,14 @@ struct v8_script {
 	char *name;	   /* NULL: none that can be read */
 	uint32_t *lines;   /* offsets of the lines after the first; NULL: not counted */
 	uint32_t nr_lines; /* in @lines */
+	/*
+	 * Reads of its source that failed (a string the garbage collector was
+	 * moving, or not one yet), and when the last was: read again after
+	 * V8_SOURCE_AGAIN_NS, up to V8_SOURCE_TRIES, before its functions are
+	 * named for good without lines.
+	 */
+	uint32_t tries;
+	uint64_t tried_ns;
 };
 
 struct v8_process {
@@ -525,7 +537,8 @@ static uint32_t script_line(const struct v8_script *s, int64_t pos)
 
 /*
  * Where @s's lines start, from its source (string @source), within
- * @rt's budget: left NULL when over it or unreadable. -ENOMEM or 0.
+ * @rt's budget: left NULL when over it (0) or unreadable (-EAGAIN: to be
+ * read again). 0, -EAGAIN or -ENOMEM.
  */
 static int v8_script__lines(struct v8_runtime *rt, struct v8_process *p, struct v8_script *s,
 			    uint64_t source)
@@ -539,7 +552,7 @@ static int v8_script__lines(struct v8_runtime *rt, struct v8_process *p, struct 
 	/* A string's length is its whole length, concatenations too. */
 	if (remote_read(p->proc.pid, source - 1 + l->string_length, &length, sizeof(length)) ||
 	    length < 0)
-		return 0;
+		return -EAGAIN;
 	if ((size_t)length > V8_MAX_SOURCE)
 		length = V8_MAX_SOURCE;
 	chars = malloc((size_t)length + 1);
@@ -568,7 +581,7 @@ static int v8_script__lines(struct v8_runtime *rt, struct v8_process *p, struct 
 		free(s->lines);
 		s->lines = NULL;
 		s->nr_lines = 0;
-		return 0;
+		return err == -E2BIG ? 0 : -EAGAIN;
 	}
 	/* A script of one line: none after the first, but counted. */
 	if (!s->lines && !(s->lines = malloc(sizeof(*s->lines))))
@@ -578,10 +591,36 @@ static int v8_script__lines(struct v8_runtime *rt, struct v8_process *p, struct 
 }
 
 /*
+ * Where script @s's lines start, read again if its source could not be
+ * read before: 0 when that is final (lines or none), -EAGAIN when its
+ * functions are to be named again later, or -ENOMEM.
+ */
+static int v8_script__read_lines(struct v8_runtime *rt, struct v8_process *p, struct v8_script *s)
+{
+	uint64_t source, now = clock_ns(CLOCK_MONOTONIC);
+	int err = -EAGAIN;
+
+	if (s->lines || s->tries >= V8_SOURCE_TRIES)
+		return 0;
+	if (s->tries && now - s->tried_ns < V8_SOURCE_AGAIN_NS)
+		return -EAGAIN;
+	s->tried_ns = now;
+	if (!read_field(p->proc.pid, s->script, p->layout.script_source, &source))
+		err = v8_script__lines(rt, p, s, source);
+	/* Over the budget, or given up: final, without lines. */
+	if ((!err && !s->lines) || (err == -EAGAIN && ++s->tries >= V8_SOURCE_TRIES)) {
+		s->tries = V8_SOURCE_TRIES;
+		return 0;
+	}
+	return err;
+}
+
+/*
  * Script @script of @p, its name and lines read the first time and kept
  * (V8_MAX_SCRIPTS a process; past them, read each time): its name into
  * @name ("" when none can be read) and the line at offset @start into
- * *@line (0: not known). 0 or -ENOMEM.
+ * *@line (0: not known). 0, -EAGAIN when the line may be known later
+ * (v8_script__read_lines()), or -ENOMEM.
  */
 static int v8_runtime__script(struct v8_runtime *rt, struct v8_process *p, uint64_t script,
 			      int64_t start, char *name, uint32_t *line)
@@ -589,8 +628,7 @@ static int v8_runtime__script(struct v8_runtime *rt, struct v8_process *p, uint6
 	const struct v8_layout *l = &p->layout;
 	uint64_t hash = hash_mix(0, script), v;
 	struct v8_script *s = hashtab__find(&p->scripts, hash, script_eq, &script);
-	bool kept;
-	int err = 0;
+	int err;
 
 	if (!s) {
 		s = calloc(1, sizeof(*s));
@@ -598,22 +636,25 @@ static int v8_runtime__script(struct v8_runtime *rt, struct v8_process *p, uint6
 			return -ENOMEM;
 		s->script = script;
 		if (!read_field(p->proc.pid, script, l->script_name, &v) &&
-		    !read_name(p->proc.pid, l, v, name) && name[0] && !(s->name = strdup(name)))
-			err = -ENOMEM;
-		if (!err && !read_field(p->proc.pid, script, l->script_source, &v))
-			err = v8_script__lines(rt, p, s, v);
-		kept = !err && p->scripts.nr < V8_MAX_SCRIPTS;
-		if (kept && hashtab__insert(&p->scripts, hash, s))
-			err = -ENOMEM, kept = false;
-		if (!kept) {
-			*line = err ? 0 : script_line(s, start);
+		    !read_name(p->proc.pid, l, v, name) && name[0] && !(s->name = strdup(name))) {
+			v8_script__free(s, rt);
+			return -ENOMEM;
+		}
+		if (p->scripts.nr >= V8_MAX_SCRIPTS) {
+			err = v8_script__read_lines(rt, p, s);
+			*line = script_line(s, start);
 			v8_script__free(s, rt);
 			return err;
 		}
+		if (hashtab__insert(&p->scripts, hash, s)) {
+			v8_script__free(s, rt);
+			return -ENOMEM;
+		}
 	}
+	err = v8_script__read_lines(rt, p, s);
 	snprintf(name, V8_MAX_NAME + 1, "%s", s->name ? s->name : "");
 	*line = script_line(s, start);
-	return 0;
+	return err;
 }
 
 /* The address of a JavaScript frame not named into *@addr: 0 or -ENOMEM. */
@@ -623,7 +664,11 @@ static int v8_runtime__unnamed(struct v8_runtime *rt, uint64_t *addr)
 	return py_frames__add(rt->frames, UNNAMED_FRAME, NULL, 0, true, addr);
 }
 
-/* Name SharedFunctionInfo @shared of @p: its frame's address into *@addr. 0 or -ENOMEM. */
+/*
+ * Name SharedFunctionInfo @shared of @p: its frame's address into *@addr.
+ * 0, -EAGAIN when named without the line its script may give later, or
+ * -ENOMEM.
+ */
 static int v8_runtime__name(struct v8_runtime *rt, struct v8_process *p, uint64_t shared,
 			    uint64_t *addr)
 {
@@ -634,7 +679,7 @@ static int v8_runtime__name(struct v8_runtime *rt, struct v8_process *p, uint64_
 	int64_t start = -1;
 	uint64_t v, data;
 	int32_t pos;
-	int type;
+	int type, err = 0;
 
 	if (instance_type(p->proc.pid, l, shared) != l->type_shared ||
 	    read_field(p->proc.pid, shared, l->shared_name, &v))
@@ -658,15 +703,15 @@ static int v8_runtime__name(struct v8_runtime *rt, struct v8_process *p, uint64_
 	}
 	if (!read_field(p->proc.pid, shared, l->shared_script, &v) &&
 	    instance_type(p->proc.pid, l, v) == l->type_script &&
-	    v8_runtime__script(rt, p, v, start, file, &line))
-		return -ENOMEM;
-	return py_frames__add(rt->frames, name[0] ? name : ANONYMOUS, file[0] ? file : NULL, line,
-			      true, addr);
+	    (err = v8_runtime__script(rt, p, v, start, file, &line)) == -ENOMEM)
+		return err;
+	return py_frames__add(rt->frames, name[0] ? name : ANONYMOUS, file[0] ? file : NULL, line, true, addr) ?:
+		       err;
 unnamed:
 	return v8_runtime__unnamed(rt, addr);
 }
 
-/* The frame address of @p's function @shared, named once: 0 or -ENOMEM. */
+/* The frame address of @p's function @shared, named once (for good): 0 or -ENOMEM. */
 static int v8_runtime__function(struct v8_runtime *rt, struct v8_process *p, uint64_t shared,
 				uint64_t *addr)
 {
@@ -680,6 +725,9 @@ static int v8_runtime__function(struct v8_runtime *rt, struct v8_process *p, uin
 	}
 	rt->stats.functions++;
 	err = v8_runtime__name(rt, p, shared, addr);
+	/* Named without the line its script may give later: named again next time. */
+	if (err == -EAGAIN)
+		return 0;
 	if (err || p->functions.nr >= V8_MAX_FUNCTIONS)
 		return err;
 	f = malloc(sizeof(*f));

@@ -7,7 +7,8 @@
  * are: a context and a JSFunction below the frame pointer. Behind each
  * function is memory of its own making: one SharedFunctionInfo laid out
  * right, named honest in fake.js at line 3 (and again in big.js, whose
- * source says it is 2 GiB: at no line), and the others garbage of every
+ * source says it is 2 GiB: at no line; and in late.js, whose source is a
+ * string only after 0.3 s: at line 3 then), and the others garbage of every
  * kind (a string that is its own first half, lengths of 2 GiB, the wrong
  * types, addresses nothing maps). A profiler must name the honest ones and
  * no other, and go on.
@@ -93,6 +94,7 @@ static object cycle, cycle_shared, cycle_function;
 static object huge, huge_scope, huge_shared, huge_function;
 static object typed_shared, typed_function;
 static object big_name, big_script, big_shared, big_function;
+static object late_name, late_source, late_script, late_shared, late_function;
 
 static void make_map(object map, uint16_t type)
 {
@@ -168,6 +170,20 @@ static void make_objects(void)
 	big_shared[4] = tag(big_script);
 	big_function[3] = tag(big_shared);
 
+	/*
+	 * honest again, in a script whose source is not a string for its first
+	 * 0.3 s (main() sets it), as one the garbage collector is moving: named
+	 * at line 3 once it can be read.
+	 */
+	make_string(late_name, maps[0], "/x/late.js");
+	make_string(late_source, maps[0], "// b\n\nfunction honest() {}\n");
+	late_script[0] = tag(maps[2]);
+	late_script[1] = tag(context);
+	late_script[2] = tag(late_name);
+	memcpy(late_shared, shared, sizeof(late_shared));
+	late_shared[4] = tag(late_script);
+	late_function[3] = tag(late_shared);
+
 	/* A "SharedFunctionInfo" of another type, and one nothing maps. */
 	typed_shared[0] = tag(maps[5]);
 	typed_shared[2] = tag(name);
@@ -201,6 +217,18 @@ __asm__(".text\n"
 
 static unsigned long sink;
 
+/*
+ * js_frame() from another caller: late.js's function once its source can be
+ * read, in stacks of its own, as a real program's keep changing (samples of
+ * stacks already seen are counted in the kernel, under their first's names).
+ */
+static __attribute__((noinline)) void
+later(uint64_t ctx, uint64_t fn, unsigned long (*work)(unsigned long), unsigned long units)
+{
+	js_frame(ctx, fn, work, units);
+	__asm__ volatile("");
+}
+
 static unsigned long work(unsigned long units)
 {
 	return sink += burn(units);
@@ -209,18 +237,31 @@ static unsigned long work(unsigned long units)
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 0, end;
-	const uint64_t functions[] = { tag(function),	    tag(cycle_function), tag(huge_function),
-				       tag(typed_function), tag(big_function),	 0x1001 };
+	const uint64_t functions[] = { tag(function),
+				       tag(cycle_function),
+				       tag(huge_function),
+				       tag(typed_function),
+				       tag(big_function),
+				       tag(late_function),
+				       0x1001 };
+	double start;
 
 	if (seconds <= 0) {
 		fprintf(stderr, "usage: fake_node SECONDS\n");
 		return 2;
 	}
 	make_objects();
-	end = now_seconds() + seconds;
-	while (now_seconds() < end)
+	start = now_seconds();
+	end = start + seconds;
+	while (now_seconds() < end) {
+		bool late = now_seconds() > start + 0.3;
+
+		if (late)
+			late_script[1] = tag(late_source);
 		for (size_t i = 0; i < sizeof(functions) / sizeof(*functions); i++)
-			js_frame(tag(context), functions[i], work, 20);
+			(late && functions[i] == tag(late_function) ? later : js_frame)(
+				tag(context), functions[i], work, 20);
+	}
 	printf("fake_node: %lu\n", sink);
 	return 0;
 }
