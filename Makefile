@@ -385,6 +385,14 @@ $(OUTPUT)/workloads/libhot.so: tests/workloads/libhot.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) -fPIC -shared $< -o $@
 
+# dlcycle's two libraries: libhot.c under two names, one code at one address.
+WORKLOADS += $(OUTPUT)/workloads/liba.so $(OUTPUT)/workloads/libb.so
+
+$(OUTPUT)/workloads/lib%.so: tests/workloads/libhot.c
+	$(call msg,WORKLOAD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) -fPIC -shared -Dlib_hot_loop=lib_$*_loop $< -o $@
+
 $(OUTPUT)/workloads/uses_lib: tests/workloads/uses_lib.c $(OUTPUT)/workloads/libhot.so
 	$(call msg,WORKLOAD,$@)
 	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) $< -L$(OUTPUT)/workloads -lhot \

@@ -236,6 +236,49 @@ int BPF_PROG(profile_exec, struct task_struct *p, pid_t old_pid, struct linux_bi
 }
 
 /*
+ * A process maps a file's code (a library loaded): once it was sampled,
+ * the same addresses may now be other code, so its records carry a new
+ * code generation from here on, by which user space reads its maps again
+ * and tells its stacks apart. Code mapped before its first sample is in
+ * the maps user space reads for that sample: not counted. Anonymous code
+ * (a JIT's) is named through perf maps and runtimes, not by maps.
+ *
+ * The one hook every kernel here offers inside mmap() is the mmap lock's
+ * tracepoint (no kprobes, fentry or syscall tracepoints are needed); the
+ * call's arguments are the task's registers at the system call. It fires
+ * for every taking of the lock, page faults included: the test of the
+ * system call number comes first.
+ */
+#define NR_MMAP 9
+#define PROT_EXEC 0x4
+#define MAP_ANONYMOUS 0x20
+
+SEC("tp_btf/mmap_lock_released")
+int profile_mmap(__u64 *ctx)
+{
+#if defined(__TARGET_ARCH_x86)
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	__u32 tgid, one = 1, *gen;
+	__u8 *state;
+
+	if (regs->orig_ax != NR_MMAP || !(regs->dx & PROT_EXEC) || (regs->r10 & MAP_ANONYMOUS) ||
+	    (int)regs->r8 < 0)
+		return 0;
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	state = bpf_map_lookup_elem(&targets, &tgid);
+	if (state ? !(*state & TARGET_SEEN) : !bpf_map_lookup_elem(&seen, &tgid))
+		return 0;
+	gen = bpf_map_lookup_elem(&code_gens, &tgid);
+	if (gen)
+		__sync_fetch_and_add(gen, 1);
+	else
+		bpf_map_update_elem(&code_gens, &tgid, &one, BPF_NOEXIST);
+	code_remapped = true;
+#endif
+	return 0;
+}
+
+/*
  * An exited process leaves the targets: its pid may be reused. It has exited
  * when its last thread does (not necessarily the first one), which has
  * brought signal->live down to 0 by the time this tracepoint fires.
@@ -254,6 +297,7 @@ int BPF_PROG(profile_exit, struct task_struct *p)
 	if (BPF_CORE_READ(p, signal, live.counter))
 		return 0;
 	bpf_map_delete_elem(&seen, &tgid);
+	bpf_map_delete_elem(&code_gens, &tgid);
 	bpf_map_delete_elem(&unwind_procs, &tgid);
 	if (filter_targets && !target_tid)
 		bpf_map_delete_elem(&targets, &tgid);

@@ -162,6 +162,14 @@ struct sample_head {
 	__u32 nr_intervals;
 	__u16 nr_python;  /* Python frames after the user stack */
 	__u16 alloc_func; /* EVENT_ALLOC: which function (enum alloc_func); else 0 */
+	/*
+	 * How many times the process had mapped a file's code since it was
+	 * first sampled (sample.bpf.h's code_gens): a stack's addresses are
+	 * another library's once it has unloaded one and loaded another in
+	 * its place. 0 until it does.
+	 */
+	__u32 code_gen;
+	__u32 unused;
 	union {
 		__u64 alloc_addr; /* EVENT_ALLOC: the block's address */
 		/*
@@ -236,8 +244,9 @@ static inline __attribute__((always_inline)) __u64 profile_stack_hash(const stru
 	h = (h ^ (r->h.flags & ~SAMPLE_SUMMED) ^ ((__u64)r->h.nr_kernel << 32)) * prime;
 	h = (h ^ comm[0]) * prime;
 	h = (h ^ comm[1]) * prime;
-	/* Samples of goroutines with other labels are counted apart. */
+	/* Samples of goroutines with other labels are counted apart, and the same addresses in other code. */
 	h = (h ^ r->h.go_labels) * prime;
+	h = (h ^ r->h.code_gen) * prime;
 	/* A bound the verifier sees. */
 	for (__u32 i = 0; i < PROFILE_MAX_IPS; i++) {
 		if (i >= n)

@@ -37,6 +37,29 @@ struct {
 } seen SEC(".maps");
 
 /*
+ * The code generation of processes sampled already (struct sample_head's
+ * code_gen): how many times each mapped a file's code since, counted by
+ * profile_mmap(). Set once any has: until then, no lookup per sample.
+ */
+volatile bool code_remapped;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PROFILE_MAX_TARGETS);
+	__type(key, __u32);   /* tgid */
+	__type(value, __u32); /* its code generation */
+} code_gens SEC(".maps");
+
+static __always_inline __u32 code_gen(__u32 tgid)
+{
+	__u32 *gen;
+
+	if (!code_remapped || !tgid || !(gen = bpf_map_lookup_elem(&code_gens, &tgid)))
+		return 0;
+	return *gen;
+}
+
+/*
  * On-CPU samples counted by thread and stacks (sum_samples), after the first
  * one of each, which was sent. Preallocated: nothing is allocated in the
  * sampling interrupt. User space sizes it to 1 when it is not used.
@@ -158,6 +181,8 @@ static __always_inline void sample_head_init(struct sample_record *r, __u32 tgid
 	r->h.nr_python = 0;
 	r->h.alloc_func = 0;
 	r->h.alloc_addr = 0;
+	r->h.code_gen = code_gen(tgid);
+	r->h.unused = 0;
 }
 
 /*

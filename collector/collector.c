@@ -575,6 +575,9 @@ static bool covers_leaf(const struct proc_maps *maps, const struct stack_entry *
  * through code without frame pointers are often garbage that would miss
  * every time. A miss within PROCS_REFRESH_NS of the last snapshot (a burst
  * of new stacks as a program maps its libraries) is settled at the end.
+ * A stack of a newer code generation (the process mapped code since) gets
+ * a new snapshot whether the old one covers it or not: a library loaded
+ * where another was unloaded has the same addresses.
  */
 static void stack_entry__set_maps(struct collector *c, struct stack_entry *s)
 {
@@ -586,9 +589,12 @@ static void stack_entry__set_maps(struct collector *c, struct stack_entry *s)
 	p = procs__get(c->procs, s->pid);
 	if (!p)
 		return;
-	if (!p->snapshot_time || (!covers_leaf(p->maps, s) &&
-				  clock_ns(CLOCK_MONOTONIC) - p->snapshot_time >= PROCS_REFRESH_NS))
+	if (!p->snapshot_time || s->code_gen > p->code_gen ||
+	    (!covers_leaf(p->maps, s) &&
+	     clock_ns(CLOCK_MONOTONIC) - p->snapshot_time >= PROCS_REFRESH_NS))
 		procs__snapshot(c->procs, p);
+	if (s->code_gen > p->code_gen)
+		p->code_gen = s->code_gen;
 	s->maps = p->maps;
 	s->maps_stale = !covers_leaf(p->maps, s);
 	c->nr_stale += s->maps_stale;

@@ -49,6 +49,7 @@ static int parse_sample(const unsigned char *data, size_t size, struct event *ev
 	e->alloc_addr = h.type == EVENT_ALLOC ? h.alloc_addr : 0;
 	e->go_labels = h.type == EVENT_SAMPLE ? h.go_labels : 0;
 	e->labels = NULL;
+	e->code_gen = h.code_gen;
 	if (h.type == EVENT_ALLOC && h.alloc_func >= NR_ALLOC_FUNCS)
 		return -EINVAL;
 	e->nr_python = h.nr_python;
@@ -115,5 +116,6 @@ void event__stack_sample(const struct sample_event *e, struct stack_sample *out)
 		.kernel = (const uint64_t *)st->kernel,
 		.user = (const uint64_t *)st->user,
 		.labels = e->labels,
+		.code_gen = e->code_gen,
 	};
 }

@@ -38,7 +38,7 @@ static bool entry_eq(const void *entry, const void *key)
 		return false;
 	if (k->overflow)
 		return true;
-	if (s->labels != e->labels)
+	if (s->labels != e->labels || s->code_gen != e->code_gen)
 		return false;
 	return s->nr_kernel == e->nr_kernel && s->nr_user == e->nr_user &&
 	       same_words(s->ips, e->kernel, e->nr_kernel) &&
@@ -53,7 +53,7 @@ static uint64_t key_hash(const struct stack_key *k)
 
 	if (k->overflow)
 		return h;
-	h = hash_mix(h, (uintptr_t)e->labels);
+	h = hash_mix(h, (uintptr_t)e->labels + e->code_gen);
 	h = hash_words(h, e->kernel, e->nr_kernel);
 	return hash_words(h ^ 0x5bd1e995, e->user, e->nr_user);
 }
@@ -114,6 +114,7 @@ static struct stack_entry *stack_entry__new(const struct stack_key *k, const cha
 		return s;
 	s->truncated = e->truncated;
 	s->labels = e->labels;
+	s->code_gen = e->code_gen;
 	s->nr_kernel = e->nr_kernel;
 	s->nr_user = e->nr_user;
 	copy_words(s->ips, e->kernel, e->nr_kernel);

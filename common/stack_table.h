@@ -3,7 +3,7 @@
  * stack_table.h - samples aggregated into distinct stacks.
  *
  * One entry per distinct (pid, tid, thread name, on or off CPU, kernel stack,
- * user stack, labels), counting how often it was seen, for how long when off CPU,
+ * user stack, labels, code generation), counting how often it was seen, for how long when off CPU,
  * and keeping every record's timestamp for exporters that draw a timeline.
  * An entry also keeps the maps snapshot that was current when it was first
  * seen, for the symbolizer.
@@ -57,6 +57,7 @@ struct stack_sample {
 	uint16_t nr_kernel, nr_user;
 	const uint64_t *kernel, *user; /* NULL where there are none */
 	const char *labels;	       /* interned (common/profile.h's format), NULL: none */
+	uint32_t code_gen; /* its process's code generation (bpf/profile.h's sample_head) */
 };
 
 /*
@@ -84,6 +85,7 @@ struct stack_entry {
 	const char *labels;	      /* interned: the samples' labels, or NULL */
 	const struct proc_maps *maps; /* snapshot in effect when first seen, or NULL */
 	bool maps_stale;	      /* @maps misses the leaf: look again at the end */
+	uint32_t code_gen;	      /* the code its addresses were in (struct stack_sample's) */
 	uint32_t truncated;	      /* STACK_*_TRUNCATED of the first sample */
 	uint16_t nr_kernel, nr_user;
 	bool offcpu;		  /* intervals off CPU, not samples */

@@ -78,6 +78,31 @@ TEST(stack_table_aggregates_identical_stacks)
 	strset__free(strings);
 }
 
+/* The same addresses after the process loaded other code there are another stack. */
+TEST(stack_table_keeps_code_generations_apart)
+{
+	struct strset *strings = strset__new();
+	const char *comm = strset__add(strings, "worker");
+	struct stack_sample *e;
+	struct stack_table t;
+	struct stack_entry *s;
+	bool is_new;
+
+	stack_table__init(&t);
+	CHECK(stack_table__add(&t, event(10, 11, 100, 3, 0x1000), comm, comm, &is_new) && is_new);
+	e = event(10, 11, 200, 3, 0x1000);
+	e->code_gen = 1;
+	s = stack_table__add(&t, e, comm, comm, &is_new);
+	CHECK(s && is_new && s->code_gen == 1);
+	e = event(10, 11, 300, 3, 0x1000);
+	e->code_gen = 1;
+	CHECK(stack_table__add(&t, e, comm, comm, &is_new) == s && !is_new);
+	CHECK_U64(t.entries.nr, 2);
+	CHECK_U64(s->count, 2);
+	stack_table__release(&t);
+	strset__free(strings);
+}
+
 TEST(stack_table_keeps_offcpu_apart)
 {
 	struct strset *strings = strset__new();
