@@ -43,6 +43,8 @@
 #define DRAIN_INTERVAL_MS 10
 /* What the ring-buffer callback returns to end a drain at the deadline or a stop. */
 #define DRAIN_CUT (-ECANCELED)
+/* How often snapshots superseded are looked for (forget_snapshots()). */
+#define FORGET_SNAPSHOTS_NS (1000ULL * 1000 * 1000)
 /*
  * The ring buffer holds, by default, half a second of the most records the
  * chosen modes produce, a margin for slow drains (see ringbuf_bytes()).
@@ -93,6 +95,7 @@ struct collector {
 	uint64_t nr_records;
 	struct elf_cache *elves; /* the files' ELF images, shared with the symbolizer */
 	size_t nr_stale;	 /* stacks whose snapshot misses their leaf */
+	uint64_t next_forget_ns; /* forget_snapshots() looks again from then on */
 
 	uint64_t start_mono, start_real, stop_mono;
 	uint64_t malformed;	   /* records too short or with impossible counts */
@@ -598,6 +601,116 @@ static void stack_entry__set_maps(struct collector *c, struct stack_entry *s)
 	s->maps = p->maps;
 	s->maps_stale = !covers_leaf(p->maps, s);
 	c->nr_stale += s->maps_stale;
+}
+
+/* Add to @used the snapshots the windows' stacks point to. 0 or -ENOMEM. */
+static int snapshots_in_use(const struct collector *c, struct hashtab *used)
+{
+	struct stack_entry *s;
+	size_t i;
+
+	for (size_t w = 0; w < c->nr_windows; w++)
+		stack_table__for_each_entry(&c->windows[w]->stacks, i, s)
+			if (s->maps && ptr_set__add(used, s->maps))
+				return -ENOMEM;
+	return 0;
+}
+
+/* The mappings the stacks of one superseded snapshot use (trim_snapshots()). */
+struct snapshot_use {
+	const struct proc_maps *maps;
+	const struct proc_maps *trimmed; /* what the stacks point to instead, or NULL */
+	uint64_t used[];		 /* a bit per mapping of @maps */
+};
+
+static bool snapshot_use_eq(const void *entry, const void *key)
+{
+	return ((const struct snapshot_use *)entry)->maps == key;
+}
+
+/* Set in @u the bit of the mapping of @addr, if any. */
+static void snapshot_use_addr(struct snapshot_use *u, uint64_t addr)
+{
+	const struct proc_map *m = proc_maps__find(u->maps, addr);
+
+	if (m) {
+		size_t i = m - u->maps->maps;
+
+		u->used[i / 64] |= 1ULL << (i % 64);
+	}
+}
+
+/*
+ * Have the stacks of snapshots superseded (no process has them as its
+ * latest) point to copies with only the mappings they use: a process that
+ * maps and unmaps code all along takes a snapshot at each stack its last
+ * one misses, and each is as large as its maps (2,000 mappings: 80 KB) for
+ * the few its stacks hit. Each snapshot is trimmed once. -ENOMEM leaves
+ * what was not done for the next time.
+ */
+static int trim_snapshots(struct collector *c)
+{
+	struct hashtab uses = HASHTAB_INIT;
+	struct snapshot_use *u;
+	struct stack_entry *s;
+	size_t i;
+	int err = 0;
+
+	for (size_t w = 0; w < c->nr_windows; w++)
+		stack_table__for_each_entry(&c->windows[w]->stacks, i, s) {
+			const struct proc *p;
+			bool added;
+
+			if (!s->maps || s->maps->trimmed ||
+			    ((p = procs__find(c->procs, s->pid)) && p->maps == s->maps))
+				continue;
+			u = hashtab__find_or_add(
+				&uses, hash_u64((uintptr_t)s->maps), snapshot_use_eq, s->maps,
+				sizeof(*u) + (s->maps->nr + 63) / 64 * sizeof(u->used[0]), &added);
+			if (!u) {
+				err = -ENOMEM;
+				goto out;
+			}
+			u->maps = s->maps;
+			/* The symbolizer looks up a caller's address less one. */
+			for (size_t k = s->nr_kernel; k < s->nr_kernel + s->nr_user; k++) {
+				snapshot_use_addr(u, s->ips[k]);
+				snapshot_use_addr(u, s->ips[k] - 1);
+			}
+		}
+	hashtab__for_each_entry(&uses, i, u)
+		u->trimmed = procs__trim_snapshot(c->procs, u->maps, u->used);
+	for (size_t w = 0; w < c->nr_windows; w++)
+		stack_table__for_each_entry(&c->windows[w]->stacks, i, s) {
+			if (!s->maps || s->maps->trimmed)
+				continue;
+			u = hashtab__find(&uses, hash_u64((uintptr_t)s->maps), snapshot_use_eq,
+					  s->maps);
+			if (u && u->trimmed)
+				s->maps = u->trimmed;
+		}
+out:
+	hashtab__for_each_entry(&uses, i, u)
+		free(u);
+	hashtab__release(&uses);
+	return err;
+}
+
+/*
+ * Every FORGET_SNAPSHOTS_NS, once there are more snapshots than processes,
+ * trim the superseded ones and forget those no stack points to any more.
+ */
+static void forget_snapshots(struct collector *c)
+{
+	struct hashtab used = HASHTAB_INIT;
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	if (now < c->next_forget_ns || procs__nr_snapshots(c->procs) <= procs__nr(c->procs))
+		return;
+	c->next_forget_ns = now + FORGET_SNAPSHOTS_NS;
+	if (!trim_snapshots(c) && !snapshots_in_use(c, &used))
+		procs__forget_snapshots(c->procs, &used);
+	hashtab__release(&used);
 }
 
 /*
@@ -1130,9 +1243,10 @@ static void collector__report_tables(const struct collector *c)
 	procs__stats(c->procs, &ps);
 	if (ps.snapshots)
 		pr_info("maps: %llu snapshots taken in %.1f ms, tables and runtimes included, "
-			"during which nothing was drained; the longest %.1f ms (pid %d)",
+			"during which nothing was drained; the longest %.1f ms (pid %d); %zu "
+			"distinct kept",
 			(unsigned long long)ps.snapshots, ps.ns / 1e6, ps.max_ns / 1e6,
-			(int)ps.max_pid);
+			(int)ps.max_pid, procs__nr_snapshots(c->procs));
 }
 
 /* What the ring buffer could not take, besides samples and intervals (profile_stats has those). */
@@ -1184,6 +1298,7 @@ int collector__run(struct collector *c)
 		err = 0;
 		if (c->nr_stale)
 			settle_stale_maps(c, false);
+		forget_snapshots(c);
 		if (c->unwind_maps)
 			unwind_maps__poll(c->unwind_maps);
 		if (c->deadline && clock_ns(CLOCK_MONOTONIC) >= c->deadline)
@@ -1288,17 +1403,10 @@ void collector__detach(struct collector *c, struct collector_window *w)
 void collector__forget_exited(struct collector *c)
 {
 	struct hashtab used = HASHTAB_INIT;
-	struct stack_entry *s;
-	size_t i;
 
-	/* The snapshots the windows' stacks point to stay. */
-	for (size_t w = 0; w < c->nr_windows; w++)
-		stack_table__for_each_entry(&c->windows[w]->stacks, i, s)
-			if (s->maps && ptr_set__add(&used, s->maps))
-				goto out;
 	/* Nothing is freed that could still be needed: what is left goes next time. */
-	procs__forget_exited(c->procs, &used);
-out:
+	if (!snapshots_in_use(c, &used))
+		procs__forget_exited(c->procs, &used);
 	hashtab__release(&used);
 }
 

@@ -30,6 +30,7 @@ struct procs {
 	struct elf_cache *elves;      /* not owned */
 	struct hashtab procs;	      /* struct proc by pid */
 	struct proc_maps **snapshots; /* every snapshot taken, owned */
+	struct hashtab by_content;    /* the same, by what they hold (snapshot_eq()) */
 	size_t nr_snapshots, alloc_snapshots;
 	struct target *targets;
 	size_t nr_targets, alloc_targets;
@@ -80,6 +81,7 @@ void procs__free(struct procs *t)
 	for (i = 0; i < t->nr_snapshots; i++)
 		proc_maps__free(t->snapshots[i]);
 	free(t->snapshots);
+	hashtab__release(&t->by_content);
 	file_table__free(t->files);
 	free(t->watchers);
 	free(t);
@@ -115,10 +117,81 @@ struct proc *procs__get(struct procs *t, pid_t pid)
 	return p;
 }
 
-/* Read @p's maps into a new snapshot, told to no one yet: NULL when they cannot be read. */
+static uint64_t snapshot_hash(const struct proc_maps *maps)
+{
+	uint64_t h = hash_mix(maps->pid, maps->nr);
+
+	for (size_t i = 0; i < maps->nr; i++) {
+		const struct proc_map *m = &maps->maps[i];
+
+		h = hash_mix(h, m->start);
+		h = hash_mix(h, m->end ^ m->pgoff);
+		h = hash_mix(h, (uintptr_t)m->name ^ (uintptr_t)m->file);
+	}
+	return h;
+}
+
+/* Do two snapshots of one process hold the same mappings (names and files interned)? */
+static bool snapshot_eq(const void *entry, const void *key)
+{
+	const struct proc_maps *a = entry, *b = key;
+
+	if (a->pid != b->pid || a->nr != b->nr)
+		return false;
+	for (size_t i = 0; i < a->nr; i++) {
+		const struct proc_map *x = &a->maps[i], *y = &b->maps[i];
+
+		if (x->start != y->start || x->end != y->end || x->pgoff != y->pgoff ||
+		    x->name != y->name || x->file != y->file)
+			return false;
+	}
+	return true;
+}
+
+const struct proc_maps *procs__trim_snapshot(struct procs *t, const struct proc_maps *maps,
+					     const uint64_t *used)
+{
+	struct proc_maps *sub, *same;
+	size_t n = 0;
+	uint64_t hash;
+
+	for (size_t i = 0; i < maps->nr; i++)
+		n += !!(used[i / 64] & (1ULL << (i % 64)));
+	if (n == maps->nr) {
+		/* The table owns every snapshot, which it allocated writable. */
+		((struct proc_maps *)maps)->trimmed = true;
+		return NULL;
+	}
+	if (array__reserve(&t->snapshots, &t->alloc_snapshots, t->nr_snapshots + 1,
+			   sizeof(*t->snapshots)))
+		return NULL;
+	sub = proc_maps__subset(maps, used);
+	if (!sub)
+		return NULL;
+	hash = snapshot_hash(sub);
+	same = hashtab__find(&t->by_content, hash, snapshot_eq, sub);
+	if (same) {
+		proc_maps__free(sub);
+		return same;
+	}
+	if (hashtab__insert(&t->by_content, hash, sub)) {
+		proc_maps__free(sub);
+		return NULL;
+	}
+	t->snapshots[t->nr_snapshots++] = sub;
+	return sub;
+}
+
+/*
+ * Read @p's maps into a snapshot, told to no one yet: NULL when they cannot
+ * be read. One that holds what a kept one of @p holds is that one, so a
+ * process that loads and unloads the same libraries all along (each new
+ * stack after a load takes a snapshot) has as many as it has layouts.
+ */
 static struct proc_maps *read_snapshot(struct procs *t, struct proc *p)
 {
-	struct proc_maps *maps;
+	struct proc_maps *maps, *same;
+	uint64_t hash;
 
 	p->snapshot_time = clock_ns(CLOCK_MONOTONIC);
 	if (array__reserve(&t->snapshots, &t->alloc_snapshots, t->nr_snapshots + 1,
@@ -127,6 +200,17 @@ static struct proc_maps *read_snapshot(struct procs *t, struct proc *p)
 	maps = proc_maps__read(p->pid, t->files);
 	if (!maps) {
 		pr_debug("cannot read maps of pid %d: %s", p->pid, strerror(errno));
+		return NULL;
+	}
+	hash = snapshot_hash(maps);
+	same = hashtab__find(&t->by_content, hash, snapshot_eq, maps);
+	if (same) {
+		proc_maps__free(maps);
+		p->maps = same;
+		return same;
+	}
+	if (hashtab__insert(&t->by_content, hash, maps)) {
+		proc_maps__free(maps);
 		return NULL;
 	}
 	t->snapshots[t->nr_snapshots++] = maps;
@@ -362,10 +446,7 @@ static bool file_in_use(const struct mapped_file *file, void *used)
 
 int procs__forget_exited(struct procs *t, const struct hashtab *used_maps)
 {
-	struct hashtab live = HASHTAB_INIT, used_files = HASHTAB_INIT;
-	struct proc *p;
 	size_t i, kept = 0;
-	int err = 0;
 
 	/* Targets whose exit was seen and told (their descriptors closed), but the command's. */
 	for (i = 0; i < t->nr_targets; i++) {
@@ -375,7 +456,6 @@ int procs__forget_exited(struct procs *t, const struct hashtab *used_maps)
 			t->targets[kept++] = *tg;
 	}
 	t->nr_targets = kept;
-	kept = 0;
 
 	/* The processes that exited, and what the watchers kept of them. */
 	if (hashtab__retain(&t->procs, proc__alive, proc__drop, NULL))
@@ -384,13 +464,34 @@ int procs__forget_exited(struct procs *t, const struct hashtab *used_maps)
 		if (t->watchers[i].forget)
 			t->watchers[i].forget(t->watchers[i].ctx, proc_known, t);
 
-	/* Then the snapshots that neither a live process nor the caller has. */
+	return procs__forget_snapshots(t, used_maps);
+}
+
+/* Is @entry in @set, a pointer set? */
+static bool in_set(void *entry, void *set)
+{
+	return ptr_set__has(set, entry);
+}
+
+int procs__forget_snapshots(struct procs *t, const struct hashtab *used_maps)
+{
+	struct hashtab keep = HASHTAB_INIT, used_files = HASHTAB_INIT;
+	const struct proc *p;
+	size_t i, kept = 0;
+	int err = 0;
+
+	/* The snapshots that neither a process nor the caller has. */
 	hashtab__for_each_entry(&t->procs, i, p)
-		if (p->maps && ptr_set__add(&live, p->maps))
+		if (p->maps && ptr_set__add(&keep, p->maps))
 			goto out_nomem;
+	for (i = 0; i < t->nr_snapshots; i++)
+		if (ptr_set__has(used_maps, t->snapshots[i]) &&
+		    ptr_set__add(&keep, t->snapshots[i]))
+			goto out_nomem;
+	if (hashtab__retain(&t->by_content, in_set, NULL, &keep))
+		goto out_nomem;
 	for (i = 0; i < t->nr_snapshots; i++) {
-		if (ptr_set__has(&live, t->snapshots[i]) ||
-		    ptr_set__has(used_maps, t->snapshots[i]))
+		if (ptr_set__has(&keep, t->snapshots[i]))
 			t->snapshots[kept++] = t->snapshots[i];
 		else
 			proc_maps__free(t->snapshots[i]);
@@ -408,7 +509,7 @@ int procs__forget_exited(struct procs *t, const struct hashtab *used_maps)
 	elf_cache__retain(t->elves, file_in_use, &used_files);
 	file_table__retain(t->files, file_in_use, &used_files);
 out:
-	hashtab__release(&live);
+	hashtab__release(&keep);
 	hashtab__release(&used_files);
 	return err;
 
@@ -416,6 +517,11 @@ out_nomem:
 	/* Nothing is freed that could still be needed: try again next time. */
 	err = -ENOMEM;
 	goto out;
+}
+
+size_t procs__nr_snapshots(const struct procs *t)
+{
+	return t->nr_snapshots;
 }
 
 size_t procs__nr(const struct procs *t)

@@ -153,6 +153,25 @@ int procs__child_status(const struct procs *t);
  * that could still be needed.
  */
 int procs__forget_exited(struct procs *t, const struct hashtab *used_maps);
+/*
+ * Forget only the snapshots that no process has as its latest and that are
+ * not in @used_maps, then the files no snapshot left maps: what a recording
+ * does not need of a process that maps and unmaps code all along. 0, or
+ * -ENOMEM with nothing freed that could still be needed.
+ */
+int procs__forget_snapshots(struct procs *t, const struct hashtab *used_maps);
+/*
+ * For the stacks that point to @maps, a snapshot superseded, a snapshot
+ * with only the mappings they use, whose bits @used sets (bit i of word
+ * i / 64 for maps[i]): a new one, or one kept already that holds the same.
+ * NULL when @maps has nothing to leave out (it is then flagged trimmed, not
+ * to be looked at again) or on ENOMEM. @maps is freed by the next
+ * procs__forget_snapshots() that no stack keeps it for.
+ */
+const struct proc_maps *procs__trim_snapshot(struct procs *t, const struct proc_maps *maps,
+					     const uint64_t *used);
+/* How many snapshots are kept. */
+size_t procs__nr_snapshots(const struct procs *t);
 /* The processes in the table. */
 size_t procs__nr(const struct procs *t);
 void procs__stats(const struct procs *t, struct procs_stats *stats);

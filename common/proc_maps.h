@@ -42,6 +42,8 @@ struct proc_map {
 
 struct proc_maps {
 	pid_t pid;
+	/* Only the mappings that stacks use, of a snapshot superseded (proc_maps__subset()). */
+	bool trimmed;
 	size_t nr;
 	struct proc_map maps[]; /* sorted by start, non-overlapping */
 };
@@ -82,6 +84,12 @@ struct proc_maps *proc_maps__parse(const char *text, pid_t pid, struct file_tabl
 struct proc_maps *proc_maps__read(pid_t pid, struct file_table *files);
 
 void proc_maps__free(struct proc_maps *maps);
+
+/*
+ * A copy of @maps, flagged trimmed, with only the mappings whose bit is set
+ * in @keep (bit i of word i / 64 for maps[i]). NULL with errno on failure.
+ */
+struct proc_maps *proc_maps__subset(const struct proc_maps *maps, const uint64_t *keep);
 
 /* The mapping covering @addr, or NULL. Binary search. */
 const struct proc_map *proc_maps__find(const struct proc_maps *maps, uint64_t addr);
