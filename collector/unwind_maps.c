@@ -821,6 +821,7 @@ int unwind_maps__load(struct unwind_maps *um, const struct proc_maps *maps)
 	struct proc_entry old;
 	struct unwind_proc *v;
 	__u32 key = maps->pid;
+	bool merge;
 	int err = 0;
 
 	if (!p)
@@ -839,6 +840,13 @@ int unwind_maps__load(struct unwind_maps *um, const struct proc_maps *maps)
 	}
 	v = p->pending;
 	memset(v, 0, sizeof(*v));
+	/*
+	 * Past PROFILE_MAX_UNWIND_MAPPINGS mappings, a run of them without
+	 * tables is one mapping walked by frame pointers, gaps included (no
+	 * code is mapped there): a process mapping thousands of files kept
+	 * its libraries, which come after them, out of the table.
+	 */
+	merge = maps->nr > PROFILE_MAX_UNWIND_MAPPINGS;
 	for (size_t i = 0; i < maps->nr && v->nr < PROFILE_MAX_UNWIND_MAPPINGS; i++) {
 		const struct proc_map *map = &maps->maps[i];
 		struct unwind_mapping *m = &v->mappings[v->nr];
@@ -846,11 +854,16 @@ int unwind_maps__load(struct unwind_maps *um, const struct proc_maps *maps)
 		struct slice *s;
 		uint64_t bias;
 
+		file = unwinder__table_file(um->u, map, &bias);
+		if (!file && merge && v->nr &&
+		    (!p->nr || p->slices[p->nr - 1].mapping != v->nr - 1)) {
+			v->mappings[v->nr - 1].end = map->end;
+			continue;
+		}
 		m->start = map->start;
 		m->end = map->end;
 		m->nr_rows = UNWIND_MAPPING_FP;
 		v->nr++;
-		file = unwinder__table_file(um->u, map, &bias);
 		if (!file)
 			continue; /* anonymous (a JIT), or a file without CFI */
 		s = unwind_maps__slice(um, file);

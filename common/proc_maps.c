@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -18,7 +19,59 @@
 struct file_table {
 	struct strset *strings;
 	struct hashtab files; /* of struct mapped_file, by (dev, ino) */
+	/* The files with a descriptor open, most recently named by a snapshot first. */
+	struct mapped_file *lru_first, *lru_last;
+	size_t nr_open, max_open;
 };
+
+/* The most descriptors a table keeps open, and the least it may be cut to. */
+#define FILE_TABLE_MAX_OPEN 4096
+#define FILE_TABLE_MIN_OPEN 16
+
+static void lru_unlink(struct file_table *files, struct mapped_file *f)
+{
+	*(f->lru_prev ? &f->lru_prev->lru_next : &files->lru_first) = f->lru_next;
+	*(f->lru_next ? &f->lru_next->lru_prev : &files->lru_last) = f->lru_prev;
+	f->lru_prev = f->lru_next = NULL;
+	files->nr_open--;
+}
+
+static void lru_push(struct file_table *files, struct mapped_file *f)
+{
+	f->lru_prev = NULL;
+	f->lru_next = files->lru_first;
+	*(files->lru_first ? &files->lru_first->lru_prev : &files->lru_last) = f;
+	files->lru_first = f;
+	files->nr_open++;
+}
+
+/* Close @f's descriptor, if it has one. */
+static void file_close(struct file_table *files, struct mapped_file *f)
+{
+	if (f->fd < 0)
+		return;
+	lru_unlink(files, f);
+	close(f->fd);
+	f->fd = -1;
+}
+
+/* Close the least recently used descriptors until @files holds at most @max. */
+static void lru_trim(struct file_table *files, size_t max)
+{
+	while (files->nr_open > max)
+		file_close(files, files->lru_last);
+}
+
+void file_table__limit_descriptors(struct file_table *files, size_t max)
+{
+	files->max_open = max ? max : 1;
+	lru_trim(files, files->max_open);
+}
+
+size_t file_table__nr_descriptors(const struct file_table *files)
+{
+	return files->nr_open;
+}
 
 struct file_key {
 	uint64_t dev, ino;
@@ -35,9 +88,15 @@ static bool file_eq(const void *entry, const void *key)
 struct file_table *file_table__new(struct strset *strings)
 {
 	struct file_table *files = calloc(1, sizeof(*files));
+	struct rlimit rl;
 
-	if (files)
-		files->strings = strings;
+	if (!files)
+		return NULL;
+	files->strings = strings;
+	files->max_open = FILE_TABLE_MAX_OPEN;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur / 4 < FILE_TABLE_MAX_OPEN)
+		files->max_open = rl.rlim_cur / 4 > FILE_TABLE_MIN_OPEN ? rl.rlim_cur / 4 :
+									  FILE_TABLE_MIN_OPEN;
 	return files;
 }
 
@@ -49,8 +108,7 @@ void file_table__free(struct file_table *files)
 	if (!files)
 		return;
 	hashtab__for_each_entry(&files->files, i, f) {
-		if (f->fd >= 0)
-			close(f->fd);
+		file_close(files, f);
 		free(f);
 	}
 	hashtab__release(&files->files);
@@ -58,6 +116,7 @@ void file_table__free(struct file_table *files)
 }
 
 struct file_keep {
+	struct file_table *files;
 	bool (*keep)(const struct mapped_file *file, void *arg);
 	void *arg;
 };
@@ -71,18 +130,16 @@ static bool file_kept(void *entry, void *arg)
 
 static void file_drop(void *entry, void *arg)
 {
-	struct mapped_file *f = entry;
+	const struct file_keep *k = arg;
 
-	(void)arg;
-	if (f->fd >= 0)
-		close(f->fd);
-	free(f);
+	file_close(k->files, entry);
+	free(entry);
 }
 
 void file_table__retain(struct file_table *files,
 			bool (*keep)(const struct mapped_file *file, void *arg), void *arg)
 {
-	struct file_keep k = { keep, arg };
+	struct file_keep k = { files, keep, arg };
 
 	/* Out of memory, every file stays: they are dropped next time. */
 	hashtab__retain(&files->files, file_kept, file_drop, &k);
@@ -143,8 +200,13 @@ static struct mapped_file *file_table__get(struct file_table *files, pid_t pid,
 	bool is_deleted = false;
 
 	f = hashtab__find(&files->files, hash, file_eq, &key);
-	if (f)
+	if (f) {
+		if (f->fd >= 0 && f != files->lru_first) {
+			lru_unlink(files, f);
+			lru_push(files, f);
+		}
 		return f;
+	}
 	if (len > sizeof(deleted) - 1 &&
 	    !memcmp(l->path + len - (sizeof(deleted) - 1), deleted, sizeof(deleted) - 1)) {
 		len -= sizeof(deleted) - 1;
@@ -162,7 +224,10 @@ static struct mapped_file *file_table__get(struct file_table *files, pid_t pid,
 		errno = ENOMEM;
 		return NULL;
 	}
+	lru_trim(files, files->max_open - 1);
 	f->fd = open_mapped_file(pid, l, f->path, f->deleted);
+	if (f->fd >= 0)
+		lru_push(files, f);
 	return f;
 }
 

@@ -31,6 +31,8 @@ struct mapped_file {
 	int fd;		  /* read-only descriptor of the mapped file, or -1 */
 	bool deleted;
 	bool exe; /* some snapshotted process runs it as its executable */
+	/* The files with a descriptor, most recently snapshotted first (file_table's). */
+	struct mapped_file *lru_prev, *lru_next;
 };
 
 struct proc_map {
@@ -61,8 +63,19 @@ int proc_maps__parse_line(const char *line, struct proc_maps_line *out);
 
 struct file_table;
 
-/* Returns NULL and sets errno on failure. Strings are interned in @strings. */
+/*
+ * Returns NULL and sets errno on failure. Strings are interned in @strings.
+ * The table keeps at most a quarter of the descriptors RLIMIT_NOFILE allows
+ * open (between 16 and 4,096): past that, the file least recently named by
+ * a snapshot has its descriptor closed and is read again through its path,
+ * as one whose descriptor could not be opened, so that a process mapping
+ * tens of thousands of files does not use up the profiler's.
+ */
 struct file_table *file_table__new(struct strset *strings);
+/* Keep at most @max descriptors open from now on (at least 1). */
+void file_table__limit_descriptors(struct file_table *files, size_t max);
+/* How many descriptors the table holds open. */
+size_t file_table__nr_descriptors(const struct file_table *files);
 /* Closes every descriptor; snapshots that point into the table are then dangling. */
 void file_table__free(struct file_table *files);
 

@@ -3,7 +3,8 @@
 # by a recording of her real process (running as nobody): a library she
 # truncates while it is recorded (a SIGBUS when it was read through a
 # mapping), a library whose .debug_info is a zlib bomb (1 GiB from 1 MB),
-# a perf map of 255 MB, and one that is a link to a file of root's. Each
+# 6,000 files mapped as code, a perf map of 255 MB, and one that is a link
+# to a file of root's. Each
 # time the profiler exits 0 with a profile, within 300 MB, says so in one
 # line where it gave up, still names what was good, and shows nothing its
 # user could not read. Time is not asserted (a benchmark's business): each recording
@@ -14,7 +15,8 @@ T_TRUNC="library truncated while recorded"
 T_BOMB="library with a zlib bomb as .debug_info"
 T_MAP="perf map of 255 MB"
 T_LINK="perf map linked to a file of root's"
-require_bpf "$T_TRUNC" "$T_BOMB" "$T_MAP" "$T_LINK"
+T_MANY="6,000 files mapped by one process"
+require_bpf "$T_TRUNC" "$T_BOMB" "$T_MANY" "$T_MAP" "$T_LINK"
 
 MAX_RSS_KB=$((300 * 1024))
 NOBODY=65534
@@ -205,7 +207,34 @@ fi
 kill "$wpid" 2>/dev/null
 wait "$wpid" 2>/dev/null
 
-# 3. A perf map of 255 MB: node's own lines naming hotLoop, then 8.3 million
+# 3. Files by the thousand: her process maps 6,000 files as code, each a
+# snapshot of its maps names, against a profiler whose limit is 4,096
+# descriptors. It kept one open per file: past its limit it could open no
+# other file, a warning each ("Too many open files"; 21,000 files against
+# 20,000 descriptors made it exit 1 before sampling), and her libraries,
+# past the first 256 mappings, had no unwind tables (every stack truncated).
+"${AS_USER[@]}" "$WORKLOADS/mapfiles" "$USER_DIR/many" 6000 8 >"$TMP/many.out" &
+wpid=$!
+BG_PIDS+=("$wpid")
+if ! wait_for "$TMP/many.out" "mapfiles: ready"; then
+	fail "$T_MANY: the workload did not start"
+else
+	prlimit --nofile=4096:4096 "$PROFILER" -F 199 -p "$wpid" -d 3 -o "$TMP/many.pb.gz" \
+		2>"$TMP/many.err"
+	if survived many "$T_MANY" $?; then
+		named many "$T_MANY" busy_after_maps 90
+		samples=$(summary_count "$TMP/many.err" "on-CPU samples")
+		truncated=$(summary_count "$TMP/many.err" "truncated stacks")
+		check "$T_MANY: ${truncated:-?} of $samples stacks truncated, at most 1%" \
+			test "$((${truncated:-samples} * 100))" -le "$samples"
+		check "$T_MANY: no file left unopened for want of descriptors" \
+			test "$(grep -c 'Too many open files' "$TMP/many.err")" -eq 0
+	fi
+fi
+kill "$wpid" 2>/dev/null
+wait "$wpid" 2>/dev/null
+
+# 4. A perf map of 255 MB: node's own lines naming hotLoop, then 8.3 million
 # well-formed lines at addresses where node has nothing.
 node=$(command -v node || command -v nodejs)
 if [[ -z $node ]]; then
@@ -281,7 +310,7 @@ else
 	fail "$T_SERVE: scrapes answered '$codes'"
 	sed 's/^/#   /' "$TMP/serve.err"
 fi
-# 4. The perf map a symbolic link to a file of root's: read when its user
+# 5. The perf map a symbolic link to a file of root's: read when its user
 # could read it (world-readable), never when only root could.
 awk '/ junk_symbol_/ { exit } { $3 = "rootonly_" $3; print }' "$map" >"$TMP/root.map"
 chmod 644 "$TMP/root.map"
