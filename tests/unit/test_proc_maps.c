@@ -2,6 +2,7 @@
 /* /proc/PID/maps parsing and snapshots. */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/proc_maps.h"
@@ -61,6 +62,59 @@ TEST(proc_maps_parse_keeps_executable_mappings)
 	CHECK_STR(proc_maps__find(maps, 0x7f0000000010)->name, "[anon]");
 	CHECK_STR(proc_maps__find(maps, 0x7ffff7fc2000)->name, "[vdso]");
 	CHECK(proc_maps__find(maps, 0x7ffff7fc2000)->file == NULL);
+	proc_maps__free(maps);
+	file_table__free(files);
+	strset__free(strings);
+}
+
+/* A maps line of @path's code at @start, with its inode. */
+static int file_line(char *buf, size_t size, unsigned int start, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return -1;
+	return snprintf(buf, size, "%x-%x r-xp 0 00:00 %llu %s\n", start, start + 0x1000,
+			(unsigned long long)st.st_ino, path);
+}
+
+/*
+ * A table limited to 2 descriptors, given 4 files: the 2 named last keep
+ * theirs, the others are closed; a file named again becomes the most
+ * recent, and the next new one closes the other's.
+ */
+TEST(file_table_bounds_descriptors)
+{
+	static const char *const paths[] = { "/bin/sh", "/bin/ls", "/bin/cat", "/bin/true" };
+	struct strset *strings = strset__new();
+	struct file_table *files = file_table__new(strings);
+	struct proc_maps *maps, *again;
+	char text[2048], line[512];
+	size_t len = 0;
+
+	CHECK(files != NULL);
+	file_table__limit_descriptors(files, 2);
+	for (int i = 0; i < 4; i++) {
+		int n = file_line(text + len, sizeof(text) - len, 0x10000 * (i + 1), paths[i]);
+
+		CHECK(n > 0);
+		len += n;
+	}
+	maps = proc_maps__parse(text, getpid(), files);
+	CHECK(maps && maps->nr == 4);
+	CHECK_U64(file_table__nr_descriptors(files), 2);
+	CHECK(maps->maps[0].file->fd < 0 && maps->maps[1].file->fd < 0);
+	CHECK(maps->maps[2].file->fd >= 0 && maps->maps[3].file->fd >= 0);
+	/* /bin/cat named again, then a new file: /bin/true's descriptor goes. */
+	len = file_line(text, sizeof(text), 0x30000, "/bin/cat");
+	CHECK(file_line(line, sizeof(line), 0x90000, "/bin/echo") > 0);
+	snprintf(text + len, sizeof(text) - len, "%s", line);
+	again = proc_maps__parse(text, getpid(), files);
+	CHECK(again && again->nr == 2);
+	CHECK_U64(file_table__nr_descriptors(files), 2);
+	CHECK(maps->maps[2].file->fd >= 0 && maps->maps[3].file->fd < 0);
+	CHECK(again->maps[1].file->fd >= 0);
+	proc_maps__free(again);
 	proc_maps__free(maps);
 	file_table__free(files);
 	strset__free(strings);
