@@ -148,6 +148,7 @@ const char options_usage[] =
 const char serve_usage[] =
 "Usage: profiler serve [--listen HOST:PORT] [-a | -p PID[,PID...] | --cgroup PATH]\n"
 "                      [-F HZ] [--off-cpu] [--call-graph MODE] [--max-stacks N]\n"
+"                      [--token-file FILE]\n"
 "\n"
 "Profile continuously and serve the profiles over HTTP as Go's net/http/pprof\n"
 "does, for Parca, Grafana Pyroscope (Alloy) or go tool pprof to pull:\n"
@@ -170,6 +171,10 @@ const char serve_usage[] =
 "                          served profile holds their offsets from _text\n"
 "                          (the names are the same), so that a client learns\n"
 "                          nothing of where the kernel is (KASLR)\n"
+"      --token-file FILE   answer only requests that carry the token on FILE's\n"
+"                          first line as 'Authorization: Bearer TOKEN', as\n"
+"                          Parca's and Alloy's bearer_token_file send it;\n"
+"                          others get 401. FILE should be readable by root only\n"
 "\n"
 "Targets, as for a recording: -a (the default), -p PID[,PID...] (serving ends\n"
 "when they have all exited), --cgroup PATH, --no-inherit, --no-idle.\n"
@@ -202,6 +207,7 @@ enum {
 	OPT_OFFCPU_MIN,
 	OPT_NO_IDLE,
 	OPT_RAW_KERNEL_ADDRESSES,
+	OPT_TOKEN_FILE,
 	OPT_CALL_GRAPH,
 	OPT_MAX_STACKS,
 	OPT_UNWIND_MEMORY,
@@ -232,6 +238,7 @@ static const struct option long_options[] = {
 	{ "off-cpu-min", required_argument, NULL, OPT_OFFCPU_MIN },
 	{ "no-idle", no_argument, NULL, OPT_NO_IDLE },
 	{ "raw-kernel-addresses", no_argument, NULL, OPT_RAW_KERNEL_ADDRESSES },
+	{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
@@ -622,6 +629,12 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 					err, size,
 					"--raw-kernel-addresses is an option of profiler serve");
 			o->raw_kernel_addresses = 1;
+			break;
+		case OPT_TOKEN_FILE:
+			if (!o->serve)
+				return fail(err, size,
+					    "--token-file is an option of profiler serve");
+			o->token_file = optarg;
 			break;
 		case OPT_LISTEN:
 			if (!o->serve)

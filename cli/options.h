@@ -40,6 +40,7 @@ struct options {
 	int serve;		  /* `profiler serve`: the agent, not one recording */
 	const char *listen;	  /* serve: HOST:PORT */
 	int raw_kernel_addresses; /* serve: kernel addresses as they are, not offsets from _text */
+	const char *token_file;	  /* serve: the bearer token requests must carry, or NULL */
 	pid_t *pids;		  /* owned */
 	size_t nr_pids;
 	char **command;	    /* points into argv: COMMAND ARGS after "--", or NULL */

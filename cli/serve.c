@@ -551,13 +551,18 @@ int serve(const struct options *o)
 	struct privilege_needs needs = { 0 };
 	struct collector_opts copts;
 	bool queue_ready = false;
-	char why[256];
+	char why[256], *token = NULL;
 	pid_t tid_process;
 	int err, ret;
 
 	ret = targets__check(o, &tid_process);
 	if (ret)
 		return ret;
+	/* A token that cannot be read is a bad argument, said before anything starts. */
+	if (o->token_file && http_read_token(o->token_file, &token, why, sizeof(why))) {
+		pr_warn("%s", why);
+		return 2;
+	}
 	ret = 1;
 	targets__collector_opts(o, &copts);
 	copts.windows = true;
@@ -569,6 +574,7 @@ int serve(const struct options *o)
 	err = scrape_queue__init(&a.queue, MAX_OPEN_SCRAPES);
 	if (err) {
 		pr_warn("cannot start: %s", strerror(-err));
+		free(token);
 		return 1;
 	}
 	queue_ready = true;
@@ -586,7 +592,7 @@ int serve(const struct options *o)
 	if (!a.c || targets__add(a.c, o, tid_process))
 		goto out;
 	/* Listen before sampling starts: a port in use is said before anything is attached. */
-	a.http = http_server__start(o->listen, &a.queue, why, sizeof(why));
+	a.http = http_server__start(o->listen, token, &a.queue, why, sizeof(why));
 	if (!a.http) {
 		pr_warn("%s", why);
 		goto out;
@@ -628,5 +634,6 @@ out:
 	strset__free(a.strings);
 	if (queue_ready)
 		scrape_queue__release(&a.queue);
+	free(token);
 	return ret;
 }

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,7 +19,7 @@
 #include "http.h"
 
 const char *const http_status_names[NR_HTTP_STATUSES] = {
-	"200", "400", "404", "405", "500", "503", "other",
+	"200", "400", "401", "404", "405", "500", "503", "other",
 };
 
 /* clang-format off */
@@ -114,6 +117,7 @@ struct http_conn {
 struct http_server {
 	struct MHD_Daemon *daemon;
 	struct scrape_queue *queue;
+	const char *token; /* what requests must carry, or NULL */
 	char address[INET6_ADDRSTRLEN + 16];
 	pthread_mutex_t lock; /* for everything below */
 	uint64_t responses[NR_HTTP_STATUSES];
@@ -326,7 +330,7 @@ static bool client_gone(void *ctx)
 
 static void count_response(struct http_server *h, unsigned int status)
 {
-	static const unsigned int codes[HTTP_STATUS_OTHER] = { 200, 400, 404, 405, 500, 503 };
+	static const unsigned int codes[HTTP_STATUS_OTHER] = { 200, 400, 401, 404, 405, 500, 503 };
 	int i = 0;
 
 	while (i < HTTP_STATUS_OTHER && codes[i] != status)
@@ -380,6 +384,9 @@ static enum MHD_Result respond(struct http_server *h, struct MHD_Connection *con
 					"attachment; filename=\"profile\"");
 	if (status == 405)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	if (status == 401)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+					"Bearer realm=\"profiler\"");
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	ret = MHD_queue_response(conn, status, r);
 	MHD_destroy_response(r);
@@ -418,6 +425,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 	set_state(h, c, CONN_ANSWERING);
+	if (h->token &&
+	    !http_authorized(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+							 MHD_HTTP_HEADER_AUTHORIZATION),
+			     h->token)) {
+		scrape__answer_text(&s, 401, "this agent answers requests with its token only: "
+					     "send 'Authorization: Bearer TOKEN'");
+		set_state(h, c, CONN_SENDING);
+		return respond(h, conn, &s);
+	}
 	switch (http_route(method, url,
 			   MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "seconds"),
 			   MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "format"), &s,
@@ -556,8 +572,90 @@ static int open_listener(struct http_server *h, const char *listen_on, int *fd, 
 	return 0;
 }
 
-struct http_server *http_server__start(const char *listen_on, struct scrape_queue *q, char *why,
-				       size_t size)
+int http_read_token(const char *path, char **token, char *why, size_t size)
+{
+	char buf[HTTP_MAX_TOKEN_BYTES + 2];
+	const char *start;
+	struct stat st;
+	size_t len;
+	ssize_t n;
+	int fd;
+
+	/* Not blocking: a FIFO in its place is refused, not waited on. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0 || fstat(fd, &st)) {
+		snprintf(why, size, "cannot read --token-file '%s': %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(why, size, "cannot read --token-file '%s': not a regular file", path);
+		close(fd);
+		return -1;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0) {
+		snprintf(why, size, "cannot read --token-file '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	for (start = buf; *start == ' ' || *start == '\t'; start++)
+		;
+	len = strlen(start);
+	while (len && (start[len - 1] == ' ' || start[len - 1] == '\t' || start[len - 1] == '\r'))
+		len--;
+	if (!len || len > HTTP_MAX_TOKEN_BYTES) {
+		snprintf(why, size,
+			 "--token-file '%s' holds no token: put one of 1 to %d characters on "
+			 "its first line",
+			 path, HTTP_MAX_TOKEN_BYTES);
+		return -1;
+	}
+	for (size_t i = 0; i < len; i++)
+		if (start[i] <= ' ' || start[i] > '~') {
+			snprintf(why, size,
+				 "--token-file '%s': its token has a blank or a character that is "
+				 "not printable ASCII, which no header can carry",
+				 path);
+			return -1;
+		}
+	*token = strndup(start, len);
+	if (!*token) {
+		snprintf(why, size, "cannot read --token-file '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	if (st.st_mode & 0077)
+		pr_warn("--token-file '%s' may be read by others than its owner (mode %04o): "
+			"any of them can scrape; chmod 600 it",
+			path, (unsigned int)(st.st_mode & 07777));
+	return 0;
+}
+
+bool http_authorized(const char *authorization, const char *token)
+{
+	size_t len = strlen(token), n;
+	unsigned char diff;
+
+	if (!authorization || strncasecmp(authorization, "Bearer ", 7))
+		return false;
+	authorization += 7;
+	while (*authorization == ' ')
+		authorization++;
+	n = strlen(authorization);
+	while (n && (authorization[n - 1] == ' ' || authorization[n - 1] == '\t'))
+		n--;
+	/* Every byte of the token compared, whatever differs first: no timing to learn it by. */
+	diff = n != len;
+	for (size_t i = 0; i < len; i++)
+		diff |= (unsigned char)token[i] ^ (unsigned char)(i < n ? authorization[i] : 0);
+	return !diff;
+}
+
+struct http_server *http_server__start(const char *listen_on, const char *token,
+				       struct scrape_queue *q, char *why, size_t size)
 {
 	struct http_server *h = calloc(1, sizeof(*h));
 	pthread_condattr_t attr;
@@ -568,6 +666,7 @@ struct http_server *http_server__start(const char *listen_on, struct scrape_queu
 		return NULL;
 	}
 	h->queue = q;
+	h->token = token;
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);

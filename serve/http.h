@@ -25,10 +25,15 @@
  * whose answer is being made), and is refused only when there is none. A
  * client that hangs up while its profile is recorded frees its slot
  * (scrape.h).
+ *
+ * With a token (--token-file), every request must carry it as
+ * "Authorization: Bearer TOKEN", as Parca's and Alloy's scrape configs send
+ * it (bearer_token_file); one without it, or with another, is 401.
  */
 #ifndef PROFILER_HTTP_H
 #define PROFILER_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -67,6 +72,7 @@ enum http_route http_route(const char *method, const char *path, const char *sec
 enum http_status_index {
 	HTTP_STATUS_200,
 	HTTP_STATUS_400,
+	HTTP_STATUS_401,
 	HTTP_STATUS_404,
 	HTTP_STATUS_405,
 	HTTP_STATUS_500,
@@ -83,15 +89,31 @@ extern const char *const http_status_names[NR_HTTP_STATUSES];
 int http_split_address(const char *spec, char *host, size_t host_size, char *port,
 		       size_t port_size);
 
+/* The longest token a token file may hold. */
+#define HTTP_MAX_TOKEN_BYTES 1024
+
+/*
+ * Read the token of the file @path: its first line, blanks around it left
+ * out, of printable ASCII and no blank (RFC 6750's token68 and more), at
+ * most HTTP_MAX_TOKEN_BYTES. Into *@token (malloc()ed), and 0; else -1
+ * with a one-line reason in @why. A file that others than its owner may
+ * read is used, with a warning: any of them can scrape.
+ */
+int http_read_token(const char *path, char **token, char *why, size_t size);
+
+/* Does @authorization (a request's header, or NULL) carry "Bearer @token"? */
+bool http_authorized(const char *authorization, const char *token);
+
 struct http_server;
 
 /*
  * Listen on @listen ("HOST:PORT": an IPv4 address, [IPv6] or a name; port 0
- * for any free one) and serve, submitting scrapes to @q. Returns NULL with
- * a one-line reason in @why.
+ * for any free one) and serve, submitting scrapes to @q; with @token (not
+ * NULL), to requests that carry it. Returns NULL with a one-line reason in
+ * @why.
  */
-struct http_server *http_server__start(const char *listen, struct scrape_queue *q, char *why,
-				       size_t size);
+struct http_server *http_server__start(const char *listen, const char *token,
+				       struct scrape_queue *q, char *why, size_t size);
 /* Stop listening and wait for the requests being answered (stop @q first). */
 void http_server__stop(struct http_server *h);
 /* The address listened on, as "127.0.0.1:7071" or "[::1]:7071". */

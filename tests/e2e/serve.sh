@@ -228,6 +228,25 @@ bad=()
 [[ $? -eq 2 ]] && grep -q 'no -d' "$TMP/err" || bad+=("-d: $(cat "$TMP/err")")
 "$PROFILER" serve --listen nonsense 2>"$TMP/err"
 [[ $? -eq 2 ]] && grep -q "expected HOST:PORT" "$TMP/err" || bad+=("--listen nonsense: $(cat "$TMP/err")")
+# token_file_refused WHAT PATTERN ARGS...: exit 2, one line matching PATTERN.
+token_file_refused() {
+	local what=$1 pattern=$2
+	shift 2
+	timeout 10 "$PROFILER" "$@" 2>"$TMP/err"
+	local rc=$?
+	[[ $rc -eq 2 && $(wc -l <"$TMP/err") -eq 1 ]] && grep -q -- "$pattern" "$TMP/err" ||
+		bad+=("$what: exit $rc: $(cat "$TMP/err")")
+}
+: >"$TMP/empty-token"
+mkfifo "$TMP/fifo-token"
+printf 'two words\n' >"$TMP/blank-token"
+token_file_refused "--token-file missing" "cannot read --token-file" \
+	serve --token-file "$TMP/no-such-token"
+token_file_refused "--token-file empty" "holds no token" serve --token-file "$TMP/empty-token"
+token_file_refused "--token-file a FIFO" "not a regular file" serve --token-file "$TMP/fifo-token"
+token_file_refused "--token-file with a blank" "has a blank" serve --token-file "$TMP/blank-token"
+token_file_refused "--token-file recording" "is an option of profiler serve" \
+	--token-file "$TMP/empty-token" -- true
 python3 -c 'import socket, sys, time
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
 print(s.getsockname()[1], flush=True); time.sleep(30)' >"$TMP/port" &
@@ -239,7 +258,8 @@ rc=$?
 [[ $rc -eq 1 && $(wc -l <"$TMP/err") -eq 1 ]] && grep -q 'Address already in use' "$TMP/err" ||
 	bad+=("port in use: exit $rc: $(cat "$TMP/err")")
 if [[ ${#bad[@]} -eq 0 ]]; then
-	ok "serve: bad options (a command, -d, a bad address: exit 2; a port in use: exit 1)"
+	ok "serve: bad options (a command, -d, a bad address, a --token-file missing, empty," \
+		"a FIFO, with a blank, or given to a recording: exit 2; a port in use: exit 1)"
 else
 	fail "serve: bad options (${bad[*]})"
 fi

@@ -6,7 +6,10 @@
 # the prometheus.service Debian may run on :9090), scrapes the agent every
 # second and reports through its query API the target up and
 # profiler_samples_total rising while a workload burns CPU. Prometheus's
-# checks skip where the prometheus package is not installed.
+# checks skip where the prometheus package is not installed. The agent
+# answers only requests with its token (--token-file), which Prometheus
+# sends from the same file (authorization: credentials_file), as Parca's and
+# Alloy's bearer_token_file do: without it, or with another, 401.
 . "$(dirname "$0")/lib.sh"
 
 T_METRICS="serve: /metrics answers in text format 0.0.4, every metric with its type"
@@ -14,7 +17,8 @@ T_PROMTOOL="serve: promtool check metrics accepts /metrics"
 T_UP="serve: Prometheus scrapes the agent (up == 1)"
 T_RISING="serve: profiler_samples_total rises in Prometheus"
 T_STOP="serve: SIGTERM stops the agent with status 0"
-TESTS=("$T_METRICS" "$T_PROMTOOL" "$T_UP" "$T_RISING" "$T_STOP")
+T_TOKEN="serve: a request without the agent's token, or with another, is 401"
+TESTS=("$T_METRICS" "$T_PROMTOOL" "$T_UP" "$T_RISING" "$T_STOP" "$T_TOKEN")
 require_bpf "${TESTS[@]}"
 
 PROMETHEUS=/usr/bin/prometheus
@@ -72,13 +76,17 @@ start_bg "$WORKLOADS/split" 50 50 120
 
 PORT=$(free_port)
 URL=http://127.0.0.1:$PORT
-start_bg "$PROFILER" serve --listen "127.0.0.1:$PORT" -F 99 2>"$TMP/serve.err"
+TOKEN=$(head -c 24 /dev/urandom | base64 | tr '+/' '-_')
+(umask 077 && echo "$TOKEN" >"$TMP/token")
+start_bg "$PROFILER" serve --listen "127.0.0.1:$PORT" -F 99 --token-file "$TMP/token" \
+	2>"$TMP/serve.err"
 AGENT=$BG_PID
 
-# get URL FILE: the body of URL in FILE, its headers in FILE.headers; never
-# more than 5 s.
+# get URL FILE: the body of URL in FILE, its headers in FILE.headers, asked
+# with the agent's token; never more than 5 s.
 get() {
-	curl -sS --max-time 5 -D "$2.headers" -o "$2" "$1" 2>"$2.curl"
+	curl -sS --max-time 5 -H "Authorization: Bearer $TOKEN" -D "$2.headers" -o "$2" "$1" \
+		2>"$2.curl"
 }
 
 # Loading the BPF program and reading every process takes a while with -a:
@@ -134,6 +142,22 @@ else
 	sed 's/^/#   agent: /' "$TMP/serve.err"
 fi
 
+# Without the token, with another, and with a lowercase scheme (RFC 7235:
+# case-insensitive), which is the token.
+status_of() {
+	curl -s --max-time 5 -o /dev/null -w '%{http_code}' "$@"
+}
+none=$(status_of "$URL/metrics")
+other=$(status_of -H "Authorization: Bearer x$TOKEN" "$URL/debug/pprof/profile?seconds=1")
+lower=$(status_of -H "authorization: bearer $TOKEN" "$URL/metrics")
+challenge=$(curl -s --max-time 5 -D - -o /dev/null "$URL/" | tr -d '\r' |
+	sed -n 's/^[Ww][Ww][Ww]-[Aa]uthenticate: *//p')
+if [[ $none == 401 && $other == 401 && $lower == 200 && $challenge == Bearer* ]]; then
+	ok "$T_TOKEN (none: $none, another: $other, 'bearer' in lowercase: $lower; $challenge)"
+else
+	fail "$T_TOKEN (none: '$none', another: '$other', lowercase: '$lower'; challenge '$challenge')"
+fi
+
 if ! command -v promtool >/dev/null; then
 	skip "$T_PROMTOOL" "no promtool (tools/install-deps installs prometheus)"
 elif [[ $status == 200 && -s $TMP/metrics ]]; then
@@ -162,6 +186,8 @@ else
 		  - job_name: profiler
 		    scrape_interval: 1s
 		    scrape_timeout: 1s
+		    authorization:
+		      credentials_file: $TMP/token
 		    static_configs:
 		      - targets: ['127.0.0.1:$PORT']
 	EOF

@@ -102,6 +102,20 @@ TEST(serve_split_address)
 }
 
 /* HELP and TYPE before the samples; counts whole, times with their fraction. */
+TEST(serve_bearer_token)
+{
+	CHECK(http_authorized("Bearer s3cret", "s3cret"));
+	CHECK(http_authorized("bearer   s3cret  ", "s3cret"));
+	CHECK(!http_authorized(NULL, "s3cret"));
+	CHECK(!http_authorized("", "s3cret"));
+	CHECK(!http_authorized("Bearer ", "s3cret"));
+	CHECK(!http_authorized("Bearer s3cre", "s3cret"));
+	CHECK(!http_authorized("Bearer s3crets", "s3cret"));
+	CHECK(!http_authorized("Bearer S3cret", "s3cret"));
+	CHECK(!http_authorized("Basic s3cret", "s3cret"));
+	CHECK(!http_authorized("Bearers3cret", "s3cret"));
+}
+
 TEST(serve_metrics_text)
 {
 	char *text = NULL;
