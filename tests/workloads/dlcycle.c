@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * dlcycle LIB_A LIB_B [SECONDS [SHIFT [MAPS]]]: load LIB_A, run its loop for 20 ms,
- * unload it, then the same with LIB_B, and again until SECONDS are over. The
+ * unload it, then the same with LIB_B, and again until SECONDS (< 0: ever) are over. The
  * two are builds of libhot.c under other names (liba.so: lib_a_loop,
  * libb.so: lib_b_loop), so that each lands where the other was and the same
  * addresses are one function, then the other. With SHIFT 1, a spacer of a
@@ -67,7 +67,8 @@ static void map_pages(const char *path, int n)
 
 int main(int argc, char **argv)
 {
-	double end = now_seconds() + arg_seconds(argc, argv, 3, 10);
+	double seconds = arg_seconds(argc, argv, 3, 10);
+	double end = seconds < 0 ? 1e300 : now_seconds() + seconds;
 	bool shift = argc > 4 && atoi(argv[4]), ready = false;
 	size_t page = sysconf(_SC_PAGESIZE);
 
