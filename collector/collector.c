@@ -148,6 +148,24 @@ int collector__check_offcpu(const char *btf_path)
 	return err;
 }
 
+/*
+ * Libraries loaded where others were unloaded are told apart by the mmap
+ * lock's tracepoint (profile_mmap()): a kernel without it (no tracing of
+ * mm) is profiled without, and such a library named after the first.
+ */
+static void check_mmap_tracepoint(struct profile_bpf *skel)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+
+	if (!btf ||
+	    btf__find_by_name_kind(btf, "btf_trace_mmap_lock_released", BTF_KIND_TYPEDEF) < 0) {
+		pr_info("this kernel has no mmap_lock_released tracepoint: a library loaded where "
+			"another was unloaded is named after the first");
+		bpf_program__set_autoload(skel->progs.profile_mmap, false);
+	}
+	btf__free(btf);
+}
+
 /* Hand the BPF program the cgroup directory @path: it samples the tasks under it. */
 static int set_cgroup(struct collector *c, const char *path)
 {
@@ -440,6 +458,7 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	} else {
 		bpf_program__set_autoload(c->skel->progs.profile_switch, false);
 	}
+	check_mmap_tracepoint(c->skel);
 	err = alloc__configure(c->skel, opts->alloc_rate, opts->alloc_max_live);
 	if (err) {
 		pr_warn("cannot set up allocation sampling: %s", strerror(-err));
