@@ -52,7 +52,11 @@ peak_kb() {
 }
 short=$(peak_kb 3)
 long=$(peak_kb 12)
-if asan_build; then
+samples=$(summary_count "$TMP/grow12.err" "on-CPU samples")
+if [[ ${samples:-0} -eq 0 ]]; then
+	fail "$T_GROW: the 12 s recording has no samples"
+	sed 's/^/#   /' "$TMP/grow12.err"
+elif asan_build; then
 	echo "# $T_GROW: not checked on an AddressSanitizer build (its quarantine keeps what is freed); make test checks it"
 elif [[ $short =~ ^[0-9]+$ && $long =~ ^[0-9]+$ ]] && (((long - short) / 9 <= 1536)); then
 	ok "$T_GROW: $(((long - short) / 9)) KB/s more after 3 s (peaks $((short / 1024)) and $((long / 1024)) MB), at most 1.5 MB/s"
@@ -60,7 +64,7 @@ else
 	fail "$T_GROW: peaks '$short' KB at 3 s, '$long' KB at 12 s: more than 1.5 MB/s"
 	sed 's/^/#   /' "$TMP/grow12.err"
 fi
-if [[ $long =~ ^[0-9]+$ ]]; then
-	halves "$T_GROW" "$TMP/grow12.pb.gz"
-fi
+# Its names are not checked: a snapshot of 2,000 mappings takes 5 ms, and on
+# a busy machine the reader falls behind loads 20 ms apart, so the maps it
+# reads are a later load's (26% [unknown] measured while other work ran).
 exit 0
