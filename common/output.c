@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -148,6 +150,19 @@ int output_file__open(struct output_file *out, const char *path, unsigned int fl
 		return 0;
 	}
 	dir_of(path, dir, sizeof(dir));
+	/* Nameless until it is whole: killed while it writes (SIGKILL), it leaves nothing. */
+	fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+	if (fd >= 0) {
+		out->fp = fdopen(fd, "w");
+		if (!out->fp) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+		out->unnamed = true;
+		return 0;
+	}
+	/* A file system without O_TMPFILE: a named temporary file. */
 	if (asprintf(&out->tmp_path, "%s/.profiler-XXXXXX", dir) < 0) {
 		out->tmp_path = NULL;
 		return -ENOMEM;
@@ -185,6 +200,37 @@ static int flush_error(FILE *fp)
 	return 0;
 }
 
+/*
+ * Give @out's nameless file a temporary name beside its destination, for
+ * the rename into place: a name of ours that nothing has, as mkstemp()
+ * picks. 0 or -errno.
+ */
+static int name_unnamed(struct output_file *out)
+{
+	char dir[PATH_MAX], fd_path[64];
+	uint64_t r;
+	int err = -EEXIST;
+
+	dir_of(out->path, dir, sizeof(dir));
+	snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", fileno(out->fp));
+	for (int i = 0; i < 100 && err == -EEXIST; i++) {
+		char *name;
+
+		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+			return -EIO;
+		if (asprintf(&name, "%s/.profiler-%012llx", dir,
+			     (unsigned long long)(r & 0xffffffffffffULL)) < 0)
+			return -ENOMEM;
+		if (!linkat(AT_FDCWD, fd_path, AT_FDCWD, name, AT_SYMLINK_FOLLOW)) {
+			out->tmp_path = name;
+			return 0;
+		}
+		err = -errno;
+		free(name);
+	}
+	return err;
+}
+
 int output_file__close(struct output_file *out)
 {
 	int err;
@@ -192,10 +238,13 @@ int output_file__close(struct output_file *out)
 	if (!out->fp)
 		return 0;
 	err = flush_error(out->fp);
-	if (!out->tmp_path && !out->direct)
+	if (!out->tmp_path && !out->direct && !out->unnamed)
 		return err; /* stdout stays open */
-	if (!err && out->tmp_path && fsync(fileno(out->fp)))
+	if (!err && (out->tmp_path || out->unnamed) && fsync(fileno(out->fp)))
 		err = -errno;
+	if (!err && out->unnamed)
+		err = name_unnamed(out);
+	out->unnamed = false;
 	if (fclose(out->fp) && !err)
 		err = -(errno ? errno : EIO);
 	out->fp = NULL;
@@ -219,9 +268,10 @@ int output_file__commit(struct output_file *out)
 
 void output_file__abort(struct output_file *out)
 {
-	if (out->fp && (out->tmp_path || out->direct))
+	if (out->fp && (out->tmp_path || out->direct || out->unnamed))
 		fclose(out->fp);
 	out->fp = NULL;
+	out->unnamed = false;
 	if (!out->tmp_path)
 		return;
 	unlink(out->tmp_path);

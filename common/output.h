@@ -4,7 +4,10 @@
  *
  * Data is written to a temporary file in the destination's directory and
  * renamed over the destination on commit, so a reader never sees a partial
- * profile and a failed run leaves no file behind. The path "-" is stdout. A
+ * profile and a failed run leaves no file behind. The file has no name
+ * while it is written (O_TMPFILE, where the file system has it): it gets a
+ * temporary one when closed, for the rename, so a profiler killed while
+ * writing (SIGKILL) leaves nothing either. The path "-" is stdout. A
  * destination that exists and is not a regular file (a FIFO, a terminal,
  * /dev/null, perhaps through a link such as /dev/stdout) is written as it
  * is: there is nothing to rename, and replacing it would break it.
@@ -37,9 +40,11 @@
 
 struct output_file {
 	const char *path; /* destination, or "-" */
-	char *tmp_path;	  /* owned; NULL for stdout and destinations written as they are */
+	char *tmp_path;	  /* owned; NULL for stdout, destinations written as they are and
+			     a file with no name yet */
 	FILE *fp;	  /* NULL once closed */
 	bool direct;	  /* writing to the destination itself, not stdout */
+	bool unnamed;	  /* writing to a file with no name yet (O_TMPFILE) */
 };
 
 /*

@@ -40,6 +40,9 @@ static void check_commit_all(const char *dir)
 		snprintf(path[i], sizeof(path[i]), "%s/%c.folded", dir, 'a' + i);
 		CHECK(output_file__open(&out[i], path[i], 0) == 0);
 		fputs("a;b 1\n", out[i].fp);
+		fflush(out[i].fp);
+		/* Nothing is named while it is written: killed now, only those closed would stay. */
+		CHECK(count_temporary(dir) == i);
 		CHECK(output_file__close(&out[i]) == 0);
 	}
 	CHECK(count_temporary(dir) == NR);
