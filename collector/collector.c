@@ -156,11 +156,30 @@ int collector__check_offcpu(const char *btf_path)
 static void check_mmap_tracepoint(struct profile_bpf *skel)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_type *t = NULL;
+	int id = btf ? btf__find_by_name_kind(btf, "btf_trace_mmap_lock_released",
+					      BTF_KIND_TYPEDEF) :
+		       -1;
 
-	if (!btf ||
-	    btf__find_by_name_kind(btf, "btf_trace_mmap_lock_released", BTF_KIND_TYPEDEF) < 0) {
-		pr_info("this kernel has no mmap_lock_released tracepoint: a library loaded where "
-			"another was unloaded is named after the first");
+	/* typedef void (*)(void *, struct mm_struct *, bool): its prototype. */
+	if (id > 0)
+		t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
+	if (t && btf_is_ptr(t))
+		t = btf__type_by_id(btf, t->type);
+		/*
+	 * Older kernels pass its events the memory cgroup's path (a fourth
+	 * argument), which they then format at every release of any
+	 * process's lock (page faults included) once a program is attached:
+	 * not paid for this. Nor anywhere but on x86-64, where the call's
+	 * registers are read.
+	 */
+#if defined(__x86_64__)
+	if (!t || !btf_is_func_proto(t) || btf_vlen(t) != 3) {
+#else
+	if (true) {
+#endif
+		pr_info("libraries loaded where others were unloaded are not told apart here "
+			"(no cheap mmap_lock_released tracepoint): each is named after the first");
 		bpf_program__set_autoload(skel->progs.profile_mmap, false);
 	}
 	btf__free(btf);
@@ -597,9 +616,10 @@ static bool covers_leaf(const struct proc_maps *maps, const struct stack_entry *
  * through code without frame pointers are often garbage that would miss
  * every time. A miss within PROCS_REFRESH_NS of the last snapshot (a burst
  * of new stacks as a program maps its libraries) is settled at the end.
- * A stack of a newer code generation (the process mapped code since) gets
- * a new snapshot whether the old one covers it or not: a library loaded
- * where another was unloaded has the same addresses.
+ * A stack of another code generation (the process mapped code since, or
+ * it is another process by that pid) gets a new snapshot whether the old
+ * one covers it or not: a library loaded where another was unloaded has
+ * the same addresses.
  */
 static void stack_entry__set_maps(struct collector *c, struct stack_entry *s)
 {
@@ -611,12 +631,12 @@ static void stack_entry__set_maps(struct collector *c, struct stack_entry *s)
 	p = procs__get(c->procs, s->pid);
 	if (!p)
 		return;
-	if (!p->snapshot_time || s->code_gen > p->code_gen ||
+	if (!p->snapshot_time || s->code_gen != p->code_gen ||
 	    (!covers_leaf(p->maps, s) &&
-	     clock_ns(CLOCK_MONOTONIC) - p->snapshot_time >= PROCS_REFRESH_NS))
+	     clock_ns(CLOCK_MONOTONIC) - p->snapshot_time >= PROCS_REFRESH_NS)) {
 		procs__snapshot(c->procs, p);
-	if (s->code_gen > p->code_gen)
 		p->code_gen = s->code_gen;
+	}
 	s->maps = p->maps;
 	s->maps_stale = !covers_leaf(p->maps, s);
 	c->nr_stale += s->maps_stale;

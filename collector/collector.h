@@ -216,7 +216,9 @@ int collector__attach(struct collector *c, struct collector_window *w);
  * end, up to it (with opts.offcpu; an interval counts in a window for the
  * part of it in the window's span). Its stacks stay the caller's to
  * symbolize and release (stack_table__release()); the maps snapshots they
- * point to stay valid until the next collector__forget_exited().
+ * point to stay valid until the next collector__forget_exited() or drain
+ * (collector__run(), which trims and frees the snapshots no attached
+ * window's stack points to): symbolize it before either.
  */
 void collector__detach(struct collector *c, struct collector_window *w);
 /*

@@ -51,7 +51,7 @@ struct proc {
 	pid_t pid;
 	struct proc_maps *maps; /* latest snapshot, or NULL if none could be read */
 	uint64_t snapshot_time; /* CLOCK_MONOTONIC of the last attempt; 0: none yet */
-	uint32_t code_gen;	/* the newest code generation a stack of it brought */
+	uint32_t code_gen;	/* the code generation of the stack that took its snapshot */
 	char *cmdline;		/* shortened (procfs.h); NULL: empty or unreadable */
 	char *cgroup;		/* its cgroup v2 path (procfs.h); NULL: unknown */
 	uint64_t cmdline_seq;	/* both read for this window (collector_window.seq); 0: not yet */

@@ -841,10 +841,11 @@ int unwind_maps__load(struct unwind_maps *um, const struct proc_maps *maps)
 	v = p->pending;
 	memset(v, 0, sizeof(*v));
 	/*
-	 * Past PROFILE_MAX_UNWIND_MAPPINGS mappings, a run of them without
-	 * tables is one mapping walked by frame pointers, gaps included (no
-	 * code is mapped there): a process mapping thousands of files kept
-	 * its libraries, which come after them, out of the table.
+	 * Past PROFILE_MAX_UNWIND_MAPPINGS mappings, a run of adjacent ones
+	 * without tables is one mapping walked by frame pointers: a process
+	 * mapping thousands of files kept its libraries, which come after
+	 * them, out of the table. Not across a gap: code mapped there later
+	 * must be seen as new.
 	 */
 	merge = maps->nr > PROFILE_MAX_UNWIND_MAPPINGS;
 	for (size_t i = 0; i < maps->nr && v->nr < PROFILE_MAX_UNWIND_MAPPINGS; i++) {
@@ -855,7 +856,7 @@ int unwind_maps__load(struct unwind_maps *um, const struct proc_maps *maps)
 		uint64_t bias;
 
 		file = unwinder__table_file(um->u, map, &bias);
-		if (!file && merge && v->nr &&
+		if (!file && merge && v->nr && v->mappings[v->nr - 1].end == map->start &&
 		    (!p->nr || p->slices[p->nr - 1].mapping != v->nr - 1)) {
 			v->mappings[v->nr - 1].end = map->end;
 			continue;

@@ -55,11 +55,18 @@ static void file_close(struct file_table *files, struct mapped_file *f)
 	f->fd = -1;
 }
 
+/* Close the descriptor of @f, least recently named, to make room for another. */
+static void file_evict(struct file_table *files, struct mapped_file *f)
+{
+	file_close(files, f);
+	f->evicted = true;
+}
+
 /* Close the least recently used descriptors until @files holds at most @max. */
 static void lru_trim(struct file_table *files, size_t max)
 {
 	while (files->nr_open > max)
-		file_close(files, files->lru_last);
+		file_evict(files, files->lru_last);
 }
 
 void file_table__limit_descriptors(struct file_table *files, size_t max)
@@ -200,13 +207,18 @@ static struct mapped_file *file_table__get(struct file_table *files, pid_t pid,
 	bool is_deleted = false;
 
 	f = hashtab__find(&files->files, hash, file_eq, &key);
-	if (f) {
-		if (f->fd >= 0 && f != files->lru_first) {
-			lru_unlink(files, f);
+	if (f && f->evicted) {
+		lru_trim(files, files->max_open - 1);
+		f->fd = open_mapped_file(pid, l, f->path, f->deleted);
+		f->evicted = false;
+		if (f->fd >= 0)
 			lru_push(files, f);
-		}
-		return f;
+	} else if (f && f->fd >= 0 && f != files->lru_first) {
+		lru_unlink(files, f);
+		lru_push(files, f);
 	}
+	if (f)
+		return f;
 	if (len > sizeof(deleted) - 1 &&
 	    !memcmp(l->path + len - (sizeof(deleted) - 1), deleted, sizeof(deleted) - 1)) {
 		len -= sizeof(deleted) - 1;

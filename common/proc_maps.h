@@ -30,7 +30,8 @@ struct mapped_file {
 	const char *path; /* interned; as in maps, without " (deleted)" */
 	int fd;		  /* read-only descriptor of the mapped file, or -1 */
 	bool deleted;
-	bool exe; /* some snapshotted process runs it as its executable */
+	bool exe;     /* some snapshotted process runs it as its executable */
+	bool evicted; /* its descriptor was closed to make room: opened again when named */
 	/* The files with a descriptor, most recently snapshotted first (file_table's). */
 	struct mapped_file *lru_prev, *lru_next;
 };
@@ -67,9 +68,10 @@ struct file_table;
  * Returns NULL and sets errno on failure. Strings are interned in @strings.
  * The table keeps at most a quarter of the descriptors RLIMIT_NOFILE allows
  * open (between 16 and 4,096): past that, the file least recently named by
- * a snapshot has its descriptor closed and is read again through its path,
- * as one whose descriptor could not be opened, so that a process mapping
- * tens of thousands of files does not use up the profiler's.
+ * a snapshot has its descriptor closed, so that a process mapping tens of
+ * thousands of files does not use up the profiler's. The next snapshot
+ * that names it opens it again; until then it is read through its path, as
+ * one whose descriptor could not be opened.
  */
 struct file_table *file_table__new(struct strset *strings);
 /* Keep at most @max descriptors open from now on (at least 1). */
