@@ -41,8 +41,13 @@ struct code_entry {
 /* A process, once its maps were looked at. */
 struct py_proc {
 	pid_t pid;
-	const struct mapped_file *file; /* the interpreter's file, or NULL: none found */
-	uint64_t map_start;		/* where it is mapped: another place after an exec */
+	/*
+	 * The interpreter's file by device and inode (0: none found), not by
+	 * pointer: the file table frees files no snapshot maps any more, and
+	 * another may take the address.
+	 */
+	uint64_t file_dev, file_ino;
+	uint64_t map_start; /* where it is mapped: another place after an exec */
 	const struct python_offsets *off;
 	/* _PyEval_EvalFrameDefault in the process: the function, then its cold parts. */
 	uint64_t eval_start[EVAL_PARTS], eval_end[EVAL_PARTS];
@@ -204,7 +209,8 @@ static bool try_interpreter(struct python *py, struct py_proc *p, const struct p
 		if (said)
 			*said = true;
 		py->stats.unsupported++;
-		p->file = m->file;
+		p->file_dev = m->file->dev;
+		p->file_ino = m->file->ino;
 		p->map_start = m->start;
 		return true;
 	}
@@ -220,7 +226,8 @@ static bool try_interpreter(struct python *py, struct py_proc *p, const struct p
 		return false;
 	}
 	py->loaded = true;
-	p->file = m->file;
+	p->file_dev = m->file->dev;
+	p->file_ino = m->file->ino;
 	p->map_start = m->start;
 	p->off = off;
 	p->eval_start[0] = eval;
@@ -264,7 +271,7 @@ static void py_proc__reset(struct python *py, struct py_proc *p)
 	if (p->off)
 		bpf_map_delete_elem(py->procs_fd, &p->pid);
 	py_proc__forget_code(p);
-	p->file = NULL;
+	p->file_dev = p->file_ino = 0;
 	p->off = NULL;
 }
 
@@ -295,9 +302,13 @@ void python__snapshot(struct python *py, const struct proc_maps *maps)
 		hashtab__init(&p->codes);
 	}
 	/* The same interpreter where it was: a new snapshot of the same program. */
-	for (size_t i = 0; i < maps->nr; i++)
-		if (p->file && maps->maps[i].file == p->file && maps->maps[i].start == p->map_start)
+	for (size_t i = 0; i < maps->nr; i++) {
+		const struct proc_map *m = &maps->maps[i];
+
+		if (p->file_ino && m->file && m->file->dev == p->file_dev &&
+		    m->file->ino == p->file_ino && m->start == p->map_start)
 			return;
+	}
 	py_proc__reset(py, p);
 	for (size_t i = 0; i < maps->nr; i++)
 		if (try_interpreter(py, p, &maps->maps[i]))
