@@ -111,6 +111,19 @@ int output_file__check(const char *path, unsigned int flags)
 	return 0;
 }
 
+/* Write @out through @fd, which is closed if that fails. 0 or -errno. */
+static int open_stream(struct output_file *out, int fd)
+{
+	int err;
+
+	out->fp = fdopen(fd, "w");
+	if (out->fp)
+		return 0;
+	err = -errno;
+	close(fd);
+	return err;
+}
+
 int output_file__open(struct output_file *out, const char *path, unsigned int flags)
 {
 	char dir[PATH_MAX];
@@ -140,27 +153,17 @@ int output_file__open(struct output_file *out, const char *path, unsigned int fl
 			close(fd);
 			return err;
 		}
-		out->fp = fdopen(fd, "w");
-		if (!out->fp) {
-			err = -errno;
-			close(fd);
-			return err;
-		}
-		out->direct = true;
-		return 0;
+		err = open_stream(out, fd);
+		out->direct = !err;
+		return err;
 	}
 	dir_of(path, dir, sizeof(dir));
 	/* Nameless until it is whole: killed while it writes (SIGKILL), it leaves nothing. */
 	fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
 	if (fd >= 0) {
-		out->fp = fdopen(fd, "w");
-		if (!out->fp) {
-			err = -errno;
-			close(fd);
-			return err;
-		}
-		out->unnamed = true;
-		return 0;
+		err = open_stream(out, fd);
+		out->unnamed = !err;
+		return err;
 	}
 	/* A file system without O_TMPFILE: a named temporary file. */
 	if (asprintf(&out->tmp_path, "%s/.profiler-XXXXXX", dir) < 0) {
