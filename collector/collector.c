@@ -528,8 +528,8 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 			goto out_free;
 		}
 	}
-	c->user_stacks = user_stacks__new(c->unwinder, c->procs, c->unwind_maps != NULL,
-					  max_frames(&c->opts));
+	c->user_stacks = user_stacks__new(c->unwinder, c->procs, &c->runtimes,
+					  c->unwind_maps != NULL, max_frames(&c->opts));
 	err = c->user_stacks ? watch_procs(c) : -ENOMEM;
 	if (err) {
 		pr_warn("cannot start the collector: %s", strerror(-err));

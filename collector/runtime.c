@@ -90,6 +90,20 @@ int runtimes__watch(struct runtimes *rts, struct procs *procs)
 	return err;
 }
 
+uint64_t runtimes__frame(struct runtimes *rts, pid_t pid, const struct unwind_input *in,
+			 uint64_t bp, uint64_t ip, uint32_t *flags)
+{
+	for (size_t i = 0; i < rts->nr; i++) {
+		const struct runtime *rt = &rts->list[i];
+		uint64_t frame =
+			rt->ops->frame ? rt->ops->frame(rt->state, pid, in, bp, ip, flags) : ip;
+
+		if (frame != ip)
+			return frame;
+	}
+	return ip;
+}
+
 int runtimes__merge(struct runtimes *rts, struct sample_event *e)
 {
 	for (size_t i = 0; i < rts->nr; i++) {

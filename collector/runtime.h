@@ -22,6 +22,10 @@
  *              the process table's events (procs.h, struct proc_watcher):
  *              a snapshot is where a runtime finds its processes and
  *              writes their per-process data into its BPF maps;
+ *   frame      a frame of a stack user space unwinds from a copy (one
+ *              taken before the BPF program had its process's tables),
+ *              left by its frame pointer: what the runtime's BPF unit
+ *              would have put in its place there, if anything;
  *   merge      each sample's stacks once the native user stack is whole:
  *              put the runtime's frames in it, as addresses that the
  *              symbolizer names (common/py_frames.h) or that its perf map
@@ -49,6 +53,7 @@ struct proc_maps;
 struct procs;
 struct py_frames;
 struct sample_event;
+struct unwind_input;
 
 /* What a runtime may use of the collector's. */
 struct runtime_env {
@@ -73,6 +78,12 @@ struct runtime_ops {
 	void (*snapshot)(void *rt, const struct proc_maps *maps);
 	void (*exec)(void *rt, pid_t pid, uint64_t time_ns);
 	void (*forget)(void *rt, bool (*known)(pid_t pid, void *arg), void *arg);
+	/*
+	 * The frame at @ip of @pid, whose frame pointer is @bp: @ip, or the
+	 * runtime's frame, with its SAMPLE_* flag added to *@flags.
+	 */
+	uint64_t (*frame)(void *rt, pid_t pid, const struct unwind_input *in, uint64_t bp,
+			  uint64_t ip, uint32_t *flags);
 	/* 0 or a negative errno, which stops the recording (-ENOMEM). */
 	int (*merge)(void *rt, struct sample_event *e);
 	void (*finish)(void *rt);
@@ -138,6 +149,9 @@ int runtimes__start(struct runtimes *rts, const struct runtime_env *env,
 void runtimes__stop(struct runtimes *rts);
 /* Let each hear of processes (procs.h). 0 or -ENOMEM. */
 int runtimes__watch(struct runtimes *rts, struct procs *procs);
+/* What stands for a frame in a stack unwound from a copy: struct runtime_ops' frame. */
+uint64_t runtimes__frame(struct runtimes *rts, pid_t pid, const struct unwind_input *in,
+			 uint64_t bp, uint64_t ip, uint32_t *flags);
 /* Put each runtime's frames in @e's user stack. 0 or the first -errno. */
 int runtimes__merge(struct runtimes *rts, struct sample_event *e);
 /* Sampling stopped: (-v) each runtime's report, then its finish. */

@@ -130,6 +130,13 @@ static bool stack_read(const struct stack_copy *mem, uint64_t addr, uint64_t *va
 	return true;
 }
 
+bool unwind_input__read(const struct unwind_input *in, uint64_t addr, uint64_t *val)
+{
+	struct stack_copy mem = { in->regs[PROFILE_REG_SP], in->stack, in->stack_size };
+
+	return stack_read(&mem, addr, val);
+}
+
 /*
  * Evaluate the DWARF expression of a CFI rule, with @cfa for
  * DW_OP_call_frame_cfa. *@is_value tells whether the result is the value
@@ -353,7 +360,8 @@ static const int callee_saved[] = { 3, PROFILE_REG_BP, 12, 13, 14, 15 };
  * _start, and a process starts with it, in the dynamic linker's _start,
  * which has no CFI).
  */
-static enum step step_frame_pointer(struct regs *r, const struct stack_copy *mem)
+static enum step step_frame_pointer(struct regs *r, const struct stack_copy *mem,
+				    uint64_t *frame_bp)
 {
 	uint64_t bp = r->v[PROFILE_REG_BP], next_bp, ip;
 
@@ -361,6 +369,7 @@ static enum step step_frame_pointer(struct regs *r, const struct stack_copy *mem
 		return STEP_END;
 	if (!(r->known & REG_BIT(PROFILE_REG_BP)) || bp < r->v[PROFILE_REG_SP])
 		return STEP_FAIL;
+	*frame_bp = bp;
 	if (!stack_read(mem, bp, &next_bp) || !stack_read(mem, bp + 8, &ip))
 		return read_failure(mem, bp);
 	r->known = REG_BIT(PROFILE_REG_BP) | REG_BIT(PROFILE_REG_SP) | REG_BIT(PROFILE_REG_IP);
@@ -371,9 +380,12 @@ static enum step step_frame_pointer(struct regs *r, const struct stack_copy *mem
 	return ip ? STEP_OK : STEP_END;
 }
 
-/* From the frame in @r to its caller's. @leaf: @r's ip is the sampled one, exact. */
+/*
+ * From the frame in @r to its caller's. @leaf: @r's ip is the sampled one,
+ * exact. *@frame_bp: the frame's frame pointer when it was left by it, else 0.
+ */
 static enum step step(struct unwinder *u, const struct proc_maps *maps, struct regs *r,
-		      const struct stack_copy *mem, bool leaf)
+		      const struct stack_copy *mem, bool leaf, uint64_t *frame_bp)
 {
 	uint64_t ip = r->v[PROFILE_REG_IP], cfa, val;
 	struct regs caller = { .known = 0 };
@@ -384,8 +396,9 @@ static enum step step(struct unwinder *u, const struct proc_maps *maps, struct r
 
 	/* A return address is after the call, which may be the function's last instruction. */
 	frame = unwinder__frame(u, maps, leaf || r->signal ? ip : ip - 1);
+	*frame_bp = 0;
 	if (!frame)
-		return step_frame_pointer(r, mem);
+		return step_frame_pointer(r, mem, frame_bp);
 	err = frame_cfa(frame, r, mem, &cfa);
 	if (err == -EFAULT)
 		ret = read_failure(mem, cfa);
@@ -424,18 +437,23 @@ out_free:
 }
 
 size_t unwinder__unwind(struct unwinder *u, const struct proc_maps *maps,
-			const struct unwind_input *in, uint64_t *ips, size_t max,
-			enum unwind_stop *stop)
+			const struct unwind_input *in, const struct unwind_frame_hook *hook,
+			uint64_t *ips, size_t max, enum unwind_stop *stop)
 {
 	struct stack_copy mem = { in->regs[PROFILE_REG_SP], in->stack, in->stack_size };
 	struct regs r = { .known = ALL_REGS };
+	uint64_t frame_bp;
+	enum step ret;
 	size_t nr = 0;
 
 	*stop = UNWIND_MAX_FRAMES;
 	memcpy(r.v, in->regs, sizeof(r.v));
 	while (nr < max) {
 		ips[nr++] = r.v[PROFILE_REG_IP];
-		switch (step(u, maps, &r, &mem, nr == 1)) {
+		ret = step(u, maps, &r, &mem, nr == 1, &frame_bp);
+		if (frame_bp && hook)
+			ips[nr - 1] = hook->frame(hook->arg, in, frame_bp, ips[nr - 1]);
+		switch (ret) {
 		case STEP_OK:
 			continue;
 		case STEP_END:

@@ -36,6 +36,21 @@ struct unwind_input {
 	size_t stack_size; /* bytes copied from regs[PROFILE_REG_SP] up */
 };
 
+/* The 8-byte word at @addr of @in's stack copy into *@val: false when the copy does not hold it. */
+bool unwind_input__read(const struct unwind_input *in, uint64_t addr, uint64_t *val);
+
+/*
+ * What stands in the stack for a frame the walk leaves by its frame
+ * pointer @bp (code without CFI, where a runtime's generated code is):
+ * @frame returns the frame's address @ip, or a runtime's frame read from
+ * the frame's slots in @in (a JavaScript function's, as bpf/v8.bpf.h puts
+ * it in stacks the BPF program unwinds).
+ */
+struct unwind_frame_hook {
+	uint64_t (*frame)(void *arg, const struct unwind_input *in, uint64_t bp, uint64_t ip);
+	void *arg;
+};
+
 /* Where an unwind stopped. */
 enum unwind_stop {
 	UNWIND_COMPLETE,    /* at the outermost frame: the stack is whole */
@@ -71,10 +86,11 @@ int unwinder__leaf_caller(struct unwinder *u, const struct proc_maps *maps,
  * ended: anything but UNWIND_COMPLETE means the stack is truncated. CFI
  * that computes no progress up the stack (a loop) ends it as
  * UNWIND_NO_FRAME. @maps may be NULL: every frame is then code without CFI.
+ * @hook, if not NULL, is asked about each frame left by its frame pointer.
  */
 size_t unwinder__unwind(struct unwinder *u, const struct proc_maps *maps,
-			const struct unwind_input *in, uint64_t *ips, size_t max,
-			enum unwind_stop *stop);
+			const struct unwind_input *in, const struct unwind_frame_hook *hook,
+			uint64_t *ips, size_t max, enum unwind_stop *stop);
 
 /*
  * The ELF file (one per build-id: the same for every mapping of the same

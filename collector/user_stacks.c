@@ -9,12 +9,14 @@
 #include "common/proc_maps.h"
 #include "event.h"
 #include "procs.h"
+#include "runtime.h"
 #include "unwind.h"
 #include "user_stacks.h"
 
 struct user_stacks {
 	struct unwinder *unwinder; /* NULL with frame pointers only */
 	struct procs *procs;
+	struct runtimes *runtimes;    /* their frames in stacks unwound here (NULL: none) */
 	bool tables;		      /* the BPF program unwinds from tables */
 	uint32_t max_frames;	      /* the most frames unwound from a copy */
 	uint64_t nr_leaf_repaired;    /* samples given the caller that frame pointers skipped */
@@ -28,8 +30,8 @@ struct user_stacks {
 	struct hashtab broken_files; /* struct broken_file by name: where broken stacks end */
 };
 
-struct user_stacks *user_stacks__new(struct unwinder *unwinder, struct procs *procs, bool tables,
-				     uint32_t max_frames)
+struct user_stacks *user_stacks__new(struct unwinder *unwinder, struct procs *procs,
+				     struct runtimes *runtimes, bool tables, uint32_t max_frames)
 {
 	struct user_stacks *us = calloc(1, sizeof(*us));
 
@@ -37,6 +39,7 @@ struct user_stacks *user_stacks__new(struct unwinder *unwinder, struct procs *pr
 		return NULL;
 	us->unwinder = unwinder;
 	us->procs = procs;
+	us->runtimes = runtimes;
 	us->tables = tables;
 	us->max_frames = max_frames;
 	return us;
@@ -135,6 +138,20 @@ static bool all_mapped(const struct proc_maps *maps, const __u64 *ips, size_t n)
 	return true;
 }
 
+/* The stack being unwound from a copy, as the runtimes are asked about its frames. */
+struct copied_stack {
+	struct runtimes *runtimes;
+	pid_t pid;
+	uint32_t *flags; /* the record's SAMPLE_* */
+};
+
+static uint64_t runtime_frame(void *arg, const struct unwind_input *in, uint64_t bp, uint64_t ip)
+{
+	struct copied_stack *cs = arg;
+
+	return runtimes__frame(cs->runtimes, cs->pid, in, bp, ip, cs->flags);
+}
+
 /*
  * Finish the user stack of sample or interval off CPU @ev (user_stacks.h). One the BPF
  * program unwound from tables is done; one through code mapped since its
@@ -188,9 +205,12 @@ void user_stacks__complete(struct user_stacks *us, struct event *ev)
 	/* No user stack yet: unwind it from the copy, as far as the copy goes. */
 	if (!s->nr_user) {
 		uint64_t start = clock_ns(CLOCK_MONOTONIC);
+		struct copied_stack cs = { us->runtimes, e->pid, &s->flags };
+		struct unwind_frame_hook hook = { runtime_frame, &cs };
+		const struct unwind_frame_hook *h = us->runtimes ? &hook : NULL;
 
-		n = unwinder__unwind(us->unwinder, maps, &in, (uint64_t *)s->user, us->max_frames,
-				     &stop);
+		n = unwinder__unwind(us->unwinder, maps, &in, h, (uint64_t *)s->user,
+				     us->max_frames, &stop);
 		/*
 		 * A stack that leaves the snapshot's mappings was unwound without
 		 * the CFI of code mapped since (the snapshot at exec precedes the
@@ -199,7 +219,7 @@ void user_stacks__complete(struct user_stacks *us, struct event *ev)
 		if (maps && !all_mapped(maps, s->user, n) &&
 		    (newer = procs__newer_maps(us->procs, p, maps))) {
 			maps = newer;
-			n = unwinder__unwind(us->unwinder, maps, &in, (uint64_t *)s->user,
+			n = unwinder__unwind(us->unwinder, maps, &in, h, (uint64_t *)s->user,
 					     us->max_frames, &stop);
 		}
 		s->nr_user = n;

@@ -21,6 +21,7 @@
 
 struct event;
 struct procs;
+struct runtimes;
 struct unwinder;
 
 /*
@@ -50,13 +51,15 @@ struct user_stacks;
 
 /*
  * @unwinder unwinds copies (NULL: frame pointers only, nothing to unwind);
- * @procs gives each process's maps; @tables: the BPF program unwinds from
+ * @procs gives each process's maps; @runtimes put their frames in what is
+ * unwound from a copy, as their BPF units do in what the BPF program
+ * unwinds (NULL: none); @tables: the BPF program unwinds from
  * unwind tables, so that copies are only of samples taken before a
  * process's tables were loaded; a copy is unwound to at most @max_frames
- * (at most PROFILE_MAX_USER_STACK). Both must outlive it. NULL and errno.
+ * (at most PROFILE_MAX_USER_STACK). All must outlive it. NULL and errno.
  */
-struct user_stacks *user_stacks__new(struct unwinder *unwinder, struct procs *procs, bool tables,
-				     uint32_t max_frames);
+struct user_stacks *user_stacks__new(struct unwinder *unwinder, struct procs *procs,
+				     struct runtimes *runtimes, bool tables, uint32_t max_frames);
 void user_stacks__free(struct user_stacks *us);
 
 /*

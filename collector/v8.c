@@ -41,6 +41,7 @@
 #include "bpf/profile.h"
 #include "collector/collector.h"
 #include "collector/event.h"
+#include "collector/unwind.h"
 #include "common/array.h"
 #include "common/clock.h"
 #include "common/hashtab.h"
@@ -812,6 +813,33 @@ static void v8_runtime__forget(void *ctx, bool (*known)(pid_t pid, void *arg), v
 	runtime_procs__forget(&((struct v8_runtime *)ctx)->procs, known, arg);
 }
 
+/*
+ * A frame of @pid left by its frame pointer @bp, in a stack unwound from a
+ * copy (one taken before the BPF program had the process's tables): a
+ * JavaScript function's, tagged as v8_frame() in bpf/v8.bpf.h tags it, or
+ * @ip. One read of the process's heap a frame, with no cache: the
+ * JSFunction may have moved since the last sample, and only the few
+ * samples before the tables come this way (all of them with --call-graph dwarf).
+ */
+static uint64_t v8_runtime__frame(void *ctx, pid_t pid, const struct unwind_input *in, uint64_t bp,
+				  uint64_t ip, uint32_t *flags)
+{
+	struct v8_runtime *rt = ctx;
+	struct v8_process *p = (struct v8_process *)runtime_procs__get(&rt->procs, pid, false);
+	uint64_t context, function, shared;
+
+	if (!p || !p->proc.loaded ||
+	    !unwind_input__read(in, bp + (int64_t)p->layout.fp_context, &context) ||
+	    !is_heap_object(context) ||
+	    !unwind_input__read(in, bp + (int64_t)p->layout.fp_function, &function) ||
+	    !is_heap_object(function) ||
+	    read_field(pid, function, p->layout.function_shared, &shared) ||
+	    !is_heap_object(shared) || shared >> V8_FRAME_SHIFT)
+		return ip;
+	*flags |= SAMPLE_V8_FRAMES;
+	return V8_FRAME_TAG | shared;
+}
+
 /* Name @e's JavaScript frames (V8_FRAME_TAG), in its user stack. */
 static int v8_runtime__merge(void *ctx, struct sample_event *e)
 {
@@ -869,6 +897,7 @@ const struct runtime_ops v8_runtime = {
 	.snapshot = v8_runtime__snapshot,
 	.exec = v8_runtime__exec,
 	.forget = v8_runtime__forget,
+	.frame = v8_runtime__frame,
 	.merge = v8_runtime__merge,
 	.report = v8_runtime__report,
 };

@@ -6,7 +6,8 @@
 # profiler on the same process at the same time (node --cpu-prof), compared
 # by cpuprofile_shares.py with a tolerance derived from both sample counts:
 # on js_split (two callers of one hot function, 70/30) under Debian's node
-# and nodejs.org's node 18 and 22 (npm), then on TypeScript's compiler from
+# and nodejs.org's node 18 and 22 (npm), and with every stack unwound in
+# user space from a copy (--call-graph dwarf), then on TypeScript's compiler from
 # npm type-checking playwright-core's JavaScript. Last, a program that
 # exports V8's constants with its own memory behind them: the profiler reads
 # what it finds, names nothing wrongly and does not fail; and one that says
@@ -17,14 +18,15 @@ split_name="js_split, no flags: stacks whole, functions named with script:line, 
 tsc_name="TypeScript's compiler (npm) type-checking: stacks whole, JavaScript frames named, top-10 within 5 points of V8's profiler"
 peer_names=("js_split on node 18 (V8 10.2): functions named, shares as V8's profiler"
 	"js_split on node 22 (V8 12.4): functions named, shares as V8's profiler")
+dwarf_name="js_split under --call-graph dwarf, every stack unwound in user space from a copy: functions named, shares as V8's profiler"
 fake_name="a program posing as node, its V8 constants pointing at garbage: no frame named wrongly, no failure"
 v9_name="a program posing as V8 9: one line says its functions are not named, its stacks whole"
-require_bpf "$split_name" "${peer_names[@]}" "$tsc_name" "$fake_name" "$v9_name"
+require_bpf "$split_name" "${peer_names[@]}" "$dwarf_name" "$tsc_name" "$fake_name" "$v9_name"
 
 node=$(command -v node || command -v nodejs)
 if [[ -z $node ]]; then
 	missing "node is not installed (tools/install-deps installs the nodejs package)" \
-		"$split_name" "${peer_names[@]}" "$tsc_name" "$fake_name" "$v9_name"
+		"$split_name" "${peer_names[@]}" "$dwarf_name" "$tsc_name" "$fake_name" "$v9_name"
 	exit 0
 fi
 shares() { python3 "$(dirname "$0")/cpuprofile_shares.py" "$@"; }
@@ -54,12 +56,15 @@ judge() {
 # named by its line, and its share, self and with its callees, as V8's.
 script=$(realpath "$(dirname "$0")/../workloads/js_split.js")
 
-# split_under NAME NODE TAG: js_split under NODE, beside its own profiler.
+# split_under NAME NODE TAG [OPTION...]: js_split under NODE, beside its own profiler.
 split_under() {
-	mkdir -p "$TMP/$3-v8"
-	"$PROFILER" -v -F 999 -o "$TMP/$3.folded" -- "$2" --cpu-prof --cpu-prof-dir="$TMP/$3-v8" \
-		"$script" 4 >/dev/null 2>"$TMP/$3.err"
-	judge "$1" "$TMP/$3-v8" "$TMP/$3.err" "$TMP/$3.folded" js_split.js 4 incl 6
+	local name=$1 node=$2 tag=$3
+
+	shift 3
+	mkdir -p "$TMP/$tag-v8"
+	"$PROFILER" -v -F 999 "$@" -o "$TMP/$tag.folded" -- "$node" --cpu-prof \
+		--cpu-prof-dir="$TMP/$tag-v8" "$script" 4 >/dev/null 2>"$TMP/$tag.err"
+	judge "$name" "$TMP/$tag-v8" "$TMP/$tag.err" "$TMP/$tag.folded" js_split.js 4 incl 6
 }
 
 mkdir -p "$TMP/split-v8"
@@ -78,6 +83,11 @@ if [[ -z $lines_ok ]]; then
 else
 	judge "$split_name" "$TMP/split-v8" "$TMP/split.err" "$TMP/split.folded" js_split.js 4 incl 6
 fi
+
+# Stacks unwound in user space, from a copy of the stack (every one here; in
+# the default mode, those taken before a process's tables are loaded): the
+# JavaScript frames named as the BPF program names them.
+split_under "$dwarf_name" "$node" dwarf --call-graph dwarf
 
 for v in 18 22; do
 	peer=$OUTPUT/npm-node/node_modules/node$v/bin/node

@@ -119,7 +119,7 @@ TEST(unwind_leaf_at_function_entry)
 
 	/* The copy ends before fixture_beta's return address. */
 	in.stack_size = sizeof(stack[0]);
-	n = unwinder__unwind(f.u, f.maps, &in, ips, 8, &stop);
+	n = unwinder__unwind(f.u, f.maps, &in, NULL, ips, 8, &stop);
 	CHECK_U64(n, 2);
 	CHECK_U64(ips[0], f.alpha);
 	CHECK_U64(ips[1], f.beta + 4);
@@ -143,15 +143,74 @@ TEST(unwind_stack_pointer_outside_the_copy)
 	/* Half a word copied: the return address is not in it. */
 	set_regs(regs, f.alpha, STACK_TOP, 0);
 	CHECK(unwinder__leaf_caller(f.u, f.maps, &in, &ra) == -ENOENT);
-	CHECK(unwinder__unwind(f.u, f.maps, &in, ips, 8, &stop) == 1);
+	CHECK(unwinder__unwind(f.u, f.maps, &in, NULL, ips, 8, &stop) == 1);
 	CHECK_U64(stop, UNWIND_STACK_ENDED);
 
 	/* Nothing copied at all, and no maps to look code up in. */
 	in.stack_size = 0;
 	set_regs(regs, f.alpha, STACK_TOP, STACK_TOP + 64);
-	CHECK(unwinder__unwind(f.u, NULL, &in, ips, 8, &stop) == 1);
+	CHECK(unwinder__unwind(f.u, NULL, &in, NULL, ips, 8, &stop) == 1);
 	CHECK_U64(stop, UNWIND_STACK_ENDED);
 	CHECK(unwinder__leaf_caller(f.u, NULL, &in, &ra) == -ENOENT);
+	fixture_teardown(&f);
+}
+
+/* What the frame hook below was asked: how often, and the last frame pointer. */
+struct hook_calls {
+	int nr;
+	uint64_t bp;
+};
+
+/* Stands in for a runtime: a frame whose slot below its frame pointer holds 0xfeed is its own. */
+static uint64_t marked_frame(void *arg, const struct unwind_input *in, uint64_t bp, uint64_t ip)
+{
+	struct hook_calls *calls = arg;
+	uint64_t slot;
+
+	calls->nr++;
+	calls->bp = bp;
+	return unwind_input__read(in, bp - 8, &slot) && slot == 0xfeed ? V8_FRAME_TAG | 0x1235 : ip;
+}
+
+/*
+ * A runtime is asked about each frame the walk leaves by its frame pointer,
+ * and only those, with that frame pointer; what it answers stands for the
+ * frame, and the walk goes on to its caller all the same.
+ */
+TEST(unwind_frame_hook_sees_frame_pointer_frames)
+{
+	struct unwind_fixture f;
+	uint64_t regs[PROFILE_NR_REGS], stack[4], ips[8];
+	struct unwind_input in = { regs, (const unsigned char *)stack, sizeof(stack) };
+	const uint64_t sp = STACK_TOP - sizeof(stack), anon = BASE + 0x100010;
+	struct hook_calls calls = { 0 };
+	struct unwind_frame_hook hook = { marked_frame, &calls };
+	enum unwind_stop stop;
+	size_t n;
+
+	CHECK(fixture_setup(&f, test__fixture("symbols-pie")) == 0);
+	/* fixture_alpha (CFI) at its entry, called from code without CFI whose frame is marked. */
+	stack[0] = anon;
+	stack[1] = 0xfeed;
+	stack[2] = 0; /* the outermost frame's saved frame pointer */
+	stack[3] = anon + 0x40;
+	set_regs(regs, f.alpha, sp, sp + 16);
+	n = unwinder__unwind(f.u, f.maps, &in, &hook, ips, 8, &stop);
+	CHECK_U64(n, 3);
+	CHECK_U64(stop, UNWIND_COMPLETE);
+	CHECK_U64(ips[0], f.alpha);
+	CHECK_U64(ips[1], V8_FRAME_TAG | 0x1235);
+	CHECK_U64(ips[2], anon + 0x40);
+	CHECK(calls.nr == 1);
+	CHECK_U64(calls.bp, sp + 16);
+
+	/* Unmarked, the frame keeps its address. */
+	stack[1] = 0;
+	calls.nr = 0;
+	n = unwinder__unwind(f.u, f.maps, &in, &hook, ips, 8, &stop);
+	CHECK_U64(n, 3);
+	CHECK_U64(ips[1], anon);
+	CHECK(calls.nr == 1);
 	fixture_teardown(&f);
 }
 
@@ -170,21 +229,21 @@ TEST(unwind_frame_pointer_loops_and_strays)
 	stack[0] = sp;
 	stack[1] = anon;
 	set_regs(regs, anon, sp, sp);
-	n = unwinder__unwind(f.u, f.maps, &in, ips, 16, &stop);
+	n = unwinder__unwind(f.u, f.maps, &in, NULL, ips, 16, &stop);
 	CHECK(n <= 2);
 	CHECK_U64(stop, UNWIND_NO_FRAME);
 
 	/* A frame pointer below the stack pointer, and one far above the copy. */
 	set_regs(regs, anon, sp, sp - 64);
-	CHECK(unwinder__unwind(f.u, f.maps, &in, ips, 16, &stop) == 1);
+	CHECK(unwinder__unwind(f.u, f.maps, &in, NULL, ips, 16, &stop) == 1);
 	CHECK_U64(stop, UNWIND_NO_FRAME);
 	set_regs(regs, anon, sp, STACK_TOP + (1 << 20));
-	CHECK(unwinder__unwind(f.u, f.maps, &in, ips, 16, &stop) == 1);
+	CHECK(unwinder__unwind(f.u, f.maps, &in, NULL, ips, 16, &stop) == 1);
 	CHECK_U64(stop, UNWIND_STACK_ENDED);
 
 	/* A zero frame pointer marks the outermost frame. */
 	set_regs(regs, anon, sp, 0);
-	CHECK(unwinder__unwind(f.u, f.maps, &in, ips, 16, &stop) == 1);
+	CHECK(unwinder__unwind(f.u, f.maps, &in, NULL, ips, 16, &stop) == 1);
 	CHECK_U64(stop, UNWIND_COMPLETE);
 
 	/* A chain that ends with a zero return address is whole. */
@@ -193,7 +252,7 @@ TEST(unwind_frame_pointer_loops_and_strays)
 	stack[2] = 0;
 	stack[3] = 0;
 	set_regs(regs, anon, sp, sp);
-	n = unwinder__unwind(f.u, f.maps, &in, ips, 16, &stop);
+	n = unwinder__unwind(f.u, f.maps, &in, NULL, ips, 16, &stop);
 	CHECK_U64(n, 2);
 	CHECK_U64(stop, UNWIND_COMPLETE);
 	fixture_teardown(&f);
@@ -221,7 +280,7 @@ TEST(unwind_bounded_by_frames_and_copy)
 	for (int i = 0; i < WORDS; i++)
 		stack[i] = f.alpha + 1; /* as if called from fixture_alpha's first instruction */
 	set_regs(regs, f.alpha, STACK_TOP - in.stack_size, 0);
-	n = unwinder__unwind(f.u, f.maps, &in, ips, PROFILE_MAX_STACK, &stop);
+	n = unwinder__unwind(f.u, f.maps, &in, NULL, ips, PROFILE_MAX_STACK, &stop);
 	CHECK_U64(n, PROFILE_MAX_STACK);
 	CHECK_U64(stop, UNWIND_MAX_FRAMES);
 	fixture_teardown(&f);
@@ -415,7 +474,7 @@ TEST(unwind_corrupt_eh_frame)
 			set_regs(regs, ip, STACK_TOP - sizeof(stack),
 				 STACK_TOP - sizeof(stack) + 64);
 			unwinder__leaf_caller(f.u, f.maps, &in, &ra);
-			n = unwinder__unwind(f.u, f.maps, &in, ips, PROFILE_MAX_STACK, &stop);
+			n = unwinder__unwind(f.u, f.maps, &in, NULL, ips, PROFILE_MAX_STACK, &stop);
 			if (n < 1 || n > sizeof(stack) / sizeof(stack[0]) + 1) {
 				test__fail(__FILE__, __LINE__, "round %d, ip 0x%llx: %zu frames",
 					   round, (unsigned long long)ip, n);
