@@ -378,7 +378,24 @@ WORKLOAD_CC := $(CLANG)
 WORKLOAD_CFLAGS := -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 	-fno-optimize-sibling-calls -mllvm -enable-shrink-wrap=false -Wall -Werror
 WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(filter-out \
-	tests/workloads/lib%.c,$(wildcard tests/workloads/*.c)))
+	tests/workloads/lib%.c tests/workloads/%.bpf.c,$(wildcard tests/workloads/*.c)))
+
+# A BPF program for the profiler to profile (tests/e2e/bpf_code.sh), built
+# with -g and not stripped: its BTF keeps its functions and lines. bpf_hot
+# loads it through its skeleton.
+$(OUTPUT)/workloads/bpf_hot.bpf.o: tests/workloads/bpf_hot.bpf.c $(OUTPUT)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) \
+		$(filter-out -I%/include,$(PKG_CFLAGS)) -Wall -Werror -c $< -o $@
+
+$(OUTPUT)/workloads/bpf_hot.skel.h: $(OUTPUT)/workloads/bpf_hot.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name bpf_hot_bpf > $@
+
+$(OUTPUT)/workloads/bpf_hot: tests/workloads/bpf_hot.c $(OUTPUT)/workloads/bpf_hot.skel.h
+	$(call msg,WORKLOAD,$@)
+	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) -I$(OUTPUT)/workloads $< $(PKG_LIBS) -o $@
 
 $(OUTPUT)/workloads/libhot.so: tests/workloads/libhot.c
 	$(call msg,WORKLOAD,$@)

@@ -543,6 +543,7 @@ int record(const struct options *o)
 	symopts.trusted_uid = invoker ? invoker->uid : getuid();
 	symopts.elf_cache = collector__elf_cache(c);
 	symopts.py_frames = collector__py_frames(c);
+	symopts.bpf_progs = collector__bpf_progs(c);
 	symopts.cache_dir = cache_dir;
 	symopts.cache_producer = "profiler " PROFILER_VERSION;
 	sym = symbolizer__new(p->strings, &symopts);

@@ -17,6 +17,7 @@
 #include "bpf/profile.h"
 #include "common/hashtab.h"
 #include "common/array.h"
+#include "common/bpf_progs.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/proc_maps.h"
@@ -93,9 +94,10 @@ struct collector {
 	size_t nr_windows, alloc_windows;
 	uint64_t windows_attached; /* the last window's seq */
 	uint64_t nr_records;
-	struct elf_cache *elves; /* the files' ELF images, shared with the symbolizer */
-	size_t nr_stale;	 /* stacks whose snapshot misses their leaf */
-	uint64_t next_forget_ns; /* forget_snapshots() looks again from then on */
+	struct elf_cache *elves;     /* the files' ELF images, shared with the symbolizer */
+	size_t nr_stale;	     /* stacks whose snapshot misses their leaf */
+	uint64_t next_forget_ns;     /* forget_snapshots() looks again from then on */
+	struct bpf_progs *bpf_progs; /* a recording's: the BPF programs loaded at its start */
 
 	uint64_t start_mono, start_real, stop_mono;
 	uint64_t malformed;	   /* records too short or with impossible counts */
@@ -528,6 +530,21 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 			goto out_free;
 		}
 	}
+	/*
+	 * A recording's kernel stacks may run through BPF programs: read those
+	 * loaded now, while we may (CAP_SYS_ADMIN is dropped once sampling
+	 * starts: cli/privileges.c). The agent, which runs for days, leaves
+	 * their names to kallsyms.
+	 */
+	if (!opts->windows && !opts->alloc_rate) {
+		c->bpf_progs = bpf_progs__read();
+		if (!c->bpf_progs) {
+			err = -errno;
+			pr_warn("cannot start the collector: %s", strerror(-err));
+			goto out_free;
+		}
+		bpf_progs__report(c->bpf_progs);
+	}
 	c->user_stacks = user_stacks__new(c->unwinder, c->procs, &c->runtimes,
 					  c->unwind_maps != NULL, max_frames(&c->opts));
 	err = c->user_stacks ? watch_procs(c) : -ENOMEM;
@@ -560,6 +577,7 @@ void collector__free(struct collector *c)
 	user_stacks__free(c->user_stacks);
 	unwinder__free(c->unwinder);
 	py_frames__release(&c->py_frames);
+	bpf_progs__free(c->bpf_progs);
 	elf_cache__free(c->elves);
 	thread_cpu__free(c->thread_cpu);
 	stack_table__release(&c->own.stacks);
@@ -574,6 +592,11 @@ void collector__free(struct collector *c)
 const struct py_frames *collector__py_frames(const struct collector *c)
 {
 	return &c->py_frames;
+}
+
+const struct bpf_progs *collector__bpf_progs(const struct collector *c)
+{
+	return c->bpf_progs;
 }
 
 struct elf_cache *collector__elf_cache(struct collector *c)

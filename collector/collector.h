@@ -33,6 +33,7 @@
 struct elf_cache;
 struct strset;
 struct py_frames;
+struct bpf_progs;
 
 /* How user stacks are unwound. */
 enum call_graph {
@@ -139,6 +140,13 @@ struct elf_cache *collector__elf_cache(struct collector *c);
  * symbolizer: valid until collector__free().
  */
 const struct py_frames *collector__py_frames(const struct collector *c);
+
+/*
+ * The BPF programs loaded when a recording started (bpf_progs.h), for the
+ * symbolizer: valid until collector__free(). NULL for the agent
+ * (collector_opts.windows) and heap profiles.
+ */
+const struct bpf_progs *collector__bpf_progs(const struct collector *c);
 
 /*
  * Profile process @pid. @child marks a process the caller forked: it is

@@ -18,10 +18,15 @@ int pseudo_frame__init(struct pseudo_frame *f, struct strset *strings, const cha
 	return f->line.name ? 0 : -ENOMEM;
 }
 
-/* A frame of a BPF program or of the kernel code that runs one from a tracepoint. */
+/*
+ * A frame of a BPF program or of the kernel code that runs one from a
+ * tracepoint. By the kernel's name: a BPF program's code read with its
+ * lines is named "NAME [bpf]", its system name bpf_prog_TAG_NAME.
+ */
 static bool is_bpf_frame(const struct profile_frame *f)
 {
-	const char *name = profile_frame__func(f)->name;
+	const struct profile_line *func = profile_frame__func(f);
+	const char *name = func->system_name ? func->system_name : func->name;
 
 	return !strncmp(name, "bpf_", 4) || !strncmp(name, "__bpf_", 6) ||
 	       !strncmp(name, "__traceiter_", 12);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/array.h"
+#include "common/bpf_progs.h"
 #include "common/cache_file.h"
 #include "common/hashtab.h"
 #include "common/log.h"
@@ -140,6 +141,7 @@ struct symbolizer {
 	const struct kallsyms *kallsyms; /* read here (@own_kallsyms), or lent by symbolizer_opts */
 	struct kallsyms *own_kallsyms;
 	bool kallsyms_loaded;
+	const struct bpf_progs *bpf_progs; /* see symbolizer_opts */
 	struct profile_mapping kernel_mapping;
 
 	const char *unknown; /* interned "[unknown]" */
@@ -237,6 +239,8 @@ struct symbolizer *symbolizer__new(struct strset *strings, const struct symboliz
 		sym->kallsyms_loaded = true;
 		symbolizer__kernel_mapping(sym);
 	}
+	if (opts)
+		sym->bpf_progs = opts->bpf_progs;
 	if (opts && opts->debug_dir) {
 		sym->debug_dir = strdup(opts->debug_dir);
 		if (!sym->debug_dir)
@@ -1354,6 +1358,41 @@ static void symbolizer__load_kallsyms(struct symbolizer *sym)
 	symbolizer__kernel_mapping(sym);
 }
 
+/*
+ * A frame in the JIT-compiled code of a BPF program the collector read
+ * (symbolizer_opts.bpf_progs), named by its function as the program's BTF
+ * names it, "hot_syscall_enter [bpf]", with its source line; kallsyms'
+ * name (@ks), "bpf_prog_TAG_NAME", is the system name. NULL when no
+ * program read holds @key's address.
+ */
+static const struct profile_frame *symbolizer__bpf_frame(struct symbolizer *sym,
+							 const struct frame_key *key, uint64_t hash,
+							 const struct kallsym *ks)
+{
+	struct profile_mapping *km = &sym->kernel_mapping;
+	struct bpf_code_line where;
+	struct profile_line line;
+
+	if (!sym->bpf_progs || bpf_progs__lookup(sym->bpf_progs, key->address, &where))
+		return NULL;
+	line = (struct profile_line){
+		.name = strset__addf(sym->strings, "%s [bpf]", where.func),
+		.system_name = strset__add(sym->strings,
+					   ks && ks->addr == where.start ? ks->name : where.ksym),
+		.filename = where.file ? strset__add(sym->strings, where.file) : NULL,
+		.line = where.line,
+	};
+	if (!line.system_name || (where.file && !line.filename))
+		return symbolizer__oom(sym);
+	if (key->mapping) {
+		km->has_functions = true;
+		if (where.file)
+			km->has_filenames = km->has_line_numbers = true;
+	}
+	return symbolizer__add_frame(sym, key, hash, &line, 1,
+				     where.file ? FRAME_LINES : FRAME_SYMBOL);
+}
+
 const struct profile_frame *symbolizer__kernel_frame(struct symbolizer *sym, uint64_t addr)
 {
 	struct profile_mapping *km = &sym->kernel_mapping;
@@ -1372,9 +1411,13 @@ const struct profile_frame *symbolizer__kernel_frame(struct symbolizer *sym, uin
 	f = hashtab__find(&sym->frames, hash, frame_eq, &key);
 	if (f)
 		return f;
+	ks = key.mapping ? kallsyms__lookup(sym->kallsyms, addr) : NULL;
+	/* A BPF program unloaded before kallsyms was read has its code under another symbol. */
+	f = symbolizer__bpf_frame(sym, &key, hash, ks);
+	if (f)
+		return f;
 	if (!key.mapping)
 		return symbolizer__add_named(sym, &key, hash, sym->unknown, NULL, FRAME_NO_MAPPING);
-	ks = kallsyms__lookup(sym->kallsyms, addr);
 	if (ks) {
 		name = strset__add(sym->strings, ks->name);
 		km->has_functions = true;

@@ -41,6 +41,7 @@
 #include "common/profile.h"
 #include "symbolize/dwarf_index.h"
 
+struct bpf_progs;
 struct elf_cache;
 struct elf_file;
 struct kallsyms;
@@ -74,6 +75,12 @@ struct symbolizer_opts {
 	 * @kallsyms_path at the first kernel address.
 	 */
 	const struct kallsyms *kallsyms;
+	/*
+	 * The BPF programs the collector read (bpf_progs.h), which name
+	 * frames of their code with source lines; must outlive the
+	 * symbolizer. NULL: kallsyms names such frames, bpf_prog_TAG_NAME.
+	 */
+	const struct bpf_progs *bpf_progs;
 	/* Modules to use and add to; must outlive the symbolizer. NULL: a set of its own. */
 	struct module_set *modules;
 	const char *debug_dir; /* global debug directory; NULL: /usr/lib/debug */

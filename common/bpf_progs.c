@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <linux/bpf.h>
+
+#include "common/bpf_progs.h"
+#include "common/array.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/strset.h"
+
+/* One function of a program: [start, end) of JIT code. */
+struct bpf_func {
+	uint64_t start, end; /* @start first: after_last_at_or_before() reads it */
+	const char *name;    /* interned */
+	const char *ksym;    /* interned */
+	const char *prog_name;
+	uint32_t prog_id;
+	size_t first_line, nr_lines; /* its program's lines in bpf_progs.lines */
+};
+
+/* A source line's first instruction, compiled at @addr. */
+struct bpf_line {
+	uint64_t addr;	  /* first: after_last_at_or_before() reads it */
+	const char *file; /* interned */
+	uint32_t line;
+};
+
+struct bpf_progs {
+	struct strset *strings;
+	struct bpf_func *funcs; /* sorted by start */
+	size_t nr_funcs, funcs_alloc;
+	struct bpf_line *lines; /* each program's together, sorted by addr */
+	size_t nr_lines, lines_alloc;
+	size_t nr_progs;
+	size_t nr_lined; /* functions with source lines */
+	uint64_t read_ns;
+};
+
+/* The arrays of one program's information, of the sizes the kernel said. */
+struct prog_arrays {
+	uint64_t *ksyms;
+	uint32_t *func_lens;
+	struct bpf_func_info *func_info;
+	struct bpf_line_info *line_info;
+	uint64_t *jited_lines;
+};
+
+static void prog_arrays__free(struct prog_arrays *a)
+{
+	free(a->ksyms);
+	free(a->func_lens);
+	free(a->func_info);
+	free(a->line_info);
+	free(a->jited_lines);
+}
+
+/*
+ * Ask for @fd's information twice: the counts, then the arrays, each
+ * record of the size this program (and this reader) uses. 0 or -errno.
+ */
+static int prog_info(int fd, struct bpf_prog_info *info, struct prog_arrays *a)
+{
+	struct bpf_prog_info counts = { 0 };
+	uint32_t len = sizeof(counts);
+	uint32_t nr_funcs, nr_fi, nr_li, nr_jli;
+
+	if (bpf_obj_get_info_by_fd(fd, &counts, &len))
+		return -errno;
+	nr_funcs = counts.nr_jited_ksyms;
+	if (counts.nr_jited_func_lens != nr_funcs || !nr_funcs)
+		return -ENOENT; /* not JIT-compiled: no code of its own to name */
+	/* Line and function records of another size than ours, or not one per line: left out. */
+	nr_fi = counts.func_info_rec_size == sizeof(struct bpf_func_info) ? counts.nr_func_info : 0;
+	nr_li = counts.line_info_rec_size == sizeof(struct bpf_line_info) ? counts.nr_line_info : 0;
+	nr_jli = counts.jited_line_info_rec_size == sizeof(uint64_t) ? counts.nr_jited_line_info :
+								       0;
+	if (nr_li != nr_jli)
+		nr_li = nr_jli = 0;
+	a->ksyms = calloc(nr_funcs, sizeof(*a->ksyms));
+	a->func_lens = calloc(nr_funcs, sizeof(*a->func_lens));
+	a->func_info = nr_fi ? calloc(nr_fi, sizeof(*a->func_info)) : NULL;
+	a->line_info = nr_li ? calloc(nr_li, sizeof(*a->line_info)) : NULL;
+	a->jited_lines = nr_jli ? calloc(nr_jli, sizeof(*a->jited_lines)) : NULL;
+	if (!a->ksyms || !a->func_lens || (nr_fi && !a->func_info) || (nr_li && !a->line_info) ||
+	    (nr_jli && !a->jited_lines))
+		return -ENOMEM;
+	*info = (struct bpf_prog_info){
+		.nr_jited_ksyms = nr_funcs,
+		.jited_ksyms = (uintptr_t)a->ksyms,
+		.nr_jited_func_lens = nr_funcs,
+		.jited_func_lens = (uintptr_t)a->func_lens,
+		.nr_func_info = nr_fi,
+		.func_info_rec_size = sizeof(struct bpf_func_info),
+		.func_info = (uintptr_t)a->func_info,
+		.nr_line_info = nr_li,
+		.line_info_rec_size = sizeof(struct bpf_line_info),
+		.line_info = (uintptr_t)a->line_info,
+		.nr_jited_line_info = nr_jli,
+		.jited_line_info_rec_size = sizeof(uint64_t),
+		.jited_line_info = (uintptr_t)a->jited_lines,
+	};
+	len = sizeof(*info);
+	if (bpf_obj_get_info_by_fd(fd, info, &len))
+		return -errno;
+	/* Loaded anew between the two calls, with more of something: read it as too short. */
+	if (info->nr_jited_ksyms != nr_funcs || info->nr_func_info != nr_fi ||
+	    info->nr_line_info != nr_li || info->nr_jited_line_info != nr_jli)
+		return -EAGAIN;
+	return 0;
+}
+
+/* The name of BTF type @id of @btf (a FUNC), or NULL. */
+static const char *btf_name(const struct btf *btf, uint32_t id)
+{
+	const struct btf_type *t = btf ? btf__type_by_id(btf, id) : NULL;
+	const char *name = t ? btf__name_by_offset(btf, t->name_off) : NULL;
+
+	return name && *name ? name : NULL;
+}
+
+static int func_cmp(const void *a, const void *b)
+{
+	const struct bpf_func *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+	const struct bpf_line *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Add the functions and lines of program @id, open as @fd. 0, or -ENOMEM. */
+static int bpf_progs__add(struct bpf_progs *p, uint32_t id, int fd)
+{
+	struct prog_arrays a = { 0 };
+	struct bpf_prog_info info;
+	struct btf *btf = NULL;
+	const char *prog_name;
+	size_t first_line;
+	int err;
+
+	err = prog_info(fd, &info, &a);
+	if (err) {
+		prog_arrays__free(&a);
+		return err == -ENOMEM ? err : 0;
+	}
+	if (info.btf_id)
+		btf = btf__load_from_kernel_by_id(info.btf_id);
+	prog_name = strset__add(p->strings, info.name);
+	err = -ENOMEM;
+	if (!prog_name ||
+	    array__reserve(&p->funcs, &p->funcs_alloc, p->nr_funcs + info.nr_jited_ksyms,
+			   sizeof(*p->funcs)) ||
+	    array__reserve(&p->lines, &p->lines_alloc, p->nr_lines + info.nr_jited_line_info,
+			   sizeof(*p->lines)))
+		goto out;
+	first_line = p->nr_lines;
+	for (uint32_t i = 0; btf && i < info.nr_jited_line_info; i++) {
+		const char *file = btf__name_by_offset(btf, a.line_info[i].file_name_off);
+
+		if (!file || !*file || !(file = strset__add(p->strings, file)))
+			continue;
+		p->lines[p->nr_lines++] =
+			(struct bpf_line){ a.jited_lines[i], file,
+					   BPF_LINE_INFO_LINE_NUM(a.line_info[i].line_col) };
+	}
+	qsort(p->lines + first_line, p->nr_lines - first_line, sizeof(*p->lines), line_cmp);
+	for (uint32_t i = 0; i < info.nr_jited_ksyms; i++) {
+		/* func_info is in the functions' order, as jited_ksyms is. */
+		const char *name = i < info.nr_func_info ? btf_name(btf, a.func_info[i].type_id) :
+							   NULL;
+		const char *ksym;
+
+		name = strset__add(p->strings, name ? name : info.name);
+		/* As the kernel names a program's code in kallsyms (bpf_get_prog_name()). */
+		ksym = name ? strset__addf(p->strings,
+					   "bpf_prog_%02x%02x%02x%02x%02x%02x%02x%02x_%s",
+					   info.tag[0], info.tag[1], info.tag[2], info.tag[3],
+					   info.tag[4], info.tag[5], info.tag[6], info.tag[7],
+					   name) :
+			      NULL;
+		if (!ksym)
+			goto out;
+		p->funcs[p->nr_funcs++] = (struct bpf_func){
+			.start = a.ksyms[i],
+			.end = a.ksyms[i] + a.func_lens[i],
+			.name = name,
+			.ksym = ksym,
+			.prog_name = prog_name,
+			.prog_id = id,
+			.first_line = first_line,
+			.nr_lines = p->nr_lines - first_line,
+		};
+		p->nr_lined += p->nr_lines > first_line;
+	}
+	p->nr_progs++;
+	err = 0;
+out:
+	btf__free(btf);
+	prog_arrays__free(&a);
+	return err;
+}
+
+struct bpf_progs *bpf_progs__read(void)
+{
+	struct bpf_progs *p = calloc(1, sizeof(*p));
+	uint64_t start = clock_ns(CLOCK_MONOTONIC);
+	uint32_t id = 0;
+
+	if (!p || !(p->strings = strset__new()))
+		goto out_nomem;
+	/* Without CAP_SYS_ADMIN the first call fails (EPERM): no programs. */
+	while (!bpf_prog_get_next_id(id, &id)) {
+		int fd = bpf_prog_get_fd_by_id(id), err;
+
+		if (fd < 0)
+			continue; /* unloaded meanwhile */
+		err = bpf_progs__add(p, id, fd);
+		close(fd);
+		if (err)
+			goto out_nomem;
+	}
+	qsort(p->funcs, p->nr_funcs, sizeof(*p->funcs), func_cmp);
+	p->read_ns = clock_ns(CLOCK_MONOTONIC) - start;
+	return p;
+
+out_nomem:
+	bpf_progs__free(p);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void bpf_progs__free(struct bpf_progs *p)
+{
+	if (!p)
+		return;
+	strset__free(p->strings);
+	free(p->funcs);
+	free(p->lines);
+	free(p);
+}
+
+/*
+ * Of the elements [@lo, @hi) of @array, @size bytes each, sorted by the
+ * address they start with: one past the last at or before @addr (@lo: none).
+ */
+static size_t after_last_at_or_before(const void *array, size_t size, size_t lo, size_t hi,
+				      uint64_t addr)
+{
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t start;
+
+		memcpy(&start, (const char *)array + mid * size, sizeof(start));
+		if (start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int bpf_progs__lookup(const struct bpf_progs *p, uint64_t addr, struct bpf_code_line *out)
+{
+	size_t i = after_last_at_or_before(p->funcs, sizeof(*p->funcs), 0, p->nr_funcs, addr);
+	const struct bpf_func *f;
+
+	if (!i || addr >= (f = &p->funcs[i - 1])->end)
+		return -ENOENT;
+	*out = (struct bpf_code_line){ .func = f->name,
+				       .ksym = f->ksym,
+				       .start = f->start,
+				       .prog_id = f->prog_id,
+				       .prog_name = f->prog_name };
+	/* The last line of its program starting at or before @addr, if it is in @f. */
+	i = after_last_at_or_before(p->lines, sizeof(*p->lines), f->first_line,
+				    f->first_line + f->nr_lines, addr);
+	if (i > f->first_line && p->lines[i - 1].addr >= f->start) {
+		out->file = p->lines[i - 1].file;
+		out->line = p->lines[i - 1].line;
+	}
+	return 0;
+}
+
+void bpf_progs__report(const struct bpf_progs *p)
+{
+	pr_info("bpf: %zu BPF programs loaded, of %zu functions (%zu with source lines), read in "
+		"%.1f ms to name their code",
+		p->nr_progs, p->nr_funcs, p->nr_lined, p->read_ns / 1e6);
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * bpf_progs.h - the BPF programs loaded in the kernel, for naming kernel
+ * frames in their JIT-compiled code.
+ *
+ * kallsyms names such code "bpf_prog_TAG_NAME" in the [bpf] module, NAME
+ * cut to 15 characters, with no source line. Each program's own
+ * information (bpf_prog_info) says more: where each of its functions was
+ * compiled (jited_ksyms, jited_func_lens), their names in its BTF
+ * (func_info), and for each source line the address its first instruction
+ * was compiled to (line_info, jited_line_info), file and line from the BTF's
+ * strings. A program loaded without BTF (not built with -g) has its
+ * functions named by kallsyms only.
+ *
+ * Read of the programs loaded at that moment; one unloaded since stays
+ * in the set, so that a recording names the programs that ran during it.
+ * Reading needs CAP_SYS_ADMIN (listing the programs by id); without it,
+ * the set is empty. Immutable once read.
+ */
+#ifndef PROFILER_BPF_PROGS_H
+#define PROFILER_BPF_PROGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct bpf_progs;
+
+/* Where an address of BPF JIT code is. */
+struct bpf_code_line {
+	const char *func; /* the function, as its program's BTF names it */
+	/*
+	 * The kernel's name for its code, bpf_prog_TAG_FUNC, with the
+	 * program's tag (where kallsyms gives a subprogram a tag of its own)
+	 */
+	const char *ksym;
+	uint64_t start;	       /* the function's first address */
+	const char *file;      /* its source file, or NULL without line information */
+	uint32_t line;	       /* 0 without line information */
+	uint32_t prog_id;      /* the program's id (bpftool prog show id N) */
+	const char *prog_name; /* the program's name, as the kernel keeps it (15 characters) */
+};
+
+/* The programs loaded now. NULL and errno on ENOMEM only. */
+struct bpf_progs *bpf_progs__read(void);
+void bpf_progs__free(struct bpf_progs *progs);
+
+/* Where @addr is, in one of @progs' functions: 0, or -ENOENT when in none. */
+int bpf_progs__lookup(const struct bpf_progs *progs, uint64_t addr, struct bpf_code_line *out);
+
+/* -v: how many programs, and functions in them, were read, and how long it took. */
+void bpf_progs__report(const struct bpf_progs *progs);
+
+#endif

@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# BPF programs' own code in kernel stacks, named by their functions with
+# their source lines (common/bpf_progs.h): bpf_hot's program on the system
+# call entry tracepoint, for its own process (tests/workloads/bpf_hot.bpf.c,
+# built with -g), profiled with -p beside perf record on the same process
+# at the same time. perf names the code bpf_prog_TAG_NAME; ours, "NAME [bpf]"
+# at FILE:LINE; both must see as many samples, and the same shares.
+. "$(dirname "$0")/lib.sh"
+
+named_name="bpf code: a BPF program's functions named 'NAME [bpf]', at their source lines"
+share_name="bpf code: the BPF functions' self shares as perf's, on the same process at the same time"
+count_name="bpf code: no sample lost in BPF code: as many samples as perf's"
+require_bpf "$named_name" "$share_name" "$count_name"
+
+source=$(dirname "$0")/../workloads/bpf_hot.bpf.c
+start_bg "$WORKLOADS/bpf_hot" 8 >"$TMP/ready"
+pid=$BG_PID
+if ! wait_for "$TMP/ready" '^ready'; then
+	for name in "$named_name" "$share_name" "$count_name"; do
+		fail "$name (bpf_hot did not start: $(tail -1 "$TMP/ready"))"
+	done
+	exit 0
+fi
+perf record -q -F 499 -g -p "$pid" -o "$TMP/perf.data" -- sleep 4 >/dev/null 2>"$TMP/perf.err" &
+perf_pid=$!
+"$PROFILER" -v -F 499 -d 4 -p "$pid" -o "$TMP/bpf.pb.gz" -o "$TMP/bpf.folded" 2>"$TMP/err"
+rc=$?
+wait "$perf_pid"
+perf_rc=$?
+ours=$(summary_count "$TMP/err" "on-CPU samples")
+if [[ $rc -ne 0 || ${ours:-0} -lt 1000 ]]; then
+	for name in "$named_name" "$share_name" "$count_name"; do
+		fail "$name (exit $rc, ${ours:-no} samples)"
+	done
+	sed 's/^/#   /' "$TMP/err"
+	exit 0
+fi
+
+# The lines of each function in the source: mix_round's two statements, and
+# hot_syscall_enter's body, from its signature to the next closing brace.
+mix_lines=$(grep -nE '^\s*\*x (=|\^=)' "$source" | cut -d: -f1 | paste -sd' ')
+read -r hot_first hot_last < <(awk '/hot_syscall_enter,/ { f = NR } f && /^}/ { print f, NR; exit }' \
+	"$source")
+# name FILE LINE SHARE, from pprof's lines of flat samples, the hottest first.
+pprof -lines -top -nodecount=1000 "$TMP/bpf.pb.gz" 2>/dev/null |
+	sed -nE 's/^ *[0-9.]+[a-z]* +([0-9.]+)%.* ([a-z_]+) \[bpf\] (.*):([0-9]+)$/\2 \3 \4 \1/p' >"$TMP/lines"
+hot_line=$(awk '$1 == "hot_syscall_enter" { print $3; exit }' "$TMP/lines")
+mix_line=$(awk '$1 == "mix_round" { print $3; exit }' "$TMP/lines")
+files=$(awk '{ print $2 }' "$TMP/lines" | sort -u | paste -sd' ')
+what="hot_syscall_enter at line ${hot_line:-none} (in $hot_first-$hot_last), mix_round at ${mix_line:-none} (of $mix_lines), in $files"
+if [[ -n $hot_line && -n $mix_line && $files == */bpf_hot.bpf.c && $hot_line -ge $hot_first &&
+	$hot_line -le $hot_last && " $mix_lines " == *" $mix_line "* ]]; then
+	ok "$named_name ($what)"
+else
+	fail "$named_name ($what)"
+	sed 's/^/#   /' "$TMP/lines"
+	grep bpf "$TMP/err" | sed 's/^/#   /'
+fi
+
+# perf's self shares (of the process's samples), by the end of the kernel's names.
+if [[ $perf_rc -ne 0 ]]; then
+	fail "$share_name (perf record failed)"
+	fail "$count_name (perf record failed)"
+	sed 's/^/#   /' "$TMP/perf.err"
+	exit 0
+fi
+perf report -i "$TMP/perf.data" --no-children --sort sym --stdio -g none 2>/dev/null >"$TMP/perf.txt"
+perf_share() { awk -v f="_$1" '$2 == "[k]" && substr($3, length($3) - length(f) + 1) == f {
+	sub(/%/, "", $1); s += $1 } END { printf "%.1f", s }' "$TMP/perf.txt"; }
+perf_hot=$(perf_share hot_syscall_enter)
+perf_mix=$(perf_share mix_round)
+our_hot=$(folded_leaf_pct "$TMP/bpf.folded" "hot_syscall_enter [bpf]_[k]")
+our_mix=$(folded_leaf_pct "$TMP/bpf.folded" "mix_round [bpf]_[k]")
+what="hot_syscall_enter $our_hot% (perf $perf_hot%), mix_round $our_mix% (perf $perf_mix%)"
+# Its precondition: BPF code is most of the process's time, to both.
+if within "$our_hot" "$perf_hot" 5 && within "$our_mix" "$perf_mix" 5 &&
+	awk -v a="$perf_hot" -v b="$perf_mix" 'BEGIN { exit !(a + b >= 50) }'; then
+	ok "$share_name ($what)"
+else
+	fail "$share_name ($what, expected each within 5 points, and at least 50% in all)"
+	head -20 "$TMP/perf.txt" | sed 's/^/#   /'
+fi
+
+# A sample the kernel does not hand to our program inside another BPF
+# program would be missing here and not from perf's.
+theirs=$(perf report -i "$TMP/perf.data" --no-children --stdio -n --sort pid -g none 2>/dev/null |
+	awk '$1 ~ /%$/ { n += $2 } END { print n + 0 }')
+if [[ $theirs -ge 1000 ]] && ((ours * 100 >= theirs * 95 && ours * 100 <= theirs * 105)); then
+	ok "$count_name (ours $ours, perf's $theirs)"
+else
+	fail "$count_name (ours $ours, perf's $theirs: expected within 5%, over 1000)"
+fi

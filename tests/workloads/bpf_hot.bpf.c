@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * bpf_hot.bpf.c - a BPF program that costs its caller real time, for
+ * tests/e2e/bpf_code.sh: at each system call the process of bpf_hot.c
+ * enters, it mixes a number many times over, in a function of its own
+ * called through bpf_loop(). Built with -g: its BTF has its lines.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+/* The process whose system calls cost (bpf_hot.c sets it), and the rounds per call. */
+const volatile __u32 target_tgid;
+const volatile __u32 rounds = 2000;
+
+__u64 sink;
+
+/* One round of a 64-bit linear congruential generator, folded. */
+static long mix_round(__u64 index, void *ctx)
+{
+	__u64 *x = ctx;
+
+	*x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+	*x ^= *x >> 29;
+	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(hot_syscall_enter, struct pt_regs *regs, long id)
+{
+	__u64 x = id;
+
+	if (bpf_get_current_pid_tgid() >> 32 != target_tgid)
+		return 0;
+	bpf_loop(rounds, mix_round, &x, 0);
+	sink += x;
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";
