@@ -26,6 +26,7 @@
 #include "common/proc_maps.h"
 #include "common/procfs.h"
 #include "collector.h"
+#include "helper.h"
 #include "jvm.h"
 #include "runtime.h"
 
@@ -124,8 +125,7 @@ struct jvm_reply {
 
 /* The collector's side. */
 struct jvm_mapper {
-	pid_t pid; /* the mapper process */
-	int sock;  /* our end of the socket pair */
+	struct helper helper; /* the mapper process */
 	bool finished;
 	uint64_t nr_sent, nr_unsent; /* JVM_MSG_SEEs */
 };
@@ -1135,173 +1135,57 @@ static int jvm_child__run(struct jvm_child *jc)
 }
 
 /*
- * Keep only the capabilities asking JVMs of other users needs: signalling
- * them, acting as them (a trigger file, connecting), their /proc/PID/root
- * and what is in it.
- * The mapper process is forked with the collector, before the recording
- * drops what sampling no longer needs (cli/privileges.c), and keeps only
- * these; the collector's process keeps none of them for the mapper.
+ * The capabilities asking JVMs of other users needs, which the mapper
+ * keeps (helper.h): signalling them, acting as them (a trigger file,
+ * connecting), their /proc/PID/root and what is in it. The collector's
+ * process keeps none of them for the mapper.
  */
-static void jvm_mapper__restrict_caps(void)
-{
-	static const int keep[] = { CAP_KILL,	    CAP_SETUID,	      CAP_SETGID,
-				    CAP_SYS_PTRACE, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH };
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[2] = { 0 };
-	uint64_t mask = 0, permitted;
+static const int jvm_mapper_caps[] = { CAP_KILL,       CAP_SETUID,	 CAP_SETGID,
+				       CAP_SYS_PTRACE, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH };
 
-	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
-		mask |= 1ULL << keep[i];
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || syscall(SYS_capget, &hdr, data)) {
-		pr_debug("jvm: cannot drop capabilities: %s", strerror(errno));
-		return;
-	}
-	permitted = (data[0].permitted | (uint64_t)data[1].permitted << 32) & mask;
-	/* The bounding set too, as the collector's process does (EINVAL: a capability the kernel lacks). */
-	if ((data[0].permitted | (uint64_t)data[1].permitted << 32) & (1ULL << CAP_SETPCAP))
-		for (int cap = 0; cap < 64; cap++)
-			if (!(mask & (1ULL << cap)))
-				prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
-	data[0].effective = data[0].permitted = (uint32_t)permitted;
-	data[1].effective = data[1].permitted = (uint32_t)(permitted >> 32);
-	data[0].inheritable = data[1].inheritable = 0;
-	if (syscall(SYS_capset, &hdr, data))
-		pr_debug("jvm: cannot drop capabilities: %s", strerror(errno));
-}
-
-/* Close every descriptor but the standard three and @keep. */
-static void close_others(int keep)
-{
-	struct rlimit rl;
-
-	if (keep > 3 && !close_range(3, keep - 1, 0) && !close_range(keep + 1, ~0U, 0))
-		return;
-	if (keep == 3 && !close_range(4, ~0U, 0))
-		return;
-	/* No close_range() (before Linux 5.9): one by one. */
-	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur > INT_MAX)
-		rl.rlim_cur = 65536;
-	for (int fd = 3; fd < (int)rl.rlim_cur; fd++)
-		if (fd != keep)
-			close(fd);
-}
-
-/*
- * The mapper process, just forked, with @sock its end of the socket pair;
- * @parent is the collector's process. Its exit status.
- */
-static int jvm_child__main(int sock, pid_t parent)
+/* The mapper process (helper.h), with @sock its end of the socket pair. Its exit status. */
+static int jvm_child__main(int sock, void *arg)
 {
 	struct jvm_child jc = { .sock = sock, .reply = { .type = JVM_MSG_REPLY } };
-	struct sigaction dfl = { .sa_handler = SIG_DFL }, ign = { .sa_handler = SIG_IGN };
-	sigset_t none;
-	int null, err;
+	int err;
 
-	/*
-	 * Never outlive the collector's process (it may have died already).
-	 * PR_SET_PDEATHSIG acts when the thread that forked exits: the one
-	 * that runs the recording to its end.
-	 */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
-		return 1;
-	/*
-	 * Not the collector's signal handlers. Ctrl-C and a hangup go to the
-	 * terminal's whole process group, us too: they end the recording,
-	 * which still wants our final requests.
-	 */
-	for (int sig = 1; sig < NSIG; sig++) {
-		struct sigaction sa;
-
-		if (!sigaction(sig, NULL, &sa) && sa.sa_handler != SIG_DFL &&
-		    sa.sa_handler != SIG_IGN)
-			sigaction(sig, &dfl, NULL);
-	}
-	sigaction(SIGINT, &ign, NULL);
-	sigaction(SIGHUP, &ign, NULL);
-	sigaction(SIGPIPE, &ign, NULL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	/* Nothing of the collector's: its perf events, BPF objects, files. stderr is for the log. */
-	close_others(sock);
-	null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null >= 0) {
-		dup2(null, STDIN_FILENO);
-		dup2(null, STDOUT_FILENO);
-		if (null > STDERR_FILENO)
-			close(null);
-	}
-	prctl(PR_SET_NAME, "profiler-jvm", 0, 0, 0);
+	(void)arg;
 	/* Acting as a JVM's user, none of root's groups: only the JVM's gid. */
 	if (setgroups(0, NULL) && errno != EPERM)
 		pr_debug("jvm: cannot drop supplementary groups: %s", strerror(errno));
-	jvm_mapper__restrict_caps();
 	err = jvm_child__run(&jc);
 	if (err)
 		pr_debug("jvm: the mapper stops: %s", strerror(-err));
 	else
 		jvm_child__remove_maps(&jc);
 	free(jc.jvms);
-	close(sock);
 	return err ? 1 : 0;
 }
 
 struct jvm_mapper *jvm_mapper__new(void)
 {
 	struct jvm_mapper *jm = calloc(1, sizeof(*jm));
-	pid_t parent = getpid();
-	int sv[2], err;
+	int err;
 
 	if (!jm)
 		return NULL;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
-		err = -errno;
-		goto out_free;
-	}
-	/* Now, while the process still has the capabilities the mapper keeps. */
-	jm->pid = fork();
-	if (jm->pid < 0) {
-		err = -errno;
-		goto out_close;
-	}
-	if (!jm->pid) {
-		close(sv[0]);
+	err = helper__start(&jm->helper, "jvm", jvm_mapper_caps,
+			    sizeof(jvm_mapper_caps) / sizeof(jvm_mapper_caps[0]), jvm_child__main,
+			    NULL);
+	if (err) {
 		free(jm);
-		/* Not exit(): the collector's atexit handlers and stdio buffers are not ours. */
-		_exit(jvm_child__main(sv[1], parent));
+		errno = -err;
+		return NULL;
 	}
-	close(sv[1]);
-	jm->sock = sv[0];
 	return jm;
-
-out_close:
-	close(sv[0]);
-	close(sv[1]);
-out_free:
-	free(jm);
-	errno = -err;
-	return NULL;
 }
 
 void jvm_mapper__free(struct jvm_mapper *jm)
 {
-	uint64_t deadline;
-	pid_t pid;
-
 	if (!jm)
 		return;
 	/* The mapper sees its socket hang up, gives up the request under way, and exits. */
-	close(jm->sock);
-	deadline = clock_ns(CLOCK_MONOTONIC) + JVM_EXIT_WAIT_NS;
-	while ((pid = waitpid(jm->pid, NULL, WNOHANG)) == 0 || (pid < 0 && errno == EINTR)) {
-		if (clock_ns(CLOCK_MONOTONIC) >= deadline) {
-			pr_debug("jvm: the mapper has not exited: killing it");
-			kill(jm->pid, SIGKILL);
-			while (waitpid(jm->pid, NULL, 0) < 0 && errno == EINTR)
-				;
-			break;
-		}
-		nanosleep(&(struct timespec){ .tv_nsec = JVM_LISTEN_POLL_NS }, NULL);
-	}
+	helper__stop(&jm->helper, JVM_EXIT_WAIT_NS);
 	if (jm->nr_unsent)
 		pr_debug("jvm: %" PRIu64 " JVM sightings not passed on to the mapper",
 			 jm->nr_unsent);
@@ -1315,7 +1199,7 @@ void jvm_mapper__see(struct jvm_mapper *jm, const struct proc_maps *maps)
 	if (!jm || jm->finished || !jvm__is_jvm(maps))
 		return;
 	/* Never wait: a mapper busy with a slow JVM takes it in after that request. */
-	if (send(jm->sock, &msg, sizeof(msg), MSG_DONTWAIT | MSG_NOSIGNAL) == sizeof(msg)) {
+	if (send(jm->helper.sock, &msg, sizeof(msg), MSG_DONTWAIT | MSG_NOSIGNAL) == sizeof(msg)) {
 		jm->nr_sent++;
 		return;
 	}
@@ -1328,7 +1212,7 @@ void jvm_mapper__see(struct jvm_mapper *jm, const struct proc_maps *maps)
 static int jvm_mapper__wait(struct jvm_mapper *jm, short events, uint64_t deadline)
 {
 	for (;;) {
-		struct pollfd pfd = { .fd = jm->sock, .events = events };
+		struct pollfd pfd = { .fd = jm->helper.sock, .events = events };
 		uint64_t now = clock_ns(CLOCK_MONOTONIC), ms;
 		int r;
 
@@ -1376,12 +1260,13 @@ void jvm_mapper__finish(struct jvm_mapper *jm, uint64_t timeout_ns)
 		return;
 	jm->finished = true;
 	err = jvm_mapper__wait(jm, POLLOUT, deadline);
-	if (!err && send(jm->sock, &msg, sizeof(msg), MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(msg))
+	if (!err &&
+	    send(jm->helper.sock, &msg, sizeof(msg), MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(msg))
 		err = -errno;
 	if (!err)
 		err = jvm_mapper__wait(jm, POLLIN, deadline);
 	if (!err) {
-		n = recv(jm->sock, buf, sizeof(buf), MSG_DONTWAIT);
+		n = recv(jm->helper.sock, buf, sizeof(buf), MSG_DONTWAIT);
 		err = n < 0 ? -errno : !n ? -EPIPE : 0;
 	}
 	if (!err)
