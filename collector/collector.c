@@ -26,6 +26,7 @@
 #include "common/stack_table.h"
 #include "common/strset.h"
 #include "alloc.h"
+#include "bpf_lister.h"
 #include "bpf_stats.h"
 #include "collector.h"
 #include "elf/elf_cache.h"
@@ -46,6 +47,8 @@
 #define DRAIN_CUT (-ECANCELED)
 /* How often snapshots superseded are looked for (forget_snapshots()). */
 #define FORGET_SNAPSHOTS_NS (1000ULL * 1000 * 1000)
+/* How often the BPF programs loaded since are asked for (refresh_bpf_progs()). */
+#define BPF_PROGS_REFRESH_NS (1000ULL * 1000 * 1000)
 /*
  * The ring buffer holds, by default, half a second of the most records the
  * chosen modes produce, a margin for slow drains (see ringbuf_bytes()).
@@ -94,10 +97,12 @@ struct collector {
 	size_t nr_windows, alloc_windows;
 	uint64_t windows_attached; /* the last window's seq */
 	uint64_t nr_records;
-	struct elf_cache *elves;     /* the files' ELF images, shared with the symbolizer */
-	size_t nr_stale;	     /* stacks whose snapshot misses their leaf */
-	uint64_t next_forget_ns;     /* forget_snapshots() looks again from then on */
-	struct bpf_progs *bpf_progs; /* a recording's: the BPF programs loaded at its start */
+	struct elf_cache *elves;       /* the files' ELF images, shared with the symbolizer */
+	size_t nr_stale;	       /* stacks whose snapshot misses their leaf */
+	uint64_t next_forget_ns;       /* forget_snapshots() looks again from then on */
+	struct bpf_progs *bpf_progs;   /* a recording's: the BPF programs that could run in it */
+	struct bpf_lister *bpf_lister; /* ... which opens those loaded since its start */
+	uint64_t next_bpf_progs_ns;    /* refresh_bpf_progs() asks it again from then on */
 
 	uint64_t start_mono, start_real, stop_mono;
 	uint64_t malformed;	   /* records too short or with impossible counts */
@@ -519,6 +524,27 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 			goto out_free;
 		}
 	}
+	/*
+	 * A recording's kernel stacks may run through BPF programs: read those
+	 * loaded now, while we may (CAP_SYS_ADMIN is dropped once sampling
+	 * starts: cli/privileges.c), and those loaded since through the
+	 * lister, forked now, before the unwind tables' thread. The agent,
+	 * which runs for days, leaves their names to kallsyms.
+	 */
+	if (!opts->windows && !opts->alloc_rate) {
+		c->bpf_progs = bpf_progs__read();
+		if (!c->bpf_progs) {
+			err = -errno;
+			pr_warn("cannot start the collector: %s", strerror(-err));
+			goto out_free;
+		}
+		c->bpf_lister = bpf_lister__new();
+		if (!c->bpf_lister)
+			pr_debug(
+				"bpf: cannot start the lister: %s; BPF programs loaded from now on "
+				"are named by kallsyms",
+				strerror(errno));
+	}
 	if (max_rows) {
 		c->unwind_maps =
 			unwind_maps__new(c->unwinder, bpf_map__fd(c->skel->maps.unwind_rows),
@@ -529,21 +555,6 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 			pr_warn("cannot map the unwind tables: %s", strerror(-err));
 			goto out_free;
 		}
-	}
-	/*
-	 * A recording's kernel stacks may run through BPF programs: read those
-	 * loaded now, while we may (CAP_SYS_ADMIN is dropped once sampling
-	 * starts: cli/privileges.c). The agent, which runs for days, leaves
-	 * their names to kallsyms.
-	 */
-	if (!opts->windows && !opts->alloc_rate) {
-		c->bpf_progs = bpf_progs__read();
-		if (!c->bpf_progs) {
-			err = -errno;
-			pr_warn("cannot start the collector: %s", strerror(-err));
-			goto out_free;
-		}
-		bpf_progs__report(c->bpf_progs);
 	}
 	c->user_stacks = user_stacks__new(c->unwinder, c->procs, &c->runtimes,
 					  c->unwind_maps != NULL, max_frames(&c->opts));
@@ -577,6 +588,7 @@ void collector__free(struct collector *c)
 	user_stacks__free(c->user_stacks);
 	unwinder__free(c->unwinder);
 	py_frames__release(&c->py_frames);
+	bpf_lister__free(c->bpf_lister);
 	bpf_progs__free(c->bpf_progs);
 	elf_cache__free(c->elves);
 	thread_cpu__free(c->thread_cpu);
@@ -773,6 +785,25 @@ static void forget_snapshots(struct collector *c)
 	if (!trim_snapshots(c) && !snapshots_in_use(c, &used))
 		procs__forget_snapshots(c->procs, &used);
 	hashtab__release(&used);
+}
+
+/*
+ * Add the BPF programs loaded since the last look, so that those unloaded
+ * before the recording ends still name their code: once a second, and at
+ * the end (@force). A program loaded and unloaded in between is named by
+ * kallsyms, if at all.
+ */
+static void refresh_bpf_progs(struct collector *c, bool force)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	if (!c->bpf_lister || (!force && now < c->next_bpf_progs_ns))
+		return;
+	c->next_bpf_progs_ns = now + BPF_PROGS_REFRESH_NS;
+	if (bpf_lister__refresh(c->bpf_lister, c->bpf_progs)) {
+		bpf_lister__free(c->bpf_lister);
+		c->bpf_lister = NULL;
+	}
 }
 
 /*
@@ -1361,6 +1392,7 @@ int collector__run(struct collector *c)
 		if (c->nr_stale)
 			settle_stale_maps(c, false);
 		forget_snapshots(c);
+		refresh_bpf_progs(c, false);
 		if (c->unwind_maps)
 			unwind_maps__poll(c->unwind_maps);
 		if (c->deadline && clock_ns(CLOCK_MONOTONIC) >= c->deadline)
@@ -1371,6 +1403,9 @@ int collector__run(struct collector *c)
 			c->opts.on_drain(c->opts.on_drain_ctx);
 	}
 	c->stop_mono = clock_ns(CLOCK_MONOTONIC);
+	refresh_bpf_progs(c, true);
+	if (c->bpf_progs)
+		bpf_progs__report(c->bpf_progs);
 	/* Stop sampling, then take what is still in the buffer. */
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
 		bpf_link__destroy(c->links[cpu]);

@@ -142,7 +142,7 @@ struct elf_cache *collector__elf_cache(struct collector *c);
 const struct py_frames *collector__py_frames(const struct collector *c);
 
 /*
- * The BPF programs loaded when a recording started (bpf_progs.h), for the
+ * The BPF programs loaded during a recording (bpf_progs.h), for the
  * symbolizer: valid until collector__free(). NULL for the agent
  * (collector_opts.windows) and heap profiles.
  */

@@ -14,6 +14,9 @@
 #include "common/log.h"
 #include "common/strset.h"
 
+/* The largest BTF read of a program: more is not a program's own (a kernel's is 5 MiB). */
+#define BPF_PROGS_MAX_BTF (16U << 20)
+
 /* One function of a program: [start, end) of JIT code. */
 struct bpf_func {
 	uint64_t start, end; /* @start first: after_last_at_or_before() reads it */
@@ -38,7 +41,8 @@ struct bpf_progs {
 	struct bpf_line *lines; /* each program's together, sorted by addr */
 	size_t nr_lines, lines_alloc;
 	size_t nr_progs;
-	size_t nr_lined; /* functions with source lines */
+	size_t nr_lined;  /* functions with source lines */
+	uint32_t last_id; /* the highest id added */
 	uint64_t read_ns;
 };
 
@@ -138,8 +142,30 @@ static int line_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* Add the functions and lines of program @id, open as @fd. 0, or -ENOMEM. */
-static int bpf_progs__add(struct bpf_progs *p, uint32_t id, int fd)
+/* The BTF object open as @fd, read through it (no privilege needed), or NULL. */
+static struct btf *btf_from_fd(int fd)
+{
+	struct bpf_btf_info info = { 0 };
+	uint32_t len = sizeof(info), size;
+	struct btf *btf = NULL;
+	void *data;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || !info.btf_size ||
+	    info.btf_size > BPF_PROGS_MAX_BTF)
+		return NULL;
+	size = info.btf_size;
+	data = malloc(size);
+	if (!data)
+		return NULL;
+	info = (struct bpf_btf_info){ .btf = (uintptr_t)data, .btf_size = size };
+	len = sizeof(info);
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.btf_size == size)
+		btf = btf__new(data, size);
+	free(data);
+	return btf;
+}
+
+int bpf_progs__add(struct bpf_progs *p, uint32_t id, int fd, int btf_fd)
 {
 	struct prog_arrays a = { 0 };
 	struct bpf_prog_info info;
@@ -148,12 +174,16 @@ static int bpf_progs__add(struct bpf_progs *p, uint32_t id, int fd)
 	size_t first_line;
 	int err;
 
+	if (id > p->last_id)
+		p->last_id = id;
 	err = prog_info(fd, &info, &a);
 	if (err) {
 		prog_arrays__free(&a);
 		return err == -ENOMEM ? err : 0;
 	}
-	if (info.btf_id)
+	if (btf_fd >= 0)
+		btf = btf_from_fd(btf_fd);
+	else if (info.btf_id)
 		btf = btf__load_from_kernel_by_id(info.btf_id);
 	prog_name = strset__add(p->strings, info.name);
 	err = -ENOMEM;
@@ -224,12 +254,12 @@ struct bpf_progs *bpf_progs__read(void)
 
 		if (fd < 0)
 			continue; /* unloaded meanwhile */
-		err = bpf_progs__add(p, id, fd);
+		err = bpf_progs__add(p, id, fd, -1);
 		close(fd);
 		if (err)
 			goto out_nomem;
 	}
-	qsort(p->funcs, p->nr_funcs, sizeof(*p->funcs), func_cmp);
+	bpf_progs__sort(p);
 	p->read_ns = clock_ns(CLOCK_MONOTONIC) - start;
 	return p;
 
@@ -237,6 +267,16 @@ out_nomem:
 	bpf_progs__free(p);
 	errno = ENOMEM;
 	return NULL;
+}
+
+void bpf_progs__sort(struct bpf_progs *p)
+{
+	qsort(p->funcs, p->nr_funcs, sizeof(*p->funcs), func_cmp);
+}
+
+uint32_t bpf_progs__last_id(const struct bpf_progs *p)
+{
+	return p->last_id;
 }
 
 void bpf_progs__free(struct bpf_progs *p)
@@ -293,7 +333,7 @@ int bpf_progs__lookup(const struct bpf_progs *p, uint64_t addr, struct bpf_code_
 
 void bpf_progs__report(const struct bpf_progs *p)
 {
-	pr_info("bpf: %zu BPF programs loaded, of %zu functions (%zu with source lines), read in "
-		"%.1f ms to name their code",
+	pr_info("bpf: %zu BPF programs read to name their code, of %zu functions (%zu with source "
+		"lines); those loaded at the start in %.1f ms",
 		p->nr_progs, p->nr_funcs, p->nr_lined, p->read_ns / 1e6);
 }

@@ -12,10 +12,12 @@
  * strings. A program loaded without BTF (not built with -g) has its
  * functions named by kallsyms only.
  *
- * Read of the programs loaded at that moment; one unloaded since stays
- * in the set, so that a recording names the programs that ran during it.
- * Reading needs CAP_SYS_ADMIN (listing the programs by id); without it,
- * the set is empty. Immutable once read.
+ * Read of the programs loaded at that moment, then added to with those
+ * loaded since (ids only grow); one unloaded stays in the set, so that a
+ * recording names the programs that ran during it. Listing the programs
+ * and opening them by id needs CAP_SYS_ADMIN: without it, the set is
+ * empty, unless another process (collector/bpf_lister.h) opens them for
+ * us. Not thread-safe: lookups must not run with an addition.
  */
 #ifndef PROFILER_BPF_PROGS_H
 #define PROFILER_BPF_PROGS_H
@@ -42,6 +44,17 @@ struct bpf_code_line {
 
 /* The programs loaded now. NULL and errno on ENOMEM only. */
 struct bpf_progs *bpf_progs__read(void);
+
+/*
+ * Add program @id, open as @fd, with its BTF open as @btf_fd (-1: opened
+ * by its id, which needs CAP_SYS_ADMIN). Reading through the descriptors
+ * needs CAP_BPF, and their opener CAP_SYSLOG for the code's addresses.
+ * Then bpf_progs__sort() before any lookup. 0, or -ENOMEM.
+ */
+int bpf_progs__add(struct bpf_progs *progs, uint32_t id, int fd, int btf_fd);
+void bpf_progs__sort(struct bpf_progs *progs);
+/* The highest id of a program added, or 0: those loaded since have higher ones. */
+uint32_t bpf_progs__last_id(const struct bpf_progs *progs);
 void bpf_progs__free(struct bpf_progs *progs);
 
 /* Where @addr is, in one of @progs' functions: 0, or -ENOENT when in none. */

@@ -4,13 +4,32 @@
 # call entry tracepoint, for its own process (tests/workloads/bpf_hot.bpf.c,
 # built with -g), profiled with -p beside perf record on the same process
 # at the same time. perf names the code bpf_prog_TAG_NAME; ours, "NAME [bpf]"
-# at FILE:LINE; both must see as many samples, and the same shares.
+# at FILE:LINE; both must see as many samples, and the same shares. First,
+# the program loaded by the command profiled, after the recording started.
 . "$(dirname "$0")/lib.sh"
 
 named_name="bpf code: a BPF program's functions named 'NAME [bpf]', at their source lines"
 share_name="bpf code: the BPF functions' self shares as perf's, on the same process at the same time"
 count_name="bpf code: no sample lost in BPF code: as many samples as perf's"
-require_bpf "$named_name" "$share_name" "$count_name"
+later_name="bpf code: a program loaded after the recording started is named alike (the lister)"
+require_bpf "$named_name" "$share_name" "$count_name" "$later_name"
+
+# Loaded by the command the profiler starts, once it dropped the privilege
+# that listing programs needs: the lister process opens them for it.
+"$PROFILER" -v -F 499 -o "$TMP/later.folded" -- "$WORKLOADS/bpf_hot" 2 >/dev/null 2>"$TMP/later.err"
+rc=$?
+total=$(awk '{ n += $NF } END { print n + 0 }' "$TMP/later.folded" 2>/dev/null)
+named=$(grep -E '(hot_syscall_enter|mix_round) \[bpf\]_\[k\]' "$TMP/later.folded" 2>/dev/null |
+	awk '{ n += $NF } END { print n + 0 }')
+unnamed=$(grep -E 'bpf_prog_[0-9a-f]+_(hot_syscall_enter|mix_round)' "$TMP/later.folded" 2>/dev/null |
+	awk '{ n += $NF } END { print n + 0 }')
+what="exit $rc, $named of $total samples in named BPF code, $unnamed named by kallsyms only"
+if [[ $rc -eq 0 ]] && ((total >= 200 && named * 2 >= total && unnamed == 0)); then
+	ok "$later_name ($what)"
+else
+	fail "$later_name ($what)"
+	grep -E 'bpf|warn' "$TMP/later.err" | sed 's/^/#   /'
+fi
 
 source=$(dirname "$0")/../workloads/bpf_hot.bpf.c
 start_bg "$WORKLOADS/bpf_hot" 8 >"$TMP/ready"
@@ -28,7 +47,8 @@ rc=$?
 wait "$perf_pid"
 perf_rc=$?
 ours=$(summary_count "$TMP/err" "on-CPU samples")
-if [[ $rc -ne 0 || ${ours:-0} -lt 1000 ]]; then
+# A busy machine gives bpf_hot less of a CPU: a few hundred samples are enough.
+if [[ $rc -ne 0 || ${ours:-0} -lt 300 ]]; then
 	for name in "$named_name" "$share_name" "$count_name"; do
 		fail "$name (exit $rc, ${ours:-no} samples)"
 	done
@@ -85,8 +105,8 @@ fi
 # program would be missing here and not from perf's.
 theirs=$(perf report -i "$TMP/perf.data" --no-children --stdio -n --sort pid -g none 2>/dev/null |
 	awk '$1 ~ /%$/ { n += $2 } END { print n + 0 }')
-if [[ $theirs -ge 1000 ]] && ((ours * 100 >= theirs * 95 && ours * 100 <= theirs * 105)); then
+if [[ $theirs -ge 300 ]] && ((ours * 100 >= theirs * 95 && ours * 100 <= theirs * 105)); then
 	ok "$count_name (ours $ours, perf's $theirs)"
 else
-	fail "$count_name (ours $ours, perf's $theirs: expected within 5%, over 1000)"
+	fail "$count_name (ours $ours, perf's $theirs: expected within 5%, over 300)"
 fi
