@@ -22,7 +22,9 @@
 #include "child.h"
 #include "collector/alloc.h"
 #include "collector/collector.h"
+#include "common/bpf_progs.h"
 #include "common/stack_table.h"
+#include "common/strset.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/output.h"
@@ -192,6 +194,24 @@ static void print_summary(const struct profile *p, const struct options *o)
 }
 
 /* Why @path cannot be written (@err, from output.h), in one line. */
+/* The BPF programs that ran longest during the recording, for the summary. 0 or -ENOMEM. */
+static int bpf_costs(struct profile *p, const struct bpf_progs *progs)
+{
+	struct bpf_prog_cost cost[PROFILE_MAX_BPF_PROGS];
+	size_t n = progs ? bpf_progs__costliest(progs, cost, PROFILE_MAX_BPF_PROGS) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *name = strset__add(p->strings, cost[i].name);
+
+		if (!name)
+			return -ENOMEM;
+		p->bpf_progs[i] =
+			(struct profile_bpf_prog){ name, cost[i].id, cost[i].runs, cost[i].run_ns };
+	}
+	p->nr_bpf_progs = n;
+	return 0;
+}
+
 static void warn_output(const char *path, int err)
 {
 	if (err == -ELOOP)
@@ -539,6 +559,8 @@ int record(const struct options *o)
 	err = pseudo_frame__init(&overflow, p->strings, OVERFLOW_FRAME_NAME);
 	if (!err)
 		err = pseudo_frame__init(&unsampled, p->strings, UNSAMPLED_FRAME_NAME);
+	if (!err)
+		err = bpf_costs(p, collector__bpf_progs(c));
 	/* Under sudo, perf maps are trusted from the user who ran it, as the profiles are theirs. */
 	symopts.trusted_uid = invoker ? invoker->uid : getuid();
 	symopts.elf_cache = collector__elf_cache(c);

@@ -194,12 +194,18 @@ static int recv_batch(struct bpf_lister *l, struct lister_batch *b, int *fds, si
 	return 0;
 }
 
-int bpf_lister__refresh(struct bpf_lister *l, struct bpf_progs *progs)
+/*
+ * Ask for the programs after @after, and give each to @take(@progs, id,
+ * descriptor, BTF descriptor or -1), which must not keep the descriptors.
+ * 0, or the first -errno: the lister is not asked again.
+ */
+static int bpf_lister__ask(struct bpf_lister *l, struct bpf_progs *progs, uint32_t after,
+			   int (*take)(struct bpf_progs *progs, uint32_t id, int fd, int btf_fd))
 {
-	struct lister_request req = { bpf_progs__last_id(progs) };
+	struct lister_request req = { after };
 	struct lister_batch b;
 	int fds[2 * BATCH], err = 0;
-	size_t nr_fds, added = 0;
+	size_t nr_fds;
 
 	if (l->broken)
 		return -EPIPE;
@@ -215,16 +221,13 @@ int bpf_lister__refresh(struct bpf_lister *l, struct bpf_progs *progs)
 			int fd = fds[k++], btf_fd = b.has_btf & (1ULL << i) ? fds[k++] : -1;
 
 			/* An id at or before what we asked for is not what we asked for. */
-			if (b.ids[i] > req.after)
-				err = bpf_progs__add(progs, b.ids[i], fd, btf_fd);
-			added++;
+			if (b.ids[i] > after)
+				err = take(progs, b.ids[i], fd, btf_fd);
 		}
 		while (nr_fds)
 			close(fds[--nr_fds]);
 	} while (!err && b.nr);
 out:
-	if (added)
-		bpf_progs__sort(progs);
 	if (err) {
 		/* A reply cut short would leave the rest of it for the next request. */
 		l->broken = true;
@@ -233,4 +236,24 @@ out:
 			 strerror(-err));
 	}
 	return err;
+}
+
+int bpf_lister__refresh(struct bpf_lister *l, struct bpf_progs *progs)
+{
+	int err = bpf_lister__ask(l, progs, bpf_progs__last_id(progs), bpf_progs__add);
+
+	bpf_progs__sort(progs);
+	return err;
+}
+
+static int count(struct bpf_progs *progs, uint32_t id, int fd, int btf_fd)
+{
+	(void)btf_fd;
+	bpf_progs__count(progs, id, fd);
+	return 0;
+}
+
+int bpf_lister__count(struct bpf_lister *l, struct bpf_progs *progs)
+{
+	return bpf_lister__ask(l, progs, 0, count);
 }

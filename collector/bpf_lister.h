@@ -5,7 +5,7 @@
  * programs and opening them by id need, and CAP_SYSLOG, which the
  * addresses of their code need, after the recording gave both up.
  *
- * The lister answers one request, the programs after an id: their ids,
+ * The lister answers one request, the programs after an id (0: all): their ids,
  * with a descriptor of each and of its BTF, passed over the socket
  * (SCM_RIGHTS), at most BPF_LISTER_MAX_PROGS a request. The collector reads
  * what it needs through them itself (common/bpf_progs.h), and closes them.
@@ -34,5 +34,11 @@ void bpf_lister__free(struct bpf_lister *l);
  * lister is not asked again.
  */
 int bpf_lister__refresh(struct bpf_lister *l, struct bpf_progs *progs);
+
+/*
+ * Count what each program of @progs still loaded has run by now
+ * (bpf_progs__count()). 0, or -errno as bpf_lister__refresh().
+ */
+int bpf_lister__count(struct bpf_lister *l, struct bpf_progs *progs);
 
 #endif

@@ -22,6 +22,7 @@
 #include "common/log.h"
 #include "common/proc_maps.h"
 #include "common/proc_tree.h"
+#include "common/procfs.h"
 #include "common/py_frames.h"
 #include "common/stack_table.h"
 #include "common/strset.h"
@@ -807,6 +808,24 @@ static void refresh_bpf_progs(struct collector *c, bool force)
 }
 
 /*
+ * At the end: what each BPF program ran during the recording, counted by
+ * the kernel while kernel.bpf_stats_enabled is on (bpf_progs__costliest()).
+ */
+static void count_bpf_progs(struct collector *c)
+{
+	if (!c->bpf_progs)
+		return;
+	bpf_progs__report(c->bpf_progs);
+	if (procfs__read_long("/proc/sys/kernel/bpf_stats_enabled", 0) <= 0)
+		pr_info("bpf: the programs' run time is not counted: sysctl "
+			"kernel.bpf_stats_enabled=1 counts it");
+	else if (c->bpf_lister && bpf_lister__count(c->bpf_lister, c->bpf_progs)) {
+		bpf_lister__free(c->bpf_lister);
+		c->bpf_lister = NULL;
+	}
+}
+
+/*
  * Give stacks whose leaf their snapshot missed a newer snapshot that covers
  * it, taking one if the last is older than PROCS_REFRESH_NS (or @force).
  * Called from the drain loop, so a process that exits soon after mapping a
@@ -1404,8 +1423,7 @@ int collector__run(struct collector *c)
 	}
 	c->stop_mono = clock_ns(CLOCK_MONOTONIC);
 	refresh_bpf_progs(c, true);
-	if (c->bpf_progs)
-		bpf_progs__report(c->bpf_progs);
+	count_bpf_progs(c);
 	/* Stop sampling, then take what is still in the buffer. */
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
 		bpf_link__destroy(c->links[cpu]);

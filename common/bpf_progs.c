@@ -34,8 +34,20 @@ struct bpf_line {
 	uint32_t line;
 };
 
+/* A program, in the order read (of ids, which only grow), and what it ran during the recording. */
+struct bpf_prog {
+	uint32_t id;
+	const char *name; /* its first function's */
+	/* Its counters when first read (0 if loaded since the start), and at the end. */
+	uint64_t runs_first, run_ns_first, runs_last, run_ns_last;
+	bool counted; /* bpf_progs__count() found it loaded at the end */
+};
+
 struct bpf_progs {
 	struct strset *strings;
+	struct bpf_prog *progs; /* sorted by id */
+	size_t progs_alloc;
+	bool started; /* the programs loaded at the start are read: the others' counters start at 0 */
 	struct bpf_func *funcs; /* sorted by start */
 	size_t nr_funcs, funcs_alloc;
 	struct bpf_line *lines; /* each program's together, sorted by addr */
@@ -232,7 +244,14 @@ int bpf_progs__add(struct bpf_progs *p, uint32_t id, int fd, int btf_fd)
 		};
 		p->nr_lined += p->nr_lines > first_line;
 	}
-	p->nr_progs++;
+	if (array__reserve(&p->progs, &p->progs_alloc, p->nr_progs + 1, sizeof(*p->progs)))
+		goto out;
+	p->progs[p->nr_progs++] = (struct bpf_prog){
+		.id = id,
+		.name = p->funcs[p->nr_funcs - info.nr_jited_ksyms].name,
+		.runs_first = p->started ? 0 : info.run_cnt,
+		.run_ns_first = p->started ? 0 : info.run_time_ns,
+	};
 	err = 0;
 out:
 	btf__free(btf);
@@ -261,6 +280,7 @@ struct bpf_progs *bpf_progs__read(void)
 	}
 	bpf_progs__sort(p);
 	p->read_ns = clock_ns(CLOCK_MONOTONIC) - start;
+	p->started = true;
 	return p;
 
 out_nomem:
@@ -279,10 +299,64 @@ uint32_t bpf_progs__last_id(const struct bpf_progs *p)
 	return p->last_id;
 }
 
+void bpf_progs__count(struct bpf_progs *p, uint32_t id, int fd)
+{
+	struct bpf_prog_info info = { 0 };
+	uint32_t len = sizeof(info);
+	size_t lo = 0, hi = p->nr_progs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->progs[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == p->nr_progs || p->progs[lo].id != id || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return;
+	p->progs[lo].runs_last = info.run_cnt;
+	p->progs[lo].run_ns_last = info.run_time_ns;
+	p->progs[lo].counted = true;
+}
+
+static int cost_cmp(const void *a, const void *b)
+{
+	const struct bpf_prog_cost *x = a, *y = b;
+
+	return x->run_ns > y->run_ns ? -1 : x->run_ns < y->run_ns;
+}
+
+size_t bpf_progs__costliest(const struct bpf_progs *p, struct bpf_prog_cost *out, size_t max)
+{
+	struct bpf_prog_cost *all = calloc(p->nr_progs ? p->nr_progs : 1, sizeof(*all));
+	size_t nr = 0;
+
+	if (!all)
+		return 0;
+	for (size_t i = 0; i < p->nr_progs; i++) {
+		const struct bpf_prog *g = &p->progs[i];
+
+		/* Unloaded before the end, or a counter lower at the end (the sysctl turned off and on). */
+		if (!g->counted || g->runs_last <= g->runs_first ||
+		    g->run_ns_last < g->run_ns_first)
+			continue;
+		all[nr++] = (struct bpf_prog_cost){ g->name, g->id, g->runs_last - g->runs_first,
+						    g->run_ns_last - g->run_ns_first };
+	}
+	qsort(all, nr, sizeof(*all), cost_cmp);
+	if (nr > max)
+		nr = max;
+	memcpy(out, all, nr * sizeof(*out));
+	free(all);
+	return nr;
+}
+
 void bpf_progs__free(struct bpf_progs *p)
 {
 	if (!p)
 		return;
+	free(p->progs);
 	strset__free(p->strings);
 	free(p->funcs);
 	free(p->lines);

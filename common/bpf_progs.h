@@ -57,6 +57,23 @@ void bpf_progs__sort(struct bpf_progs *progs);
 uint32_t bpf_progs__last_id(const struct bpf_progs *progs);
 void bpf_progs__free(struct bpf_progs *progs);
 
+/*
+ * What program @id, open as @fd, has run by now (bpf_prog_info's run_cnt
+ * and run_time_ns, counted while kernel.bpf_stats_enabled is on): its cost
+ * since it was first read, or loaded, is what bpf_progs__costliest() gives.
+ */
+void bpf_progs__count(struct bpf_progs *progs, uint32_t id, int fd);
+
+/* A program's runs and run time between its first and last count. */
+struct bpf_prog_cost {
+	const char *name; /* its first function's, as its BTF names it */
+	uint32_t id;
+	uint64_t runs, run_ns;
+};
+
+/* The @max programs that ran longest, into @out, the longest first: how many. */
+size_t bpf_progs__costliest(const struct bpf_progs *progs, struct bpf_prog_cost *out, size_t max);
+
 /* Where @addr is, in one of @progs' functions: 0, or -ENOENT when in none. */
 int bpf_progs__lookup(const struct bpf_progs *progs, uint64_t addr, struct bpf_code_line *out);
 

@@ -343,4 +343,13 @@ void profile__summary(const struct profile *p, struct profile_summary *sum)
 		     st->frames[FRAME_NO_MAPPING], st->frames[FRAME_JIT], st->frames[FRAME_PYTHON],
 		     st->frames[FRAME_JS]);
 	summary__add(sum, SUMMARY_FRAMES, "DWARF units unreadable: %" PRIu64, st->dwarf_units_lost);
+	for (size_t i = 0; i < p->nr_bpf_progs; i++) {
+		const struct profile_bpf_prog *b = &p->bpf_progs[i];
+
+		summary__add(sum, SUMMARY_BPF,
+			     "BPF program %.40s (id %" PRIu32 "): %" PRIu64
+			     " runs, %.2f us a run, %.1f%% of a CPU",
+			     b->name, b->id, b->runs, b->run_ns / 1e3 / b->runs,
+			     p->duration ? 100.0 * b->run_ns / p->duration : 0.0);
+	}
 }

@@ -207,6 +207,15 @@ struct profile_stats {
 	uint64_t alloc_foreign_frees; /* --alloc=1: frees of blocks never seen allocated */
 };
 
+/* A BPF program's runs during a recording, and their time. */
+struct profile_bpf_prog {
+	const char *name; /* its first function's */
+	uint32_t id;
+	uint64_t runs, run_ns;
+};
+
+#define PROFILE_MAX_BPF_PROGS 3
+
 struct profile {
 	struct strset *strings;		/* owned */
 	struct profile_sample *samples; /* owned, as are each sample's frames and times arrays */
@@ -224,6 +233,12 @@ struct profile {
 	uint64_t alloc_rate;
 	uint64_t alloc_gmax_ns;
 	struct profile_stats stats;
+	/*
+	 * The BPF programs that ran longest during the recording, the longest
+	 * first (counted while kernel.bpf_stats_enabled is on): names interned.
+	 */
+	struct profile_bpf_prog bpf_progs[PROFILE_MAX_BPF_PROGS];
+	size_t nr_bpf_progs;
 	struct utsname host; /* the machine recorded on; all "" when uname() failed */
 	/*
 	 * Write kernel addresses as offsets from the kernel mapping's start
@@ -321,6 +336,9 @@ uint64_t profile_sample__folded_count(const struct profile *p, const struct prof
  *   frames: N with source lines, N function only, N unnamed, N unmapped, N JIT,
  *     N Python
  *   DWARF units unreadable: N
+ *   BPF program NAME (id N): N runs, S us a run, P% of a CPU
+ *                                                   (bpf_progs: up to three, the
+ *                                                    longest first; only if counted)
  *
  * An allocation profile (PROFILE_ALLOC) has DHAT's figures, of the heap
  * kind, in place of the lines of samples and intervals, in three groups:
@@ -355,6 +373,7 @@ enum profile_summary_group {
 	SUMMARY_SAMPLING, /* allocations: how they were sampled, what was lost or not watched */
 	SUMMARY_STACKS,	  /* how much of the stacks could be read */
 	SUMMARY_FRAMES,	  /* how well their frames were named */
+	SUMMARY_BPF,	  /* the BPF programs that ran longest, if counted */
 	NR_SUMMARY_GROUPS,
 };
 

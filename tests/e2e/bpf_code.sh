@@ -12,7 +12,8 @@ named_name="bpf code: a BPF program's functions named 'NAME [bpf]', at their sou
 share_name="bpf code: the BPF functions' self shares as perf's, on the same process at the same time"
 count_name="bpf code: no sample lost in BPF code: as many samples as perf's"
 later_name="bpf code: a program loaded after the recording started is named alike (the lister)"
-require_bpf "$named_name" "$share_name" "$count_name" "$later_name"
+cost_name="bpf code: the summary gives the program's runs and run time, as its samples do"
+require_bpf "$named_name" "$share_name" "$count_name" "$later_name" "$cost_name"
 
 # Loaded by the command the profiler starts, once it dropped the privilege
 # that listing programs needs: the lister process opens them for it.
@@ -40,16 +41,20 @@ if ! wait_for "$TMP/ready" '^ready'; then
 	done
 	exit 0
 fi
+# The kernel counts the programs' run time while kernel.bpf_stats_enabled is on.
+stats_was=$(sysctl -n kernel.bpf_stats_enabled)
+sysctl -qw kernel.bpf_stats_enabled=1
 perf record -q -F 499 -g -p "$pid" -o "$TMP/perf.data" -- sleep 4 >/dev/null 2>"$TMP/perf.err" &
 perf_pid=$!
 "$PROFILER" -v -F 499 -d 4 -p "$pid" -o "$TMP/bpf.pb.gz" -o "$TMP/bpf.folded" 2>"$TMP/err"
 rc=$?
 wait "$perf_pid"
 perf_rc=$?
+sysctl -qw kernel.bpf_stats_enabled="$stats_was"
 ours=$(summary_count "$TMP/err" "on-CPU samples")
 # A busy machine gives bpf_hot less of a CPU: a few hundred samples are enough.
 if [[ $rc -ne 0 || ${ours:-0} -lt 300 ]]; then
-	for name in "$named_name" "$share_name" "$count_name"; do
+	for name in "$named_name" "$share_name" "$count_name" "$cost_name"; do
 		fail "$name (exit $rc, ${ours:-no} samples)"
 	done
 	sed 's/^/#   /' "$TMP/err"
@@ -75,6 +80,26 @@ else
 	fail "$named_name ($what)"
 	sed 's/^/#   /' "$TMP/lines"
 	grep bpf "$TMP/err" | sed 's/^/#   /'
+fi
+
+# The program's run time by the kernel's count (the summary's share of a
+# CPU over the recording's seconds), and by our samples in its code, one
+# period each (as long as a CPU gives bpf_hot's thread, so a busy machine
+# changes neither): the same within 20%. The kernel's clock also runs
+# while the program is preempted.
+cpu=$(sed -nE 's/.*BPF program hot_syscall_enter \(id [0-9]+\): [0-9]+ runs, [0-9.]+ us a run, ([0-9.]+)% of a CPU.*/\1/p' \
+	"$TMP/err")
+seconds=$(sed -nE 's/.*on-CPU samples: [0-9]+ in ([0-9.]+) s.*/\1/p' "$TMP/err")
+in_bpf=$(grep -E '(hot_syscall_enter|mix_round) \[bpf\]_\[k\] [0-9]+$' "$TMP/bpf.folded" |
+	awk '{ n += $NF } END { print n + 0 }')
+what="run time $(awk -v c="${cpu:-0}" -v s="${seconds:-0}" 'BEGIN { printf "%.2f", c * s / 100 }') s (${cpu:-no}% of a CPU over ${seconds:-?} s), sampled $(awk -v n="$in_bpf" 'BEGIN { printf "%.2f", n / 499 }') s ($in_bpf samples)"
+if [[ -n $cpu && -n $seconds ]] && ((in_bpf >= 200)) &&
+	awk -v c="$cpu" -v s="$seconds" -v n="$in_bpf" 'BEGIN {
+		t = c * s / 100; u = n / 499; exit !(t >= 0.8 * u && t <= 1.2 * u) }'; then
+	ok "$cost_name ($what)"
+else
+	fail "$cost_name ($what, expected within 20%)"
+	grep -E 'BPF program|bpf' "$TMP/err" | sed 's/^/#   /'
 fi
 
 # perf's self shares (of the process's samples), by the end of the kernel's names.

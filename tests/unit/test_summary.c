@@ -119,6 +119,28 @@ TEST(summary_lines)
 	CHECK_STR(sum.lines[2].text, "truncated stacks: 11");
 }
 
+/* The BPF programs that ran longest come last, in a group of their own, as counted. */
+TEST(summary_bpf_programs)
+{
+	struct profile *p = wall_profile();
+	struct profile_summary sum;
+
+	CHECK(p);
+	p->bpf_progs[0] =
+		(struct profile_bpf_prog){ "hot_syscall_enter", 42, 131114, 2682592440ULL };
+	p->bpf_progs[1] = (struct profile_bpf_prog){ "profile_sample", 7, 3036, 21892596 };
+	p->nr_bpf_progs = 2;
+	profile__summary(p, &sum);
+	profile__free(p);
+	CHECK_U64(sum.nr, NR_WALL_LINES + 2);
+	CHECK_STR(sum.lines[NR_WALL_LINES].text,
+		  "BPF program hot_syscall_enter (id 42): 131114 runs, 20.46 us a run, 90.9% of a "
+		  "CPU");
+	CHECK_STR(sum.lines[NR_WALL_LINES + 1].text,
+		  "BPF program profile_sample (id 7): 3036 runs, 7.21 us a run, 0.7% of a CPU");
+	CHECK_U64(sum.lines[NR_WALL_LINES].group, SUMMARY_BPF);
+}
+
 /* In pprof, one comment a line (go tool pprof -comments), and no other comment. */
 TEST(summary_in_pprof_comments)
 {
