@@ -48,6 +48,8 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 	struct sample_record *r;
 	__u8 *state;
 
+	/* Every run, against the periods the clock counted (collector.c: samples not taken). */
+	stat_inc(STAT_SAMPLE_RUNS);
 	if (!tid && sample_idle) {
 		sample_idle_cpu(ctx);
 		return 0;

@@ -122,6 +122,7 @@ enum profile_stat {
 	STAT_SUMS_FULL,		 /* ... sent: no room in `sample_sums` to count their stacks */
 	STAT_OFFCPU_SHORT,	 /* off-CPU intervals shorter than offcpu_min_ns, left out */
 	STAT_OFFCPU_SHORT_NS,	 /* ... their total length */
+	STAT_SAMPLE_RUNS,	 /* profile_sample's runs: the samples the kernel handed it */
 	STAT__MAX,
 };
 

@@ -15,4 +15,11 @@ struct profile_bpf;
 /* Counter @stat of @skel's program, summed over every CPU; 0 when it cannot be read. */
 uint64_t bpf_stats__sum(const struct profile_bpf *skel, enum profile_stat stat);
 
+/*
+ * Counter @stat of each of the @nr CPUs into @values (all 0 when it cannot
+ * be read).
+ */
+void bpf_stats__per_cpu(const struct profile_bpf *skel, enum profile_stat stat, uint64_t *values,
+			int nr);
+
 #endif

@@ -98,9 +98,10 @@ struct collector {
 	size_t nr_windows, alloc_windows;
 	uint64_t windows_attached; /* the last window's seq */
 	uint64_t nr_records;
-	struct elf_cache *elves;       /* the files' ELF images, shared with the symbolizer */
-	size_t nr_stale;	       /* stacks whose snapshot misses their leaf */
-	uint64_t next_forget_ns;       /* forget_snapshots() looks again from then on */
+	struct elf_cache *elves; /* the files' ELF images, shared with the symbolizer */
+	size_t nr_stale;	 /* stacks whose snapshot misses their leaf */
+	uint64_t next_forget_ns; /* forget_snapshots() looks again from then on */
+	uint64_t not_taken; /* samples the kernel did not hand the BPF program (samples_not_taken()) */
 	struct bpf_progs *bpf_progs;   /* a recording's: the BPF programs that could run in it */
 	struct bpf_lister *bpf_lister; /* ... which opens those loaded since its start */
 	uint64_t next_bpf_progs_ns;    /* refresh_bpf_progs() asks it again from then on */
@@ -808,6 +809,47 @@ static void refresh_bpf_progs(struct collector *c, bool force)
 }
 
 /*
+ * Sampling stopped (each CPU's event disabled with its link): the samples
+ * each CPU's clock was due to take, its count over its period (fixed:
+ * the kernel turns a cpu-clock's frequency into the period 1e9 / Hz),
+ * that the BPF program did not run for (STAT_SAMPLE_RUNS). The kernel
+ * does not run it while the CPU runs a kprobe, uprobe or perf tracepoint
+ * BPF program, or a bpf() call on a map (bpf_overflow_handler(),
+ * bpf_prog_active), and drops that sample uncounted. One a CPU is within
+ * the margin: a period may end between opening the event and attaching.
+ */
+static void samples_not_taken(struct collector *c)
+{
+	uint64_t period = 1000000000ULL / c->opts.freq_hz, *runs;
+	char per_cpu[256] = "";
+	size_t len = 0;
+
+	runs = calloc(c->nr_cpus, sizeof(*runs));
+	if (!runs || !c->perf_fds) {
+		free(runs);
+		return;
+	}
+	bpf_stats__per_cpu(c->skel, STAT_SAMPLE_RUNS, runs, c->nr_cpus);
+	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
+		uint64_t count, due, missed;
+
+		if (c->perf_fds[cpu] < 0 ||
+		    read(c->perf_fds[cpu], &count, sizeof(count)) != sizeof(count))
+			continue;
+		due = count / period;
+		missed = due > runs[cpu] + 1 ? due - runs[cpu] - 1 : 0;
+		c->not_taken += missed;
+		if (missed && len < sizeof(per_cpu))
+			len += snprintf(per_cpu + len, sizeof(per_cpu) - len,
+					"%scpu %d: %llu of %llu", len ? ", " : "", cpu,
+					(unsigned long long)missed, (unsigned long long)due);
+	}
+	free(runs);
+	if (c->not_taken)
+		pr_info("samples not taken: %s", per_cpu);
+}
+
+/*
  * At the end: what each BPF program ran during the recording, counted by
  * the kernel while kernel.bpf_stats_enabled is on (bpf_progs__costliest()).
  */
@@ -1233,8 +1275,11 @@ int collector__start(struct collector *c)
 			pr_warn("cannot attach the BPF program on cpu %d: %s", cpu, strerror(-err));
 			return err;
 		}
-		/* The link owns the event now and closes it when destroyed. */
-		c->perf_fds[cpu] = -1;
+		/*
+		 * The link owns the event now and closes it when destroyed; a
+		 * copy of the descriptor reads its count then (samples_not_taken()).
+		 */
+		c->perf_fds[cpu] = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 		attached++;
 	}
 	if (!attached) {
@@ -1429,6 +1474,7 @@ int collector__run(struct collector *c)
 		bpf_link__destroy(c->links[cpu]);
 		c->links[cpu] = NULL;
 	}
+	samples_not_taken(c);
 	profile_bpf__detach(c->skel);
 	if (c->alloc)
 		alloc__detach(c->alloc);
@@ -1551,6 +1597,7 @@ void collector__stats(const struct collector *c, struct profile_stats *stats)
 	stats->lost_samples =
 		bpf_stats__sum(c->skel, STAT_LOST_SAMPLES) + c->malformed + c->sums.orphans;
 	stats->idle_samples = c->nr_idle + c->sums.idle;
+	stats->not_taken = c->not_taken;
 	stats->offcpu_intervals = c->nr_offcpu;
 	stats->offcpu_ns = c->offcpu_ns;
 	stats->lost_offcpu = bpf_stats__sum(c->skel, STAT_LOST_OFFCPU) +

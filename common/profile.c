@@ -310,6 +310,15 @@ static void summary__time(const struct profile *p, struct profile_summary *sum)
 		summary__add(sum, SUMMARY_SAMPLES, "of which idle CPUs: %" PRIu64,
 			     st->idle_samples);
 	summary__add(sum, SUMMARY_SAMPLES, "samples lost: %" PRIu64, st->lost_samples);
+	/*
+	 * Said when they matter to the profile: the profiler's own bpf() calls
+	 * cost a few (its map updates hold the kernel's BPF programs off).
+	 */
+	if (st->not_taken >= 20 && st->not_taken * 100 >= st->samples + st->not_taken)
+		summary__add(sum, SUMMARY_SAMPLES,
+			     "samples not taken: %" PRIu64
+			     " (the CPU was running another BPF program)",
+			     st->not_taken);
 	if (p->mode != PROFILE_CPU) {
 		summary__add(sum, SUMMARY_SAMPLES, "intervals off CPU: %" PRIu64 " (%s s)",
 			     st->offcpu_intervals, seconds(s2, st->offcpu_ns, 3));

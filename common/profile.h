@@ -188,6 +188,7 @@ struct profile_stats {
 	uint64_t samples;	   /* on-CPU samples received */
 	uint64_t idle_samples;	   /* ... of idle CPUs (-a), as "swapper" */
 	uint64_t lost_samples;	   /* on-CPU samples dropped: ring buffer or stack table full */
+	uint64_t not_taken;	   /* ... that the kernel did not hand the BPF program */
 	uint64_t offcpu_intervals; /* intervals off CPU received (--off-cpu, --wall) */
 	uint64_t offcpu_ns;	   /* their total length */
 	uint64_t lost_offcpu;	   /* intervals off CPU dropped: no room to keep or send them */
@@ -326,6 +327,9 @@ uint64_t profile_sample__folded_count(const struct profile *p, const struct prof
  *
  *   on-CPU samples: N in S s at F Hz    (stats.samples, duration, freq_hz)
  *   samples lost: N                     (stats.lost_samples)
+ *   samples not taken: N (the CPU was running another BPF program)
+ *                                       (stats.not_taken; when at least 20, and 1% of
+ *                                        the samples with them)
  *   intervals off CPU: N (S s)          (stats.offcpu_intervals, offcpu_ns;
  *   intervals off CPU lost: N            these two with --off-cpu and --wall)
  *   intervals off CPU under --off-cpu-min: N (S s)

@@ -1373,8 +1373,20 @@ static const struct profile_frame *symbolizer__bpf_frame(struct symbolizer *sym,
 	struct bpf_code_line where;
 	struct profile_line line;
 
-	if (!sym->bpf_progs || bpf_progs__lookup(sym->bpf_progs, key->address, &where))
+	if (!sym->bpf_progs)
 		return NULL;
+	/*
+	 * An address past the length the program's information gives its
+	 * function, that kallsyms still puts in it (an interrupted instruction
+	 * of the JIT's, seen rarely): the function's name, with no line.
+	 */
+	if (bpf_progs__lookup(sym->bpf_progs, key->address, &where)) {
+		if (!ks || !ks->module || strcmp(ks->module, "bpf") ||
+		    bpf_progs__lookup(sym->bpf_progs, ks->addr, &where))
+			return NULL;
+		where.file = NULL;
+		where.line = 0;
+	}
 	line = (struct profile_line){
 		.name = strset__addf(sym->strings, "%s [bpf]", where.func),
 		.system_name = strset__add(sym->strings,

@@ -3,7 +3,8 @@
  * bpf_hot.bpf.c - a BPF program that costs its caller real time, for
  * tests/e2e/bpf_code.sh: at each system call the process of bpf_hot.c
  * enters, it mixes a number many times over, in a function of its own
- * called through bpf_loop(). Built with -g: its BTF has its lines.
+ * called through bpf_loop(); or, as a uprobe, at each call of one of its
+ * functions. Built with -g: its BTF has its lines.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -14,6 +15,14 @@ const volatile __u32 target_tgid;
 const volatile __u32 rounds = 2000;
 
 __u64 sink;
+
+/* What bpf_hot.c updates from user space with `bpf_hot SECONDS maps`. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} counts SEC(".maps");
 
 /* One round of a 64-bit linear congruential generator, folded. */
 static long mix_round(__u64 index, void *ctx)
@@ -32,6 +41,21 @@ int BPF_PROG(hot_syscall_enter, struct pt_regs *regs, long id)
 
 	if (bpf_get_current_pid_tgid() >> 32 != target_tgid)
 		return 0;
+	bpf_loop(rounds, mix_round, &x, 0);
+	sink += x;
+	return 0;
+}
+
+/*
+ * The same work on bpf_hot.c's probed(), attached as a uprobe with
+ * `bpf_hot SECONDS uprobe`: the kernel runs no perf_event BPF program on
+ * the CPU meanwhile, so the profiler's samples that fall here are not taken.
+ */
+SEC("uprobe")
+int BPF_KPROBE(hot_uprobe)
+{
+	__u64 x = 1;
+
 	bpf_loop(rounds, mix_round, &x, 0);
 	sink += x;
 	return 0;
