@@ -166,7 +166,8 @@ static struct btf *btf_from_fd(int fd)
 	    info.btf_size > BPF_PROGS_MAX_BTF)
 		return NULL;
 	size = info.btf_size;
-	data = malloc(size);
+	/* Zeroed: valgrind does not know that the kernel fills it. */
+	data = calloc(1, size);
 	if (!data)
 		return NULL;
 	info = (struct bpf_btf_info){ .btf = (uintptr_t)data, .btf_size = size };
@@ -193,10 +194,12 @@ int bpf_progs__add(struct bpf_progs *p, uint32_t id, int fd, int btf_fd)
 		prog_arrays__free(&a);
 		return err == -ENOMEM ? err : 0;
 	}
-	if (btf_fd >= 0)
+	if (btf_fd >= 0) {
 		btf = btf_from_fd(btf_fd);
-	else if (info.btf_id)
-		btf = btf__load_from_kernel_by_id(info.btf_id);
+	} else if (info.btf_id && (btf_fd = bpf_btf_get_fd_by_id(info.btf_id)) >= 0) {
+		btf = btf_from_fd(btf_fd);
+		close(btf_fd);
+	}
 	prog_name = strset__add(p->strings, info.name);
 	err = -ENOMEM;
 	if (!prog_name ||

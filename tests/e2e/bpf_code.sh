@@ -20,6 +20,9 @@ all_names=("$later_name" "$named_name" "$share_name" "$count_name" "$cost_name" 
 	"$maps_name")
 require_bpf "${all_names[@]}"
 source=$(dirname "$0")/../workloads/bpf_hot.bpf.c
+# Put back as it was, however the script ends (it turns it on for one run).
+stats_was=$(sysctl -n kernel.bpf_stats_enabled)
+trap 'sysctl -qw kernel.bpf_stats_enabled="$stats_was"; cleanup' EXIT
 
 # The summary's count of WHAT in FILE, or 0 (a line left out when there is none).
 count_of() { local n; n=$(summary_count "$1" "$2"); echo "${n:-0}"; }
@@ -78,7 +81,6 @@ fi
 
 # The tracepoint's program, with the kernel counting the programs' run time
 # (kernel.bpf_stats_enabled) meanwhile.
-stats_was=$(sysctl -n kernel.bpf_stats_enabled)
 sysctl -qw kernel.bpf_stats_enabled=1
 beside_perf main syscalls
 rc=$?

@@ -123,7 +123,7 @@ else
 		awk -v r="$root" 'BEGIN { exit !(r ~ /^\[truncated\] (9[0-9]|100)\./) }'
 
 	# The summary's lines, as stderr groups them ("profiler: A: N; B: N").
-	want=$(grep -E '^profiler: (on-CPU samples|truncated stacks|frames): ' "$TMP/err" |
+	want=$(grep -E '^profiler: (on-CPU samples|truncated stacks|frames|BPF program [^:]*): ' "$TMP/err" |
 		sed 's/^profiler: //; s/; /\n/g' | paste -sd '|')
 	got=$(pq profile markers --category Other --limit 100 --session deep --json |
 		js 'd.markers.map(m => m.name).join("|")')

@@ -28,7 +28,7 @@ profile() {
 # pprof's comments, the markers of the Firefox output's first thread, the
 # SVG's lines of text under its title (class "stats").
 summary_stderr() {
-	grep -E '^profiler: (on-CPU samples|truncated stacks|frames): ' "$1" |
+	grep -E '^profiler: (on-CPU samples|truncated stacks|frames|BPF program [^:]*): ' "$1" |
 		sed 's/^profiler: //; s/; /\n/g'
 }
 summary_pprof() {
