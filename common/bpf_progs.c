@@ -218,7 +218,8 @@ int bpf_progs__add(struct bpf_progs *p, uint32_t id, int fd, int btf_fd)
 			(struct bpf_line){ a.jited_lines[i], file,
 					   BPF_LINE_INFO_LINE_NUM(a.line_info[i].line_col) };
 	}
-	qsort(p->lines + first_line, p->nr_lines - first_line, sizeof(*p->lines), line_cmp);
+	if (p->nr_lines > first_line) /* none: p->lines may be NULL, which qsort() must not get */
+		qsort(p->lines + first_line, p->nr_lines - first_line, sizeof(*p->lines), line_cmp);
 	for (uint32_t i = 0; i < info.nr_jited_ksyms; i++) {
 		/* func_info is in the functions' order, as jited_ksyms is. */
 		const char *name = i < info.nr_func_info ? btf_name(btf, a.func_info[i].type_id) :
@@ -294,7 +295,8 @@ out_nomem:
 
 void bpf_progs__sort(struct bpf_progs *p)
 {
-	qsort(p->funcs, p->nr_funcs, sizeof(*p->funcs), func_cmp);
+	if (p->nr_funcs) /* none: p->funcs is NULL, which qsort() must not get */
+		qsort(p->funcs, p->nr_funcs, sizeof(*p->funcs), func_cmp);
 }
 
 uint32_t bpf_progs__last_id(const struct bpf_progs *p)
