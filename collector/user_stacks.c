@@ -132,8 +132,9 @@ static unsigned int user_stack_end(enum unwind_stop stop)
 /* Is every one of the @n addresses at @ips inside a mapping of @maps? */
 static bool all_mapped(const struct proc_maps *maps, const __u64 *ips, size_t n)
 {
+	/* A runtime's frame (runtimes__frame()) is no address: not looked for. */
 	for (size_t i = 0; i < n; i++)
-		if (!proc_maps__find(maps, ips[i]))
+		if (!V8_FRAME_IS(ips[i]) && !proc_maps__find(maps, ips[i]))
 			return false;
 	return true;
 }

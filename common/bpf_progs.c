@@ -124,10 +124,13 @@ static int prog_info(int fd, struct bpf_prog_info *info, struct prog_arrays *a)
 	len = sizeof(*info);
 	if (bpf_obj_get_info_by_fd(fd, info, &len))
 		return -errno;
-	/* Loaded anew between the two calls, with more of something: read it as too short. */
-	if (info->nr_jited_ksyms != nr_funcs || info->nr_func_info != nr_fi ||
-	    info->nr_line_info != nr_li || info->nr_jited_line_info != nr_jli)
-		return -EAGAIN;
+	/*
+	 * A program never changes, but the kernel writes back its own counts,
+	 * of what we did not ask for too: ours are what the arrays hold.
+	 */
+	info->nr_func_info = nr_fi;
+	info->nr_line_info = nr_li;
+	info->nr_jited_line_info = nr_jli;
 	return 0;
 }
 
