@@ -123,6 +123,8 @@ enum profile_stat {
 	STAT_OFFCPU_SHORT,	 /* off-CPU intervals shorter than offcpu_min_ns, left out */
 	STAT_OFFCPU_SHORT_NS,	 /* ... their total length */
 	STAT_SAMPLE_RUNS,	 /* profile_sample's runs: the samples the kernel handed it */
+	STAT_SAMPLE_DUE,	 /* firings of its clock's timer: the samples the kernel took */
+	/* (both but in the idle task) */
 	STAT__MAX,
 };
 

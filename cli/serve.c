@@ -44,6 +44,7 @@
 #include "privileges.h"
 #include "serve.h"
 #include "serve/http.h"
+#include "common/bpf_progs.h"
 #include "serve/metrics.h"
 #include "serve/scrape.h"
 #include "symbolize/kallsyms.h"
@@ -260,6 +261,7 @@ static int window_export(struct agent *a, struct window *win, struct scrape *s)
 	symopts.modules = a->modules;
 	symopts.perf_maps = a->perf_maps;
 	symopts.py_frames = collector__py_frames(a->c);
+	symopts.bpf_progs = collector__bpf_progs(a->c);
 	sym = symbolizer__new(p->strings, &symopts);
 	if (!sym)
 		return -ENOMEM;
@@ -326,6 +328,39 @@ static void window_drop(struct agent *a, struct window *win, unsigned int status
 	free(win);
 }
 
+/*
+ * Every BPF program loaded, ours included: its runs and run time since it
+ * was loaded, by its id and its name (its first function's), counted while
+ * kernel.bpf_stats_enabled is 1.
+ */
+static void write_bpf_program_metrics(struct agent *a, FILE *out)
+{
+	static const char *const family[2] = { "profiler_bpf_program_runs_total",
+					       "profiler_bpf_program_run_seconds_total" };
+	static const char *const help[2] = {
+		"Runs of each BPF program loaded, since it was loaded (with "
+		"kernel.bpf_stats_enabled).",
+		"Time in each BPF program loaded, since it was loaded (with "
+		"kernel.bpf_stats_enabled)."
+	};
+	struct bpf_prog_cost *progs = NULL;
+	size_t nr = 0;
+
+	if (!collector__count_bpf_progs(a->c))
+		progs = bpf_progs__loaded(collector__bpf_progs(a->c), &nr);
+	for (int f = 0; f < 2; f++) {
+		metrics__family(out, family[f], "counter", help[f]);
+		for (size_t i = 0; i < nr; i++) {
+			char id[16];
+
+			snprintf(id, sizeof(id), "%u", progs[i].id);
+			metrics__sample2(out, family[f], "id", id, "name", progs[i].name,
+					 f ? progs[i].run_ns / 1e9 : (double)progs[i].runs);
+		}
+	}
+	free(progs);
+}
+
 /* The BPF programs' runs and run time, counted while kernel.bpf_stats_enabled is 1. */
 static void write_bpf_metrics(struct agent *a, FILE *out)
 {
@@ -353,6 +388,11 @@ static void write_bpf_metrics(struct agent *a, FILE *out)
 		if (loaded[i] && runs[i])
 			metrics__sample(out, "profiler_bpf_seconds_per_run", "program", program[i],
 					run_ns[i] / 1e9 / runs[i]);
+	write_bpf_program_metrics(a, out);
+	metrics__one(out, "profiler_samples_not_taken_total", "counter",
+		     "Samples the kernel did not hand the agent's BPF program: the CPU was "
+		     "running another BPF program.",
+		     collector__samples_not_taken(a->c));
 }
 
 static void write_metrics(struct agent *a, FILE *out)

@@ -255,5 +255,6 @@ static int count(struct bpf_progs *progs, uint32_t id, int fd, int btf_fd)
 
 int bpf_lister__count(struct bpf_lister *l, struct bpf_progs *progs)
 {
+	bpf_progs__count_begin(progs);
 	return bpf_lister__ask(l, progs, 0, count);
 }

@@ -81,7 +81,6 @@ struct collector {
 	struct strset *strings;
 	struct profile_bpf *skel;
 	struct ring_buffer *rb;
-	int *perf_fds;
 	struct bpf_link **links;
 	int nr_cpus;
 
@@ -395,15 +394,12 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 		pr_warn("cannot start the collector: %s", strerror(-err));
 		goto out_free;
 	}
-	c->perf_fds = malloc(nr_cpus * sizeof(*c->perf_fds));
 	c->links = calloc(nr_cpus, sizeof(*c->links));
-	if (!c->procs || !c->elves || !c->perf_fds || !c->links) {
+	if (!c->procs || !c->elves || !c->links) {
 		err = -ENOMEM;
 		pr_warn("cannot start the collector: %s", strerror(-err));
 		goto out_free;
 	}
-	for (int i = 0; i < nr_cpus; i++)
-		c->perf_fds[i] = -1;
 
 	c->skel = profile_bpf__open();
 	if (!c->skel) {
@@ -530,10 +526,10 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	 * A recording's kernel stacks may run through BPF programs: read those
 	 * loaded now, while we may (CAP_SYS_ADMIN is dropped once sampling
 	 * starts: cli/privileges.c), and those loaded since through the
-	 * lister, forked now, before the unwind tables' thread. The agent,
-	 * which runs for days, leaves their names to kallsyms.
+	 * lister, forked now, before the unwind tables' thread. The agent
+	 * also counts their runs through it (collector__count_bpf_progs()).
 	 */
-	if (!opts->windows && !opts->alloc_rate) {
+	if (!opts->alloc_rate) {
 		c->bpf_progs = bpf_progs__read();
 		if (!c->bpf_progs) {
 			err = -errno;
@@ -582,9 +578,6 @@ void collector__free(struct collector *c)
 	ring_buffer__free(c->rb);
 	for (int cpu = 0; c->links && cpu < c->nr_cpus; cpu++)
 		bpf_link__destroy(c->links[cpu]);
-	for (int cpu = 0; c->perf_fds && cpu < c->nr_cpus; cpu++)
-		if (c->perf_fds[cpu] >= 0)
-			close(c->perf_fds[cpu]);
 	profile_bpf__destroy(c->skel);
 	unwind_maps__free(c->unwind_maps);
 	user_stacks__free(c->user_stacks);
@@ -599,7 +592,6 @@ void collector__free(struct collector *c)
 	sample_sums__release(&c->sums);
 	procs__free(c->procs);
 	free(c->links);
-	free(c->perf_fds);
 	free(c);
 }
 
@@ -808,45 +800,85 @@ static void refresh_bpf_progs(struct collector *c, bool force)
 	}
 }
 
-/*
- * Sampling stopped (each CPU's event disabled with its link): the samples
- * each CPU's clock was due to take, its count over its period (fixed:
- * the kernel turns a cpu-clock's frequency into the period 1e9 / Hz),
- * that the BPF program did not run for (STAT_SAMPLE_RUNS). The kernel
- * does not run it while the CPU runs a kprobe, uprobe or perf tracepoint
- * BPF program, or a bpf() call on a map (bpf_overflow_handler(),
- * bpf_prog_active), and drops that sample uncounted. One a CPU is within
- * the margin: a period may end between opening the event and attaching.
- */
-static void samples_not_taken(struct collector *c)
+/* The id of @prog, loaded; 0 when it cannot be read. */
+static uint32_t prog_id(const struct bpf_program *prog)
 {
-	uint64_t period = 1000000000ULL / c->opts.freq_hz, *runs;
-	char per_cpu[256] = "";
+	struct bpf_prog_info info = { 0 };
+	uint32_t len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) ? 0 : info.id;
+}
+
+/*
+ * The samples each CPU's clock took so far (STAT_SAMPLE_DUE: the firings
+ * of its timer) that the BPF program did not run for (STAT_SAMPLE_RUNS):
+ * the kernel does not run it while the CPU runs a kprobe, uprobe or perf
+ * tracepoint BPF program, or a bpf() call on a map (bpf_overflow_handler(),
+ * bpf_prog_active), and drops that sample uncounted. While sampling, one a
+ * CPU is within the margin: a firing counted whose run has not come yet.
+ * Each CPU's, with what was due, into @per_cpu (@size bytes, may be 0)
+ * where missed.
+ */
+static uint64_t count_not_taken(struct collector *c, char *per_cpu, size_t size)
+{
+	uint64_t *runs, *due, total = 0;
 	size_t len = 0;
 
 	runs = calloc(c->nr_cpus, sizeof(*runs));
-	if (!runs || !c->perf_fds) {
+	due = calloc(c->nr_cpus, sizeof(*due));
+	if (!runs || !due) {
 		free(runs);
-		return;
+		free(due);
+		return 0;
 	}
 	bpf_stats__per_cpu(c->skel, STAT_SAMPLE_RUNS, runs, c->nr_cpus);
+	bpf_stats__per_cpu(c->skel, STAT_SAMPLE_DUE, due, c->nr_cpus);
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
-		uint64_t count, due, missed;
+		uint64_t missed = due[cpu] > runs[cpu] + 1 ? due[cpu] - runs[cpu] - 1 : 0;
 
-		if (c->perf_fds[cpu] < 0 ||
-		    read(c->perf_fds[cpu], &count, sizeof(count)) != sizeof(count))
-			continue;
-		due = count / period;
-		missed = due > runs[cpu] + 1 ? due - runs[cpu] - 1 : 0;
-		c->not_taken += missed;
-		if (missed && len < sizeof(per_cpu))
-			len += snprintf(per_cpu + len, sizeof(per_cpu) - len,
-					"%scpu %d: %llu of %llu", len ? ", " : "", cpu,
-					(unsigned long long)missed, (unsigned long long)due);
+		total += missed;
+		if (missed && len < size)
+			len += snprintf(per_cpu + len, size - len, "%scpu %d: %llu of %llu",
+					len ? ", " : "", cpu, (unsigned long long)missed,
+					(unsigned long long)due[cpu]);
 	}
 	free(runs);
+	free(due);
+	return total;
+}
+
+/* Sampling stopped (each CPU's event closed with its link): the samples not taken, said. */
+static void samples_not_taken(struct collector *c)
+{
+	char per_cpu[256] = "";
+	uint64_t n = count_not_taken(c, per_cpu, sizeof(per_cpu));
+
+	if (n > c->not_taken)
+		c->not_taken = n;
 	if (c->not_taken)
 		pr_info("samples not taken: %s", per_cpu);
+}
+
+uint64_t collector__samples_not_taken(struct collector *c)
+{
+	uint64_t n = count_not_taken(c, NULL, 0);
+
+	/* A counter: the margin of one a CPU may make a later count lower. */
+	if (n > c->not_taken)
+		c->not_taken = n;
+	return c->not_taken;
+}
+
+int collector__count_bpf_progs(struct collector *c)
+{
+	if (!c->bpf_lister)
+		return -ENOENT;
+	refresh_bpf_progs(c, true);
+	if (c->bpf_lister && bpf_lister__count(c->bpf_lister, c->bpf_progs)) {
+		bpf_lister__free(c->bpf_lister);
+		c->bpf_lister = NULL;
+	}
+	return c->bpf_lister ? 0 : -EPIPE;
 }
 
 /*
@@ -1233,6 +1265,7 @@ int collector__start(struct collector *c)
 	c->start_mono = clock_ns(CLOCK_MONOTONIC);
 	c->start_real = clock_ns(CLOCK_REALTIME);
 	c->skel->bss->start_ns = c->start_mono;
+	c->skel->bss->sample_prog_id = prog_id(c->skel->progs.profile_sample);
 	/* Tracepoints first, so no fork of a target is missed once sampling runs. */
 	err = profile_bpf__attach(c->skel);
 	if (err) {
@@ -1267,7 +1300,6 @@ int collector__start(struct collector *c)
 					strerror(-err));
 			return err;
 		}
-		c->perf_fds[cpu] = fd;
 		c->links[cpu] = bpf_program__attach_perf_event(c->skel->progs.profile_sample, fd);
 		if (!c->links[cpu]) {
 			err = -errno;
@@ -1275,11 +1307,6 @@ int collector__start(struct collector *c)
 			pr_warn("cannot attach the BPF program on cpu %d: %s", cpu, strerror(-err));
 			return err;
 		}
-		/*
-		 * The link owns the event now and closes it when destroyed; a
-		 * copy of the descriptor reads its count then (samples_not_taken()).
-		 */
-		c->perf_fds[cpu] = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 		attached++;
 	}
 	if (!attached) {

@@ -143,10 +143,21 @@ const struct py_frames *collector__py_frames(const struct collector *c);
 
 /*
  * The BPF programs loaded during a recording (bpf_progs.h), for the
- * symbolizer: valid until collector__free(). NULL for the agent
- * (collector_opts.windows) and heap profiles.
+ * symbolizer: valid until collector__free(). NULL for heap profiles.
  */
 const struct bpf_progs *collector__bpf_progs(const struct collector *c);
+/*
+ * The agent, from its on_drain callback: read the BPF programs loaded
+ * since, and count what each loaded has run by now (bpf_progs__loaded()).
+ * 0, or -errno: no helper process to ask (collector/bpf_lister.h).
+ */
+int collector__count_bpf_progs(struct collector *c);
+/*
+ * The samples the kernel did not hand the BPF program so far, while the
+ * CPU ran another BPF program: a count that only grows. From the thread
+ * that runs the collector.
+ */
+uint64_t collector__samples_not_taken(struct collector *c);
 
 /*
  * Profile process @pid. @child marks a process the caller forked: it is

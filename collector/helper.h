@@ -4,7 +4,7 @@
  * capabilities a recording gives up once sampling is attached
  * (cli/privileges.c), to do one thing with them, asked over a socket: the
  * JVMs' perf maps (jvm.c), the BPF programs loaded since the recording
- * started (bpf_progs_helper.c).
+ * started (bpf_lister.c).
  *
  * helper__start() forks it while the process still has them. It keeps only
  * the capabilities it is given (the bounding set too), none of the

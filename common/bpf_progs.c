@@ -360,6 +360,31 @@ size_t bpf_progs__costliest(const struct bpf_progs *p, struct bpf_prog_cost *out
 	return nr;
 }
 
+void bpf_progs__count_begin(struct bpf_progs *p)
+{
+	for (size_t i = 0; i < p->nr_progs; i++)
+		p->progs[i].counted = false;
+}
+
+struct bpf_prog_cost *bpf_progs__loaded(const struct bpf_progs *p, size_t *nr)
+{
+	struct bpf_prog_cost *all = calloc(p->nr_progs ? p->nr_progs : 1, sizeof(*all));
+
+	*nr = 0;
+	for (size_t i = 0; all && i < p->nr_progs; i++) {
+		const struct bpf_prog *g = &p->progs[i];
+
+		if (g->counted)
+			all[(*nr)++] = (struct bpf_prog_cost){ g->name, g->id, g->runs_last,
+							       g->run_ns_last };
+	}
+	if (!*nr) {
+		free(all);
+		return NULL;
+	}
+	return all;
+}
+
 void bpf_progs__free(struct bpf_progs *p)
 {
 	if (!p)

@@ -74,6 +74,20 @@ struct bpf_prog_cost {
 /* The @max programs that ran longest, into @out, the longest first: how many. */
 size_t bpf_progs__costliest(const struct bpf_progs *progs, struct bpf_prog_cost *out, size_t max);
 
+/*
+ * Begin a round of bpf_progs__count(): a program it does not count is
+ * unloaded, and left out of bpf_progs__loaded().
+ */
+void bpf_progs__count_begin(struct bpf_progs *progs);
+
+/*
+ * The programs the last round counted, in the order of their ids, each with
+ * its runs and run time since it was loaded (the kernel's counters, which
+ * only grow): an array of *@nr that the caller frees, or NULL (none, or
+ * ENOMEM).
+ */
+struct bpf_prog_cost *bpf_progs__loaded(const struct bpf_progs *progs, size_t *nr);
+
 /* Where @addr is, in one of @progs' functions: 0, or -ENOENT when in none. */
 int bpf_progs__lookup(const struct bpf_progs *progs, uint64_t addr, struct bpf_code_line *out);
 

@@ -15,6 +15,9 @@
 void metrics__family(FILE *out, const char *name, const char *type, const char *help);
 /* A sample of the family just begun: @label="@value" when @label is not NULL. */
 void metrics__sample(FILE *out, const char *name, const char *label, const char *value, double v);
+/* A sample of the family just begun, of two labels: @label1="@value1",@label2="@value2". */
+void metrics__sample2(FILE *out, const char *name, const char *label1, const char *value1,
+		      const char *label2, const char *value2, double v);
 /* A family of one sample, no labels. */
 void metrics__one(FILE *out, const char *name, const char *type, const char *help, double v);
 

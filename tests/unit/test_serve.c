@@ -129,6 +129,8 @@ TEST(serve_metrics_text)
 	metrics__family(out, "b_seconds_total", "counter", "Time.");
 	metrics__sample(out, "b_seconds_total", "program", "sample", 0.25);
 	metrics__sample(out, "b_seconds_total", "program", "sched_switch", 0);
+	/* Label values are the format's strings: a quote, a backslash and a newline escaped. */
+	metrics__sample2(out, "c_total", "id", "7", "name", "a\"b\\c\nd", 3);
 	fclose(out);
 	CHECK_STR(text, "# HELP a_total A count.\n"
 			"# TYPE a_total counter\n"
@@ -136,7 +138,8 @@ TEST(serve_metrics_text)
 			"# HELP b_seconds_total Time.\n"
 			"# TYPE b_seconds_total counter\n"
 			"b_seconds_total{program=\"sample\"} 0.25\n"
-			"b_seconds_total{program=\"sched_switch\"} 0\n");
+			"b_seconds_total{program=\"sched_switch\"} 0\n"
+			"c_total{id=\"7\",name=\"a\\\"b\\\\c\\nd\"} 3\n");
 	free(text);
 }
 

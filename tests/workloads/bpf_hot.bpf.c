@@ -4,15 +4,19 @@
  * tests/e2e/bpf_code.sh: at each system call the process of bpf_hot.c
  * enters, it mixes a number many times over, in a function of its own
  * called through bpf_loop(); or, as a uprobe, at each call of one of its
- * functions. Built with -g: its BTF has its lines.
+ * functions; or, as an XDP program, at each packet a device receives.
+ * Built with -g: its BTF has its lines.
  */
 #include "vmlinux.h"
+#include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
 /* The process whose system calls cost (bpf_hot.c sets it), and the rounds per call. */
 const volatile __u32 target_tgid;
 const volatile __u32 rounds = 2000;
+
+#define ETH_P_IP 0x0800 /* a macro of the uapi's, not in vmlinux.h */
 
 __u64 sink;
 
@@ -59,6 +63,29 @@ int BPF_KPROBE(hot_uprobe)
 	bpf_loop(rounds, mix_round, &x, 0);
 	sink += x;
 	return 0;
+}
+
+/*
+ * The same work at each UDP packet a network device receives, as an XDP
+ * program, which then drops it (`bpf_hot SECONDS xdp ...`); other packets
+ * (ARP's) pass. The kernel runs it in the softirq that polls the device,
+ * here in the context of the process that sent the packet.
+ */
+SEC("xdp")
+int hot_xdp(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *ip = (void *)(eth + 1);
+	__u64 x;
+
+	if ((void *)(ip + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP) ||
+	    ip->protocol != IPPROTO_UDP)
+		return XDP_PASS;
+	x = ip->saddr;
+	bpf_loop(rounds, mix_round, &x, 0);
+	sink += x;
+	return XDP_DROP;
 }
 
 char LICENSE[] SEC("license") = "GPL";
