@@ -32,13 +32,14 @@ struct elf_symtab {
 	struct elf_sym *syms;
 	size_t nr, nr_index;
 	bool dynsym;
+	char *plt_names; /* the PLT entries' names, "NAME@plt", one after another */
 };
 
 /* A symbol while the table is built: what the de-duplication needs besides elf_sym. */
 struct cand {
 	uint64_t addr, size;
 	const char *name;
-	uint32_t rank; /* binding: 0 GLOBAL, 1 WEAK, 2 LOCAL */
+	uint32_t rank; /* binding: 0 GLOBAL, 1 WEAK, 2 LOCAL; 3 a PLT entry */
 	uint32_t shndx;
 };
 
@@ -328,6 +329,163 @@ out_free:
 	return err;
 }
 
+/* A GOT slot, and the name of the symbol the dynamic loader puts in it. */
+struct got_slot {
+	uint64_t addr;
+	const char *name;
+	size_t len;
+};
+
+static int got_slot_cmp(const void *a, const void *b)
+{
+	const struct got_slot *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/*
+ * Add to @slots the GOT slots that relocation section @scn (SHT_RELA) fills
+ * with a function's address (JUMP_SLOT, GLOB_DAT), named from the symbol
+ * table it links to. Bytes a hostile file controls: every index and offset
+ * is checked.
+ */
+static int collect_got_slots(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, struct got_slot **slots,
+			     size_t *nr, size_t *alloc)
+{
+	Elf_Scn *symscn = elf_getscn(elf, shdr->sh_link);
+	Elf_Data *rel = elf_getdata(scn, NULL), *syms, *strs;
+	GElf_Shdr symshdr;
+	size_t nr_rels, nr_syms;
+
+	if (!rel || !rel->d_buf || rel->d_type != ELF_T_RELA || !symscn ||
+	    !gelf_getshdr(symscn, &symshdr) || !(syms = elf_getdata(symscn, NULL)) ||
+	    !syms->d_buf || syms->d_type != ELF_T_SYM ||
+	    !(strs = elf_getdata(elf_getscn(elf, symshdr.sh_link), NULL)) || !strs->d_buf)
+		return 0;
+	nr_rels = rel->d_size / sizeof(Elf64_Rela);
+	nr_syms = syms->d_size / sizeof(Elf64_Sym);
+	for (size_t i = 0; i < nr_rels; i++) {
+		const Elf64_Rela *r = (const Elf64_Rela *)rel->d_buf + i;
+		uint32_t type = ELF64_R_TYPE(r->r_info), sym = ELF64_R_SYM(r->r_info);
+		const Elf64_Sym *s;
+		const char *name;
+		size_t len;
+
+		if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || !sym ||
+		    sym >= nr_syms)
+			continue;
+		s = (const Elf64_Sym *)syms->d_buf + sym;
+		if ((ELF64_ST_TYPE(s->st_info) != STT_FUNC &&
+		     ELF64_ST_TYPE(s->st_info) != STT_NOTYPE &&
+		     ELF64_ST_TYPE(s->st_info) != STT_GNU_IFUNC) ||
+		    !s->st_name || s->st_name >= strs->d_size)
+			continue;
+		name = (const char *)strs->d_buf + s->st_name;
+		len = strnlen(name, strs->d_size - s->st_name);
+		if (!len || len == strs->d_size - s->st_name)
+			continue; /* no final NUL */
+		if (*nr == *alloc) {
+			size_t n = *alloc ? 2 * *alloc : 64;
+			struct got_slot *more = realloc(*slots, n * sizeof(*more));
+
+			if (!more)
+				return -ENOMEM;
+			*slots = more;
+			*alloc = n;
+		}
+		(*slots)[(*nr)++] = (struct got_slot){ r->r_offset, name, len };
+	}
+	return 0;
+}
+
+/*
+ * The PLT's entries, as perf and objdump name them: "puts@plt". An entry
+ * has no symbol of its own, yet a program that calls a library function
+ * in a loop spends samples there, which would otherwise be unnamed. Each
+ * entry of .plt, .plt.sec and .plt.got jumps through a GOT slot
+ * (`jmp *disp(%rip)`, after an endbr64 or a bnd prefix on some), which a
+ * relocation (.rela.plt, .rela.dyn) names. x86-64 only. Appended to
+ * @cands (@nr; room for them made here), their names into tab->plt_names.
+ */
+static int collect_plt(struct elf_symtab *tab, struct cand **cands, size_t *nr)
+{
+	struct got_slot *slots = NULL;
+	size_t nr_slots = 0, alloc = 0, names_len = 0, used = 0;
+	struct cand *more;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr ehdr;
+	int err = 0;
+
+	if (!gelf_getehdr(tab->elf, &ehdr) || ehdr.e_machine != EM_X86_64 ||
+	    gelf_getclass(tab->elf) != ELFCLASS64)
+		return 0;
+	while (!err && (scn = elf_nextscn(tab->elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_RELA)
+			err = collect_got_slots(tab->elf, scn, &shdr, &slots, &nr_slots, &alloc);
+	}
+	if (err || !nr_slots)
+		goto out;
+	qsort(slots, nr_slots, sizeof(*slots), got_slot_cmp);
+	for (size_t i = 0; i < nr_slots; i++)
+		names_len += slots[i].len + sizeof("@plt");
+	/* An entry takes its slot's name: there are at most as many as slots. */
+	more = realloc(*cands, (*nr + nr_slots) * sizeof(*more));
+	if (more)
+		*cands = more;
+	tab->plt_names = malloc(names_len);
+	if (!more || !tab->plt_names) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (scn = NULL; (scn = elf_nextscn(tab->elf, scn)) != NULL;) {
+		size_t shstrndx, entsize;
+		const char *sname;
+		const uint8_t *code;
+		Elf_Data *data;
+		GElf_Shdr shdr;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_PROGBITS ||
+		    !(shdr.sh_flags & SHF_EXECINSTR) || elf_getshdrstrndx(tab->elf, &shstrndx) ||
+		    !(sname = elf_strptr(tab->elf, shstrndx, shdr.sh_name)) ||
+		    (strcmp(sname, ".plt") && strcmp(sname, ".plt.sec") &&
+		     strcmp(sname, ".plt.got")) ||
+		    !(data = elf_getdata(scn, NULL)) || !data->d_buf)
+			continue;
+		code = data->d_buf;
+		entsize = shdr.sh_entsize == 8 || shdr.sh_entsize == 16 ? shdr.sh_entsize : 16;
+		for (size_t e = 0; e + entsize <= data->d_size; e += entsize) {
+			for (size_t o = e; o + 6 <= e + entsize; o++) {
+				int32_t disp;
+				struct got_slot key, *slot;
+
+				if (code[o] != 0xff || code[o + 1] != 0x25)
+					continue;
+				memcpy(&disp, code + o + 2, sizeof(disp));
+				key.addr = shdr.sh_addr + o + 6 + (int64_t)disp;
+				slot = bsearch(&key, slots, nr_slots, sizeof(*slots), got_slot_cmp);
+				if (!slot || used + slot->len + sizeof("@plt") > names_len)
+					break;
+				memcpy(tab->plt_names + used, slot->name, slot->len);
+				memcpy(tab->plt_names + used + slot->len, "@plt", sizeof("@plt"));
+				(*cands)[(*nr)++] = (struct cand){
+					.addr = shdr.sh_addr + e,
+					.size = entsize,
+					.name = tab->plt_names + used,
+					.rank = 3,
+					.shndx = elf_ndxscn(scn),
+				};
+				used += slot->len + sizeof("@plt");
+				break;
+			}
+		}
+	}
+out:
+	free(slots);
+	return err;
+}
+
 static int read_symbols(struct elf_symtab *tab, const char *path)
 {
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
@@ -356,8 +514,12 @@ static int read_symbols(struct elf_symtab *tab, const char *path)
 		pr_debug("elf_symtab: no symbol table in '%s'", path);
 		err = 0;
 	}
-	if (err)
+	if (!err)
+		err = collect_plt(tab, &cands, &nr);
+	if (err) {
+		free(cands);
 		return err;
+	}
 	err = build_table(tab, cands, nr);
 	free(cands);
 	return err;
@@ -424,6 +586,7 @@ void elf_symtab__free(struct elf_symtab *tab)
 	free(tab->addrs);
 	free(tab->index);
 	free(tab->syms);
+	free(tab->plt_names);
 	elf_file__put(tab->file);
 	free(tab);
 }
@@ -483,7 +646,7 @@ size_t elf_sym__unversioned_len(const char *name)
 {
 	const char *at = strchr(name, '@'), *v;
 
-	if (!at || at == name)
+	if (!at || at == name || !strcmp(at, "@plt"))
 		return strlen(name);
 	v = at[1] == '@' ? at + 2 : at + 1;
 	if (!version_char(*v, true))

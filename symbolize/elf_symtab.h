@@ -10,13 +10,18 @@
  * a binary search over a compact array (43 ns per lookup on libLLVM-14's
  * 33,850 symbols, measured with bench/symbolize-bench).
  *
+ * The entries of the PLT (.plt, .plt.sec, .plt.got, on x86-64), which no
+ * symbol covers, are named as perf and objdump name them, "puts@plt", from
+ * the relocation of the GOT slot each jumps through: a program calling a
+ * library function in a loop spends samples there.
+ *
  * Of several symbols at one address one is kept, chosen deterministically:
  * GLOBAL (or GNU_UNIQUE) before WEAK before LOCAL, then the shortest name,
  * then the smallest by strcmp(); it takes the largest size among them.
  *
  * Symbol names point into the file's string table, which stays mapped (the
  * table holds a reference to its elf_file) until elf_symtab__free(): no
- * name is copied.
+ * name is copied, but the PLT entries', which are the table's own.
  *
  * A file without any function symbol (a stripped executable) is not an error:
  * it opens with no symbols, and offset translation and the build-id still work.

@@ -662,6 +662,7 @@ static const char *symbolizer__name(struct symbolizer *sym, const char *raw, boo
 	uint64_t hash = hash_mix(0, (uintptr_t)raw);
 	struct demangled *d;
 	char *name;
+	size_t plt;
 
 	d = hashtab__find(&sym->demangled, hash, demangled_eq, raw);
 	if (d) {
@@ -674,7 +675,19 @@ static const char *symbolizer__name(struct symbolizer *sym, const char *raw, boo
 	d->raw = raw;
 	d->mangled = strset__add_len(sym->strings, raw,
 				     elf ? elf_sym__unversioned_len(raw) : strlen(raw));
-	name = d->mangled ? demangle(d->mangled) : NULL;
+	plt = elf ? strlen(raw) : 0;
+	/* A PLT entry, "NAME@plt" (elf_symtab.h): NAME demangled, as perf shows it. */
+	if (plt > 4 && !strcmp(raw + plt - 4, "@plt")) {
+		char *bare = strndup(raw, plt - 4), *demangled = bare ? demangle(bare) : NULL;
+
+		name = NULL;
+		if (demangled && asprintf(&name, "%s@plt", demangled) < 0)
+			name = NULL;
+		free(demangled);
+		free(bare);
+	} else {
+		name = d->mangled ? demangle(d->mangled) : NULL;
+	}
 	d->name = name ? strset__add(sym->strings, name) : d->mangled;
 	free(name);
 	if (!d->name || hashtab__insert(&sym->demangled, hash, d)) {

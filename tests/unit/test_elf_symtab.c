@@ -381,11 +381,62 @@ TEST(elf_symtab_unversioned_len)
 		{ "f@V 1", 5 },
 		{ "f@V@W", 5 },
 		{ "@@V", 3 },
+		/* A PLT entry's name (elf_symtab's own), not a version. */
+		{ "puts@plt", 8 },
 		{ "", 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		CHECK_U64(elf_sym__unversioned_len(cases[i].name), cases[i].len);
+}
+
+/*
+ * Every PLT entry objdump names "NAME@plt" (binutils' own reading of the
+ * relocations), @fixture's .plt and .plt.got: the same name at the same
+ * address, covering the entry's 16 bytes. How many, into @nr.
+ */
+static void check_plt(const char *fixture, size_t *nr)
+{
+	struct elf_symtab *tab = elf_symtab__open(test__fixture(fixture));
+	char cmd[4200], line[512], name[256];
+	unsigned long long addr;
+	FILE *f;
+
+	*nr = 0;
+	CHECK(tab);
+	snprintf(cmd, sizeof(cmd), "objdump -d '%s'", test__fixture(fixture));
+	f = tab ? popen(cmd, "r") : NULL;
+	CHECK(f);
+	while (f && fgets(line, sizeof(line), f)) {
+		const struct elf_sym *s;
+
+		if (sscanf(line, "%llx <%255[^>]>:", &addr, name) != 2 || !strstr(name, "@plt") ||
+		    strcmp(strstr(name, "@plt"), "@plt"))
+			continue;
+		s = elf_symtab__lookup(tab, addr);
+		CHECK(s && !strcmp(s->name, name));
+		CHECK(s && s->addr == addr && s->size >= 8);
+		CHECK(elf_symtab__lookup(tab, addr + 7) == s);
+		if (s && strcmp(s->name, name))
+			fprintf(stderr, "# %s at %#llx: ours %s\n", name, addr, s->name);
+		(*nr)++;
+	}
+	if (f)
+		CHECK(pclose(f) == 0);
+	elf_symtab__free(tab);
+}
+
+TEST(elf_symtab_plt_entries_named_as_objdump)
+{
+	size_t pie, nopie, lib;
+
+	check_plt("symbols-pie", &pie);
+	check_plt("symbols-nopie", &nopie);
+	check_plt("libsymbols.so", &lib);
+	/* The programs call printf, puts and more through their PLT. */
+	CHECK(pie >= 5);
+	CHECK(nopie >= 5);
+	(void)lib;
 }
 
 /* --- opening ------------------------------------------------------------ */
