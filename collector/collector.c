@@ -1480,28 +1480,29 @@ int collector__run(struct collector *c)
 		if (err < 0 && err != -EINTR)
 			break;
 		err = 0;
+		/* Past the deadline: stop sampling first, the rest is done at the end. */
+		if (c->deadline && clock_ns(CLOCK_MONOTONIC) >= c->deadline)
+			break;
 		if (c->nr_stale)
 			settle_stale_maps(c, false);
 		forget_snapshots(c);
 		refresh_bpf_progs(c, false);
 		if (c->unwind_maps)
 			unwind_maps__poll(c->unwind_maps);
-		if (c->deadline && clock_ns(CLOCK_MONOTONIC) >= c->deadline)
-			break;
 		if (!targets_alive(c))
 			break;
 		if (c->opts.on_drain)
 			c->opts.on_drain(c->opts.on_drain_ctx);
 	}
-	c->stop_mono = clock_ns(CLOCK_MONOTONIC);
-	refresh_bpf_progs(c, true);
-	count_bpf_progs(c);
 	/* Stop sampling, then take what is still in the buffer. */
+	c->stop_mono = clock_ns(CLOCK_MONOTONIC);
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
 		bpf_link__destroy(c->links[cpu]);
 		c->links[cpu] = NULL;
 	}
 	samples_not_taken(c);
+	refresh_bpf_progs(c, true);
+	count_bpf_progs(c);
 	profile_bpf__detach(c->skel);
 	if (c->alloc)
 		alloc__detach(c->alloc);

@@ -48,7 +48,7 @@ judge() {
 		sed 's/^/#   /' <<<"$cmp"
 		grep -E 'node:|unwind|warn' "$err" | sed 's/^/#   /'
 	else
-		ok "$name ($what; V8's $present hottest functions named alike, $1 shares of $(grep -c '^ok ' <<<"$cmp") within tolerance)"
+		ok "$name ($what; V8's $present hottest functions named alike, $(grep -c '^inlined? ' <<<"$cmp") missing (inlined?), $1 shares of $(grep -c '^ok ' <<<"$cmp") within tolerance)"
 	fi
 }
 
