@@ -389,6 +389,10 @@ static void write_bpf_metrics(struct agent *a, FILE *out)
 			metrics__sample(out, "profiler_bpf_seconds_per_run", "program", program[i],
 					run_ns[i] / 1e9 / runs[i]);
 	write_bpf_program_metrics(a, out);
+	metrics__one(out, "profiler_bpf_programs", "gauge",
+		     "BPF programs whose code the agent names: those loaded, and those unloaded "
+		     "that a profile under way may hold.",
+		     collector__bpf_progs(a->c) ? bpf_progs__nr(collector__bpf_progs(a->c)) : 0);
 	metrics__one(out, "profiler_samples_not_taken_total", "counter",
 		     "Samples the kernel did not hand the agent's BPF program: the CPU was "
 		     "running another BPF program.",
@@ -540,6 +544,13 @@ static void agent_tick(void *ctx)
 		a->next_keep_metrics_ns = now + KEEP_METRICS_INTERVAL_NS;
 	}
 	if (now >= a->next_forget_ns) {
+		uint64_t oldest = now;
+
+		/* A program unloaded before every window began holds none of their samples. */
+		for (struct window *w = a->windows; w; w = w->next)
+			if (w->w.begin_ns < oldest)
+				oldest = w->w.begin_ns;
+		collector__forget_bpf_progs(a->c, oldest);
 		collector__forget_exited(a->c);
 		module_set__retain(a->modules, module_in_use, collector__elf_cache(a->c));
 		a->next_forget_ns = now + FORGET_INTERVAL_NS;

@@ -13,6 +13,7 @@
 
 #include "bpf_lister.h"
 #include "common/bpf_progs.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "helper.h"
 
@@ -255,6 +256,11 @@ static int count(struct bpf_progs *progs, uint32_t id, int fd, int btf_fd)
 
 int bpf_lister__count(struct bpf_lister *l, struct bpf_progs *progs)
 {
+	int err;
+
 	bpf_progs__count_begin(progs);
-	return bpf_lister__ask(l, progs, 0, count);
+	err = bpf_lister__ask(l, progs, 0, count);
+	if (!err)
+		bpf_progs__count_end(progs, clock_ns(CLOCK_MONOTONIC));
+	return err;
 }

@@ -859,6 +859,14 @@ static void samples_not_taken(struct collector *c)
 		pr_info("samples not taken: %s", per_cpu);
 }
 
+void collector__forget_bpf_progs(struct collector *c, uint64_t before_ns)
+{
+	size_t n = c->bpf_progs ? bpf_progs__forget(c->bpf_progs, before_ns) : 0;
+
+	if (n)
+		pr_debug("bpf: %zu BPF programs unloaded forgotten", n);
+}
+
 uint64_t collector__samples_not_taken(struct collector *c)
 {
 	uint64_t n = count_not_taken(c, NULL, 0);

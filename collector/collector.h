@@ -153,6 +153,12 @@ const struct bpf_progs *collector__bpf_progs(const struct collector *c);
  */
 int collector__count_bpf_progs(struct collector *c);
 /*
+ * The agent: forget the BPF programs found unloaded at or before
+ * @before_ns (CLOCK_MONOTONIC), the start of the oldest window under way,
+ * or now if there is none (bpf_progs__forget()).
+ */
+void collector__forget_bpf_progs(struct collector *c, uint64_t before_ns);
+/*
  * The samples the kernel did not hand the BPF program so far, while the
  * CPU ran another BPF program: a count that only grows. From the thread
  * that runs the collector.

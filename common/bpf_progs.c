@@ -40,7 +40,8 @@ struct bpf_prog {
 	const char *name; /* its first function's */
 	/* Its counters when first read (0 if loaded since the start), and at the end. */
 	uint64_t runs_first, run_ns_first, runs_last, run_ns_last;
-	bool counted; /* bpf_progs__count() found it loaded at the end */
+	bool counted;	      /* bpf_progs__count() found it loaded at the end */
+	uint64_t unloaded_ns; /* when a round of counts first missed it, or 0 */
 };
 
 struct bpf_progs {
@@ -307,10 +308,9 @@ uint32_t bpf_progs__last_id(const struct bpf_progs *p)
 	return p->last_id;
 }
 
-void bpf_progs__count(struct bpf_progs *p, uint32_t id, int fd)
+/* The index of program @id in p->progs (sorted by id), or p->nr_progs. */
+static size_t prog_index(const struct bpf_progs *p, uint32_t id)
 {
-	struct bpf_prog_info info = { 0 };
-	uint32_t len = sizeof(info);
 	size_t lo = 0, hi = p->nr_progs;
 
 	while (lo < hi) {
@@ -321,7 +321,16 @@ void bpf_progs__count(struct bpf_progs *p, uint32_t id, int fd)
 		else
 			hi = mid;
 	}
-	if (lo == p->nr_progs || p->progs[lo].id != id || bpf_obj_get_info_by_fd(fd, &info, &len))
+	return lo < p->nr_progs && p->progs[lo].id == id ? lo : p->nr_progs;
+}
+
+void bpf_progs__count(struct bpf_progs *p, uint32_t id, int fd)
+{
+	struct bpf_prog_info info = { 0 };
+	uint32_t len = sizeof(info);
+	size_t lo = prog_index(p, id);
+
+	if (lo == p->nr_progs || bpf_obj_get_info_by_fd(fd, &info, &len))
 		return;
 	p->progs[lo].runs_last = info.run_cnt;
 	p->progs[lo].run_ns_last = info.run_time_ns;
@@ -364,6 +373,71 @@ void bpf_progs__count_begin(struct bpf_progs *p)
 {
 	for (size_t i = 0; i < p->nr_progs; i++)
 		p->progs[i].counted = false;
+}
+
+void bpf_progs__count_end(struct bpf_progs *p, uint64_t now_ns)
+{
+	for (size_t i = 0; i < p->nr_progs; i++)
+		if (!p->progs[i].counted && !p->progs[i].unloaded_ns)
+			p->progs[i].unloaded_ns = now_ns;
+}
+
+size_t bpf_progs__forget(struct bpf_progs *p, uint64_t before_ns)
+{
+	size_t nr_funcs = 0, nr_lines = 0, nr_progs = 0, forgotten, *first;
+	struct bpf_line *lines;
+
+	for (size_t i = 0; i < p->nr_progs; i++)
+		nr_progs += !(p->progs[i].unloaded_ns && p->progs[i].unloaded_ns <= before_ns);
+	if (nr_progs == p->nr_progs)
+		return 0;
+	/* Each program's lines, where they go in the new array (SIZE_MAX: not yet). */
+	first = malloc(p->nr_progs * sizeof(*first));
+	lines = malloc((p->nr_lines ? p->nr_lines : 1) * sizeof(*lines));
+	if (!first || !lines) {
+		free(first);
+		free(lines);
+		return 0; /* kept: tried again at the next call */
+	}
+	for (size_t i = 0; i < p->nr_progs; i++)
+		first[i] = SIZE_MAX;
+	p->nr_lined = 0;
+	for (size_t i = 0; i < p->nr_funcs; i++) {
+		struct bpf_func f = p->funcs[i];
+		size_t g = prog_index(p, f.prog_id);
+
+		if (g == p->nr_progs ||
+		    (p->progs[g].unloaded_ns && p->progs[g].unloaded_ns <= before_ns))
+			continue;
+		/* A program's functions share its lines: they move once. */
+		if (first[g] == SIZE_MAX) {
+			memcpy(lines + nr_lines, p->lines + f.first_line,
+			       f.nr_lines * sizeof(*lines));
+			first[g] = nr_lines;
+			nr_lines += f.nr_lines;
+		}
+		f.first_line = first[g];
+		p->nr_lined += f.nr_lines > 0;
+		p->funcs[nr_funcs++] = f;
+	}
+	free(first);
+	free(p->lines);
+	p->lines = lines;
+	p->lines_alloc = p->nr_lines ? p->nr_lines : 1;
+	p->nr_lines = nr_lines;
+	p->nr_funcs = nr_funcs;
+	nr_progs = 0;
+	for (size_t i = 0; i < p->nr_progs; i++)
+		if (!(p->progs[i].unloaded_ns && p->progs[i].unloaded_ns <= before_ns))
+			p->progs[nr_progs++] = p->progs[i];
+	forgotten = p->nr_progs - nr_progs;
+	p->nr_progs = nr_progs;
+	return forgotten;
+}
+
+size_t bpf_progs__nr(const struct bpf_progs *p)
+{
+	return p->nr_progs;
 }
 
 struct bpf_prog_cost *bpf_progs__loaded(const struct bpf_progs *p, size_t *nr)

@@ -79,6 +79,18 @@ size_t bpf_progs__costliest(const struct bpf_progs *progs, struct bpf_prog_cost 
  * unloaded, and left out of bpf_progs__loaded().
  */
 void bpf_progs__count_begin(struct bpf_progs *progs);
+/* The round ended at @now_ns (CLOCK_MONOTONIC): the programs it did not count are unloaded since. */
+void bpf_progs__count_end(struct bpf_progs *progs, uint64_t now_ns);
+
+/*
+ * Forget the programs found unloaded at or before @before_ns
+ * (bpf_progs__count_end()): no sample since can be in their code. For the
+ * agent, which runs for days: each costs its functions and lines. How
+ * many programs were forgotten.
+ */
+size_t bpf_progs__forget(struct bpf_progs *progs, uint64_t before_ns);
+/* How many programs the set holds, those unloaded but not forgotten included. */
+size_t bpf_progs__nr(const struct bpf_progs *progs);
 
 /*
  * The programs the last round counted, in the order of their ids, each with

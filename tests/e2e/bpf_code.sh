@@ -20,7 +20,7 @@ uprobe_name="bpf code: a uprobe's BPF program named, its samples all taken"
 maps_name="bpf code: samples the kernel does not hand over during bpf() calls are counted, and make up perf's count"
 idle_name="bpf code: no sample counted as not taken on an idle CPU"
 xdp_name="bpf code: an XDP program under a UDP flood, named at its lines by -a, its share of the sender's samples as perf's"
-serve_name="bpf code: the agent exports each program's runs and run time, and names its code in its profiles"
+serve_name="bpf code: the agent exports each program's runs and run time, names its code in its profiles, and forgets the programs unloaded"
 all_names=("$later_name" "$named_name" "$share_name" "$count_name" "$cost_name" "$uprobe_name"
 	"$maps_name" "$idle_name" "$xdp_name" "$serve_name")
 require_bpf "${all_names[@]}"
@@ -223,11 +223,11 @@ if beside_perf uprobe -p uprobe; then
 	# How much of the time the trap itself takes depends on the machine
 	# (a virtual CPU's interrupts): the program's share is perf's, not ours to fix.
 	what="$named of $ours samples through hot_uprobe [bpf] ($(share "$named" "$ours")%), perf's $perf_named of $theirs ($(share "$perf_named" "$theirs")%)"
-	if ((theirs >= 300 && perf_named * 5 >= theirs && ours * 100 >= theirs * 95)) &&
+	if ((theirs >= 300 && perf_named * 10 >= theirs && ours * 100 >= theirs * 95)) &&
 		within "$(share "$named" "$ours")" "$(share "$perf_named" "$theirs")" 5; then
 		ok "$uprobe_name ($what)"
 	else
-		fail "$uprobe_name ($what: expected the shares within 5 points, perf's at least 20%, and at least 95% of perf's samples)"
+		fail "$uprobe_name ($what: expected the shares within 5 points, perf's at least 10%, and at least 95% of perf's samples)"
 	fi
 else
 	fail "$uprobe_name (the run did not go as planned)"
@@ -284,12 +284,12 @@ else
 	mix_line=$(awk '$1 == "mix_round" { print $3; exit }' "$TMP/xdp.lines")
 	mix_lines=$(grep -nE '^\s*\*x (=|\^=)' "$source" | cut -d: -f1 | paste -sd' ')
 	what="hot_xdp $ours% of bpf_hot's $our_all samples (perf $theirs% of $perf_all), its hottest line ${xdp_line:-none} (in $xdp_first-$xdp_last), mix_round's ${mix_line:-none}"
-	if ((our_all >= 300 && perf_all >= 300 && perf_xdp * 5 >= perf_all)) &&
+	if ((our_all >= 300 && perf_all >= 300 && perf_xdp * 10 >= perf_all)) &&
 		within "$ours" "$theirs" 5 && [[ -n $xdp_line && -n $mix_line ]] &&
 		((xdp_line >= xdp_first && xdp_line <= xdp_last)) && [[ " $mix_lines " == *" $mix_line "* ]]; then
 		ok "$xdp_name ($what)"
 	else
-		fail "$xdp_name ($what: expected within 5 points, perf's at least 20%)"
+		fail "$xdp_name ($what: expected within 5 points, perf's at least 10%)"
 		sed 's/^/#   /' "$TMP/xdp.lines"
 	fi
 fi
@@ -319,11 +319,21 @@ ours=$(metric profiler_bpf_program_runs_total profile_sample)
 not_taken=$(sed -nE 's/^profiler_samples_not_taken_total ([0-9]+)$/\1/p' "$TMP/metrics")
 named=$(awk '/^bpf_hot;/ { n += $NF; if (/;hot_syscall_enter \[bpf\]_\[k\]/) x += $NF }
 	END { if (n) printf "%.1f", 100 * x / n; else print "none" }' "$TMP/scrape.folded")
-kill "$hot" "$agent" 2>/dev/null
+# bpf_hot's three programs unloaded: forgotten within the agent's 10 s of housekeeping.
+known() { curl -s "$addr/metrics" | sed -nE 's/^profiler_bpf_programs ([0-9]+)$/\1/p'; }
+before=$(known)
+kill "$hot" 2>/dev/null
+for ((i = 0; i < 25; i++)); do
+	after=$(known)
+	((${after:-0} > 0 && ${after:-0} + 3 <= ${before:-0})) && break
+	sleep 1
+done
+kill "$agent" 2>/dev/null
 wait "$agent" 2>/dev/null
-what="hot_syscall_enter runs ${runs1:-none} then ${runs2:-none}, ${seconds:-no} s; profile_sample's runs ${ours:-none}; ${not_taken:-no} samples not taken; hot_syscall_enter [bpf] $named% of bpf_hot's scrape"
+what="hot_syscall_enter runs ${runs1:-none} then ${runs2:-none}, ${seconds:-no} s; profile_sample's runs ${ours:-none}; ${not_taken:-no} samples not taken; hot_syscall_enter [bpf] $named% of bpf_hot's scrape; programs known ${before:-?}, ${after:-?} after bpf_hot exited"
 if [[ -n $runs1 && -n $runs2 && -n $seconds && -n $ours && -n $not_taken ]] &&
-	((runs2 > runs1 && ours > 0)) && awk -v s="$seconds" 'BEGIN { exit !(s > 0) }' &&
+	((runs2 > runs1 && ours > 0 && ${after:-0} > 0 && ${after:-0} + 3 <= ${before:-0})) &&
+	awk -v s="$seconds" 'BEGIN { exit !(s > 0) }' &&
 	awk -v n="$named" 'BEGIN { exit !(n + 0 >= 20) }'; then
 	ok "$serve_name ($what)"
 else
