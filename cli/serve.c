@@ -32,6 +32,7 @@
 
 #include "cache_dir.h"
 #include "collector/collector.h"
+#include "common/bpf_progs.h"
 #include "common/clock.h"
 #include "common/hashtab.h"
 #include "common/log.h"
@@ -44,7 +45,6 @@
 #include "privileges.h"
 #include "serve.h"
 #include "serve/http.h"
-#include "common/bpf_progs.h"
 #include "serve/metrics.h"
 #include "serve/scrape.h"
 #include "symbolize/kallsyms.h"
