@@ -193,9 +193,18 @@ int main(int argc, char **argv)
 	if (wait)
 		sigwait(&usr1, &sig);
 	end = now() + seconds;
+	/*
+	 * Turns of random lengths (the same on average): a fixed cycle would
+	 * alias with a profiler's fixed sampling period, and two profilers
+	 * of different phases would then see different shares.
+	 */
+	srandom(getpid());
 	while (now() < end) {
-		user_work(200000);
-		make_calls(mode == MAPS ? 2000 : 20, mode, bpf_map__fd(skel->maps.counts), &flood);
+		unsigned int calls = mode == MAPS ? 2000 : 20;
+
+		user_work(100000 + random() % 200001);
+		make_calls(calls / 2 + random() % (calls + 1), mode, bpf_map__fd(skel->maps.counts),
+			   &flood);
 	}
 	printf("done\n");
 	fflush(stdout);
