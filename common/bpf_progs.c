@@ -411,8 +411,9 @@ size_t bpf_progs__forget(struct bpf_progs *p, uint64_t before_ns)
 			continue;
 		/* A program's functions share its lines: they move once. */
 		if (first[g] == SIZE_MAX) {
-			memcpy(lines + nr_lines, p->lines + f.first_line,
-			       f.nr_lines * sizeof(*lines));
+			if (f.nr_lines) /* none: p->lines may be NULL, which memcpy() must not get */
+				memcpy(lines + nr_lines, p->lines + f.first_line,
+				       f.nr_lines * sizeof(*lines));
 			first[g] = nr_lines;
 			nr_lines += f.nr_lines;
 		}
