@@ -140,4 +140,10 @@ for i in $(seq 400); do
 done
 (cd "$site" && "$PROFILER" -v -F 999 -o "$TMP/hugo.pb.gz" -- hugo --quiet -d "$TMP/site-out" \
 	>/dev/null 2>"$TMP/hugo.err")
-judge "$hugo_name" "$TMP/hugo.err" "$TMP/hugo.pb.gz" 95 90
+# The sanitizer build loads hugo's unwind tables late in its 1.5 s run, and
+# the stacks taken before are unwound from copies, of which fewer are whole:
+# 248 such stacks and 93.1% whole, then 99 and 97.7%; the real build had 79
+# and 58, and 97.3% and 99.0%.
+whole=95
+asan_build && whole=90
+judge "$hugo_name" "$TMP/hugo.err" "$TMP/hugo.pb.gz" "$whole" 90
