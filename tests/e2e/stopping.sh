@@ -30,7 +30,8 @@ stop_with INT
 stop_with TERM
 
 # No -d and no signal: the profiler ends once its only target has exited.
-start_bg "$WORKLOADS/split" 50 50 1
+# (3 s: the sanitizer build, on a busy machine, once took over 1 s to start.)
+start_bg "$WORKLOADS/split" 50 50 3
 SECONDS=0
 if timeout 20 "$PROFILER" -p "$BG_PID" -F 99 -o "$TMP/exit.pb.gz" 2>"$TMP/err" &&
 	[[ -s $TMP/exit.pb.gz ]]; then
@@ -59,8 +60,8 @@ fi
 
 # At the highest rate the kernel allows, records can come in as fast as they
 # are handled: sampling still ends at -d (the profile's own duration, within
-# 300 ms: on a machine busy with other tests the profiler's one thread, busy
-# with 100,000 records a second, can wait that long for a CPU; 2.17 s was
+# a second: on a machine busy with other tests the profiler's one thread, busy
+# with 100,000 records a second, waits for a CPU; 2.17 s and 2.4 s were
 # seen), with the ring at its default size, and whatever did not fit is
 # counted as lost. A run that went on sampling would say so in its duration
 # (they went to 13-49 s for -d 3), or be cut by the timeout.
@@ -71,7 +72,7 @@ if timeout 60 "$PROFILER" -p "$BG_PID" -F "$max" -d 2 -o "$TMP/max.pb.gz" 2>"$TM
 	lost=$(summary_count "$TMP/err" "samples lost")
 	# The profile's duration to 10 ms (pprof -raw), not the summary's to 100 ms.
 	took=$(pprof -raw "$TMP/max.pb.gz" 2>/dev/null | sed -nE 's/^Duration: ([0-9.]+)$/\1/p')
-	if [[ ${samples:-0} -gt 0 && -n $lost ]] && within "${took:-x}" 2.0 0.3; then
+	if [[ ${samples:-0} -gt 0 && -n $lost ]] && within "${took:-x}" 2.0 1.0; then
 		ok "-d at the kernel's highest rate: sampling ends at the deadline ($samples samples" \
 			"in $took s at $max Hz, $lost lost)"
 	else
