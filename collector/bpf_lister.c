@@ -24,9 +24,12 @@
 /* How long bpf_lister__free() waits for the lister to exit before killing it. */
 #define EXIT_WAIT_NS (1000ULL * 1000 * 1000)
 
-/* The request: the programs loaded after @after. */
+/*
+ * The request: the programs loaded after @after, with the BTF of those
+ * after @btf_after (the others' the collector has read already).
+ */
 struct lister_request {
-	uint32_t after;
+	uint32_t after, btf_after;
 };
 
 /*
@@ -67,8 +70,8 @@ static int send_batch(int sock, const struct lister_batch *b, const int *fds, si
 	return sendmsg(sock, &msg, MSG_NOSIGNAL) == sizeof(*b) ? 0 : -errno;
 }
 
-/* Answer one request: the programs after @after, BATCH a message, then an empty one. */
-static int lister_answer(int sock, uint32_t after)
+/* Answer one request (lister_request), BATCH programs a message, then an empty one. */
+static int lister_answer(int sock, uint32_t after, uint32_t btf_after)
 {
 	struct lister_batch b = { 0 };
 	int fds[2 * BATCH], err = 0;
@@ -82,7 +85,7 @@ static int lister_answer(int sock, uint32_t after)
 
 		if (fd < 0)
 			continue; /* unloaded meanwhile */
-		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.btf_id)
+		if (id > btf_after && !bpf_obj_get_info_by_fd(fd, &info, &len) && info.btf_id)
 			btf_fd = bpf_btf_get_fd_by_id(info.btf_id);
 		fds[nr_fds++] = fd;
 		if (btf_fd >= 0) {
@@ -116,7 +119,7 @@ static int lister_main(int sock, void *arg)
 
 	(void)arg;
 	while ((n = recv(sock, &req, sizeof(req), 0)) == sizeof(req))
-		if (lister_answer(sock, req.after))
+		if (lister_answer(sock, req.after, req.btf_after))
 			return 1;
 	return n == 0 ? 0 : 1;
 }
@@ -203,7 +206,7 @@ static int recv_batch(struct bpf_lister *l, struct lister_batch *b, int *fds, si
 static int bpf_lister__ask(struct bpf_lister *l, struct bpf_progs *progs, uint32_t after,
 			   int (*take)(struct bpf_progs *progs, uint32_t id, int fd, int btf_fd))
 {
-	struct lister_request req = { after };
+	struct lister_request req = { after, bpf_progs__last_id(progs) };
 	struct lister_batch b;
 	int fds[2 * BATCH], err = 0;
 	size_t nr_fds;
@@ -247,11 +250,14 @@ int bpf_lister__refresh(struct bpf_lister *l, struct bpf_progs *progs)
 	return err;
 }
 
+/* A program loaded since the last request is added first: one request does both. */
 static int count(struct bpf_progs *progs, uint32_t id, int fd, int btf_fd)
 {
-	(void)btf_fd;
-	bpf_progs__count(progs, id, fd);
-	return 0;
+	int err = id > bpf_progs__last_id(progs) ? bpf_progs__add(progs, id, fd, btf_fd) : 0;
+
+	if (!err)
+		bpf_progs__count(progs, id, fd);
+	return err;
 }
 
 int bpf_lister__count(struct bpf_lister *l, struct bpf_progs *progs)
@@ -260,6 +266,7 @@ int bpf_lister__count(struct bpf_lister *l, struct bpf_progs *progs)
 
 	bpf_progs__count_begin(progs);
 	err = bpf_lister__ask(l, progs, 0, count);
+	bpf_progs__sort(progs);
 	if (!err)
 		bpf_progs__count_end(progs, clock_ns(CLOCK_MONOTONIC));
 	return err;

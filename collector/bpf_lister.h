@@ -36,8 +36,9 @@ void bpf_lister__free(struct bpf_lister *l);
 int bpf_lister__refresh(struct bpf_lister *l, struct bpf_progs *progs);
 
 /*
- * Count what each program of @progs still loaded has run by now
- * (bpf_progs__count()). 0, or -errno as bpf_lister__refresh().
+ * Count what each program still loaded has run by now (bpf_progs__count()),
+ * adding those loaded since, as bpf_lister__refresh() does, in the same
+ * request. 0, or -errno as bpf_lister__refresh().
  */
 int bpf_lister__count(struct bpf_lister *l, struct bpf_progs *progs);
 

@@ -881,8 +881,7 @@ int collector__count_bpf_progs(struct collector *c)
 {
 	if (!c->bpf_lister)
 		return -ENOENT;
-	refresh_bpf_progs(c, true);
-	if (c->bpf_lister && bpf_lister__count(c->bpf_lister, c->bpf_progs)) {
+	if (bpf_lister__count(c->bpf_lister, c->bpf_progs)) {
 		bpf_lister__free(c->bpf_lister);
 		c->bpf_lister = NULL;
 	}
@@ -901,10 +900,8 @@ static void count_bpf_progs(struct collector *c)
 	if (procfs__read_long("/proc/sys/kernel/bpf_stats_enabled", 0) <= 0)
 		pr_info("bpf: the programs' run time is not counted: sysctl "
 			"kernel.bpf_stats_enabled=1 counts it");
-	else if (c->bpf_lister && bpf_lister__count(c->bpf_lister, c->bpf_progs)) {
-		bpf_lister__free(c->bpf_lister);
-		c->bpf_lister = NULL;
-	}
+	else
+		collector__count_bpf_progs(c);
 }
 
 /*

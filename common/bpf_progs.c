@@ -382,13 +382,19 @@ void bpf_progs__count_end(struct bpf_progs *p, uint64_t now_ns)
 			p->progs[i].unloaded_ns = now_ns;
 }
 
+/* Is @g to be forgotten: found unloaded at or before @before_ns? */
+static bool unloaded_by(const struct bpf_prog *g, uint64_t before_ns)
+{
+	return g->unloaded_ns && g->unloaded_ns <= before_ns;
+}
+
 size_t bpf_progs__forget(struct bpf_progs *p, uint64_t before_ns)
 {
 	size_t nr_funcs = 0, nr_lines = 0, nr_progs = 0, forgotten, *first;
 	struct bpf_line *lines;
 
 	for (size_t i = 0; i < p->nr_progs; i++)
-		nr_progs += !(p->progs[i].unloaded_ns && p->progs[i].unloaded_ns <= before_ns);
+		nr_progs += !unloaded_by(&p->progs[i], before_ns);
 	if (nr_progs == p->nr_progs)
 		return 0;
 	/* Each program's lines, where they go in the new array (SIZE_MAX: not yet). */
@@ -406,8 +412,7 @@ size_t bpf_progs__forget(struct bpf_progs *p, uint64_t before_ns)
 		struct bpf_func f = p->funcs[i];
 		size_t g = prog_index(p, f.prog_id);
 
-		if (g == p->nr_progs ||
-		    (p->progs[g].unloaded_ns && p->progs[g].unloaded_ns <= before_ns))
+		if (g == p->nr_progs || unloaded_by(&p->progs[g], before_ns))
 			continue;
 		/* A program's functions share its lines: they move once. */
 		if (first[g] == SIZE_MAX) {
@@ -429,7 +434,7 @@ size_t bpf_progs__forget(struct bpf_progs *p, uint64_t before_ns)
 	p->nr_funcs = nr_funcs;
 	nr_progs = 0;
 	for (size_t i = 0; i < p->nr_progs; i++)
-		if (!(p->progs[i].unloaded_ns && p->progs[i].unloaded_ns <= before_ns))
+		if (!unloaded_by(&p->progs[i], before_ns))
 			p->progs[nr_progs++] = p->progs[i];
 	forgotten = p->nr_progs - nr_progs;
 	p->nr_progs = nr_progs;
