@@ -39,8 +39,10 @@ int main(int argc, char **argv)
 	struct split s = split__args(argc, argv, 70, 30);
 
 	while (split__running(&s)) {
-		caller_a(s.a);
-		caller_b(s.b);
+		unsigned long k = split__turn(&s);
+
+		caller_a(k * s.a);
+		caller_b(k * s.b);
 	}
 	return 0;
 }

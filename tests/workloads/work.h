@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #define UNIT_ITERATIONS 20000
 
@@ -52,11 +53,13 @@ static inline double arg_seconds(int argc, char **argv, int i, double def)
 /*
  * The "A B [SECONDS]" arguments of the workloads that split their time A:B
  * between two paths (@a and @b by default, 10 seconds; a negative SECONDS
- * runs until killed). Loop while split__running().
+ * runs until killed). Loop while split__running(), a turn of
+ * split__turn() times A and B at a time.
  */
 struct split {
 	unsigned long a, b;
 	double seconds, end;
+	uint64_t seed;
 };
 
 static inline struct split split__args(int argc, char **argv, unsigned long a, unsigned long b)
@@ -65,6 +68,7 @@ static inline struct split split__args(int argc, char **argv, unsigned long a, u
 		.a = argc > 2 ? strtoul(argv[1], NULL, 10) : a,
 		.b = argc > 2 ? strtoul(argv[2], NULL, 10) : b,
 		.seconds = arg_seconds(argc, argv, 3, 10),
+		.seed = (uint64_t)getpid() << 1 | 1,
 	};
 
 	s.end = now_seconds() + s.seconds;
@@ -74,6 +78,17 @@ static inline struct split split__args(int argc, char **argv, unsigned long a, u
 static inline bool split__running(const struct split *s)
 {
 	return s->seconds < 0 || now_seconds() < s->end;
+}
+
+/*
+ * How many times A and B the next turn runs: one, two or three, at random.
+ * A:B is the same, but there is no fixed cycle (1.5 ms at 70 30) for a
+ * sampling clock's fixed period to alias with, which on a busy machine
+ * moved A's share by 5 points and more, for perf as for us.
+ */
+static inline unsigned long split__turn(struct split *s)
+{
+	return 1 + xorshift64(&s->seed) % 3;
 }
 
 #endif
