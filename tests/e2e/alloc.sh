@@ -7,7 +7,17 @@
 # with no malloc to probe.
 . "$(dirname "$0")/lib.sh"
 
-require_bpf "heap profiles"
+H="heap profiles"
+require_bpf "$H: --alloc=1 against DHAT" "$H: dh_view.html shows our DHAT file" \
+	"$H: go tool pprof reads Go's four heap sample types" \
+	"$H: --alloc=1: site70" "$H: --alloc=1: site30" "$H: folded stacks of site70" \
+	"$H: aligned_alloc, realloc: site_aligned" "$H: aligned_alloc, realloc: site70" \
+	"$H: aligned_alloc, realloc: site30" "$H: sampled: site70" "$H: sampled: site30" \
+	"$H: -p" "$H: a child of the command" "$H: three processes leaking" \
+	"$H: anonymous mmap" "$H: a full live-block map" \
+	"bad input: --alloc on a static, stripped program" "bad input: --alloc with -a" \
+	"bad input: --alloc with --off-cpu" "bad input: --alloc=0" \
+	"bad input: a DHAT output without --alloc"
 
 HEAP=$WORKLOADS/heap_work
 

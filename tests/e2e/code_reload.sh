@@ -13,7 +13,8 @@
 T_CMD="library reloaded in place, command"
 T_PID="library reloaded in place, -p"
 T_GROW="libraries loaded anew all along among 2,000 mappings"
-require_bpf "$T_CMD" "$T_PID" "$T_GROW"
+require_bpf "$T_CMD: lib_a_loop" "$T_CMD: lib_b_loop" "$T_PID: lib_a_loop" \
+	"$T_PID: lib_b_loop" "$T_GROW"
 
 LIBS=("$WORKLOADS/liba.so" "$WORKLOADS/libb.so")
 

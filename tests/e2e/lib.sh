@@ -66,9 +66,13 @@ missing() {
 	done
 }
 
-# require_bpf TESTNAMES...: skip every named test and exit when BPF is out of reach.
+# require_bpf TESTNAMES...: the script's tests, declared: a TAP plan line
+# ("1..N"), by which tests/run checks that every one is reported, none left
+# out by a branch or an early exit. Skip each and exit when BPF is out of
+# reach.
 require_bpf() {
 	local why name
+	echo "1..$#"
 	why=$(bpf_unavailable)
 	[[ -z $why ]] && return 0
 	for name in "$@"; do

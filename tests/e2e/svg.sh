@@ -4,17 +4,18 @@
 # folded output of the same profile.
 . "$(dirname "$0")/lib.sh"
 
-# The script that export/svg.c embeds, as written: no BPF needed.
+require_bpf "svg: well-formed XML" "svg: the embedded script parses" "svg: self-contained" "svg: the process is the root frame" \
+	"svg: hot_a and hot_b 70/30" "svg: counts agree with folded" \
+	"svg --wall: microseconds agree with folded" "svg: a tall graph opens at its root" \
+	"svg: export/flamegraph.js parses (node --check)"
+
+# The script that export/svg.c embeds, as written.
 if command -v node >/dev/null; then
 	check "svg: export/flamegraph.js parses (node --check)" \
 		node --check "$(dirname "$0")/../../export/flamegraph.js"
 else
 	fail "svg: export/flamegraph.js parses: no node (tools/install-deps installs nodejs)"
 fi
-
-require_bpf "svg: well-formed XML" "svg: the embedded script parses" "svg: self-contained" "svg: the process is the root frame" \
-	"svg: hot_a and hot_b 70/30" "svg: counts agree with folded" \
-	"svg --wall: microseconds agree with folded" "svg: a tall graph opens at its root"
 
 if ! command -v xmllint >/dev/null; then
 	fail "svg: well-formed XML: no xmllint (tools/install-deps installs libxml2-utils)"
