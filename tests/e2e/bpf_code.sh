@@ -114,7 +114,10 @@ named=$(grep -E '(hot_syscall_enter|mix_round) \[bpf\]_\[k\]' "$TMP/later.folded
 unnamed=$(grep -E 'bpf_prog_[0-9a-f]+_(hot_syscall_enter|mix_round)' "$TMP/later.folded" 2>/dev/null |
 	awk '{ n += $NF } END { print n + 0 }')
 what="exit $rc, $named of $total samples in named BPF code, $unnamed named by kallsyms only"
-if [[ $rc -eq 0 ]] && ((total >= 200 && named * 2 >= total && unnamed == 0)); then
+# About half of bpf_hot's samples are in its programs when it has a CPU to
+# itself (254 of 521 seen beside two busy loops): a fifth is plenty to tell
+# named code from code kallsyms alone names.
+if [[ $rc -eq 0 ]] && ((total >= 200 && named * 5 >= total && unnamed == 0)); then
 	ok "$later_name ($what)"
 else
 	fail "$later_name ($what)"
