@@ -359,11 +359,19 @@ static int frame_addr(struct python *py, struct py_proc *p, const struct python_
 		return -ENOMEM;
 	if (!c->ok) {
 		py->stats.unnamed++;
-		return py_frames__add(py->frames, UNNAMED_FRAME, NULL, 0, false, addr);
+		return py_frames__add(py->frames, &(struct py_frame_name){ .name = UNNAMED_FRAME },
+				      addr);
 	}
 	offset = py_code__offset(p->off, code, f->instr);
-	return py_frames__add(py->frames, c->code.qualname, c->code.filename,
-			      py_code__line(p->off, &c->code, offset), false, addr);
+	return py_frames__add(py->frames,
+			      &(struct py_frame_name){
+				      .name = c->code.qualname,
+				      .filename = c->code.filename,
+				      .line = py_code__line(p->off, &c->code, offset),
+				      .start_line = c->code.firstlineno > 0 ? c->code.firstlineno :
+									      0,
+			      },
+			      addr);
 }
 
 /* Is user address @ip, at depth @depth of its stack (0: the leaf), in @p's evaluation loop? */

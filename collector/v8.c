@@ -662,7 +662,8 @@ static int v8_runtime__script(struct v8_runtime *rt, struct v8_process *p, uint6
 static int v8_runtime__unnamed(struct v8_runtime *rt, uint64_t *addr)
 {
 	rt->stats.unnamed++;
-	return py_frames__add(rt->frames, UNNAMED_FRAME, NULL, 0, true, addr);
+	return py_frames__add(rt->frames,
+			      &(struct py_frame_name){ .name = UNNAMED_FRAME, .js = true }, addr);
 }
 
 /*
@@ -706,7 +707,8 @@ static int v8_runtime__name(struct v8_runtime *rt, struct v8_process *p, uint64_
 	    instance_type(p->proc.pid, l, v) == l->type_script &&
 	    (err = v8_runtime__script(rt, p, v, start, file, &line)) == -ENOMEM)
 		return err;
-	return py_frames__add(rt->frames, name[0] ? name : ANONYMOUS, file[0] ? file : NULL, line, true, addr) ?:
+	/* V8 knows where the function starts, not which of its lines runs. */
+	return py_frames__add(rt->frames, &(struct py_frame_name){ .name = name[0] ? name : ANONYMOUS, .filename = file[0] ? file : NULL, .line = line, .start_line = line, .js = true }, addr) ?:
 		       err;
 unnamed:
 	return v8_runtime__unnamed(rt, addr);

@@ -42,27 +42,27 @@ static bool name_eq(const void *entry, const void *key)
 
 	/* Interned: equal strings are the same pointers. */
 	return a->name == b->name && a->filename == b->filename && a->line == b->line &&
-	       a->js == b->js;
+	       a->start_line == b->start_line && a->js == b->js;
 }
 
-int py_frames__add(struct py_frames *t, const char *name, const char *filename, uint32_t line,
-		   bool js, uint64_t *addr)
+int py_frames__add(struct py_frames *t, const struct py_frame_name *f, uint64_t *addr)
 {
-	struct py_frame_name key = { strset__add(t->strings, name),
-				     filename ? strset__add(t->strings, filename) : NULL, line,
-				     js };
+	struct py_frame_name key = *f;
 	struct indexed_name *e;
 	uint64_t hash;
 	bool added;
 
-	if (!key.name || (filename && !key.filename))
+	key.name = strset__add(t->strings, f->name);
+	key.filename = f->filename ? strset__add(t->strings, f->filename) : NULL;
+	if (!key.name || (f->filename && !key.filename))
 		return -ENOMEM;
 	if (t->nr >= INDEX_LIMIT)
 		return -E2BIG;
 	if (array__reserve(&t->names, &t->alloc, t->nr + 1, sizeof(*t->names)))
 		return -ENOMEM;
 	hash = hash_mix(hash_mix(hash_u64((uintptr_t)key.name), (uintptr_t)key.filename),
-			line | (uint64_t)js << 32);
+			key.line | (uint64_t)key.start_line << 32);
+	hash ^= key.js;
 	e = hashtab__find_or_add(&t->index, hash, name_eq, &key, sizeof(*e), &added);
 	if (!e)
 		return -ENOMEM;

@@ -28,10 +28,18 @@ struct strset;
 
 #define PY_FRAME_ADDR_TAG 0x00fe000000000000ULL
 
+/*
+ * A frame of an interpreted function. Every format names it by its function,
+ * "name (file:start_line)", the line where the function starts, as V8's
+ * profiler names a JavaScript function: so one function is one node of a
+ * flame graph, whichever of its lines ran. The line being run is kept where
+ * a format has room for it (a pprof Line, a Firefox Profiler frame).
+ */
 struct py_frame_name {
 	const char *name;     /* the function's qualified name; interned */
 	const char *filename; /* its file, as its code object says, or NULL; interned */
 	uint32_t line;	      /* the line being run, 0 when not known */
+	uint32_t start_line;  /* the line the function starts at, 0 when not known */
 	bool js;	      /* JavaScript's (V8's), not Python's */
 };
 
@@ -52,11 +60,10 @@ int py_frames__init(struct py_frames *t);
 void py_frames__release(struct py_frames *t);
 
 /*
- * The address of frame (@name, @filename, @line), of JavaScript if @js, added if new: 0 and sets
- * *@addr, or -ENOMEM (-E2BIG past 2^44 frames).
+ * The address of frame @f (its strings need not be interned), added if new: 0 and sets *@addr,
+ * or -ENOMEM (-E2BIG past 2^44 frames).
  */
-int py_frames__add(struct py_frames *t, const char *name, const char *filename, uint32_t line,
-		   bool js, uint64_t *addr);
+int py_frames__add(struct py_frames *t, const struct py_frame_name *f, uint64_t *addr);
 
 /* The frame at @addr (or the byte before it), or NULL when it is not one of @t's. */
 const struct py_frame_name *py_frames__get(const struct py_frames *t, uint64_t addr);

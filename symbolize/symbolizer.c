@@ -1165,7 +1165,9 @@ static const struct profile_frame *symbolizer__python_frame(struct symbolizer *s
 	f = (struct profile_frame *)symbolizer__add_frame(sym, &key, hash, &line, 1,
 							  pf->js ? FRAME_JS : FRAME_PYTHON);
 	if (f != &sym->oom_frame && base) {
-		f->label = strset__addf(sym->strings, "%s (%s:%u)", line.name, base, line.line);
+		/* The function, not the line (py_frames.h). */
+		f->label =
+			strset__addf(sym->strings, "%s (%s:%u)", line.name, base, pf->start_line);
 		if (!f->label)
 			return symbolizer__oom(sym);
 	}

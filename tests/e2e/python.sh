@@ -28,7 +28,8 @@ label() {
 
 # share FOLDED A B: A's share in percent of the samples whose stack holds a
 # frame of function A or of function B ("NAME (" in folded, where a Python
-# frame is "qualname (file.py:LINE)"); "none" without any.
+# frame is "qualname (file.py:DEF)", DEF the line of its def); "none"
+# without any.
 share() {
 	awk -v a="$2 (" -v b="$3 (" '{ n = $NF
 		if (index($0, ";" a)) x += n; else if (index($0, ";" b)) y += n }
@@ -62,13 +63,17 @@ for py in "${interpreters[@]}"; do
 	# Its body is lines def+1 and def+2. A frame sampled as it starts (its
 	# RESUME) is at the def line, as CPython's own f_lineno says: that is
 	# rare (a call every ~10 ms, its entry some hundred ns), so at most 2%.
+	# The lines are pprof's; the other formats name the function by its def
+	# line alone, whichever line ran, so it is one node in a flame graph.
 	def=$(grep -n '^def hot70' "$WORK" | cut -d: -f1)
-	lines=$(awk '{ n = $NF; s = $0
-		while (match(s, /hot70 \(py_work\.py:[0-9]+\)/)) {
-			l = substr(s, RSTART, RLENGTH); sub(/.*:/, "", l); sub(/\)/, "", l)
-			c[l] += n; s = substr(s, RSTART + RLENGTH) } }
-		END { for (l in c) printf "%s:%d ", l, c[l] }' "$TMP/split.folded")
-	check "Python stacks: $l: hot70 at its lines $((def + 1))-$((def + 2)), its def line $def on at most 2% (saw line:samples $lines)" \
+	lines=$(pprof -traces -lines "$TMP/split.pb.gz" 2>/dev/null | awk -v f="hot70 $WORK:" '
+		/^-+\+-+$/ { w = 0 }
+		/^ +[0-9.]+(ns|us|ms|s) / { w = $1 + 0; if ($1 ~ /[^m]s$/) w *= 1000
+			if ($1 ~ /us$/) w /= 1000; if ($1 ~ /ns$/) w /= 1e6 }
+		i = index($0, f) { l = substr($0, i + length(f)); sub(/[^0-9].*/, "", l); c[l] += w }
+		END { for (l in c) printf "%s:%g ", l, c[l] }')
+	folded_lines=$(grep -o 'hot70 (py_work\.py:[0-9]*)' "$TMP/split.folded" | sort -u | tr '\n' ' ')
+	check "Python stacks: $l: hot70 at its lines $((def + 1))-$((def + 2)), its def line $def on at most 2% (saw line:ms $lines)" \
 		awk -v d="$def" -v s="$lines" 'BEGIN {
 			n = split(s, a, " ")
 			for (i = 1; i <= n; i++) {
@@ -78,6 +83,8 @@ for py in "${interpreters[@]}"; do
 				else exit 1
 			}
 			exit !(body > 0 && entry <= 0.02 * (body + entry)) }'
+	check "Python stacks: $l: folded names hot70 by its def line alone (saw $folded_lines)" \
+		test "$folded_lines" = "hot70 (py_work.py:$def) "
 	# Interpreter C frames gone where Python ran them: the Python frames are
 	# between main's native callers and the code they call (3.10 calls each
 	# Python function through C of its own, which stays).
@@ -94,10 +101,6 @@ for py in "${interpreters[@]}"; do
 	unnamed=$(awk '/\[unknown Python code\]/ { t += $NF } END { print t + 0 }' "$TMP/split.folded")
 	check "Python stacks: $l: $unnamed of $total samples with a Python frame not named (<= 2%)" \
 		awk -v u="$unnamed" -v t="$total" 'BEGIN { exit !(t > 0 && u <= 0.02 * t) }'
-	# pprof: a function per Python function, with its file and line.
-	check "Python stacks: $l: pprof has hot70 in py_work.py with its line" \
-		grep -qE "hot70 $WORK:$((def + 1))|hot70 $WORK:$((def + 2))" \
-		<(pprof -traces -lines "$TMP/split.pb.gz" 2>/dev/null)
 
 	# Two threads, each under its own name with its own function.
 	if record threads -- "$py" "$WORK" threads 3; then
