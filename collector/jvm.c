@@ -1310,6 +1310,15 @@ static void jvm_runtime__snapshot(void *jm, const struct proc_maps *maps)
 	jvm_mapper__see(jm, maps);
 }
 
+/*
+ * HotSpot's JIT code keeps no frame pointer of its caller's unless told
+ * to: stacks through it end there.
+ */
+static const char *jvm_runtime__fix(const struct proc_maps *maps)
+{
+	return jvm__is_jvm(maps) ? "start the JVM with -XX:+PreserveFramePointer" : NULL;
+}
+
 static void jvm_runtime__finish(void *jm)
 {
 	/* The JVMs' maps as they are now, for the symbolizer that runs next. */
@@ -1325,4 +1334,5 @@ const struct runtime_ops jvm_runtime = {
 	.free = jvm_runtime__free,
 	.snapshot = jvm_runtime__snapshot,
 	.finish = jvm_runtime__finish,
+	.fix = jvm_runtime__fix,
 };

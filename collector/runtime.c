@@ -104,6 +104,16 @@ uint64_t runtimes__frame(struct runtimes *rts, pid_t pid, const struct unwind_in
 	return ip;
 }
 
+const char *runtimes__fix(const struct runtimes *rts, const struct proc_maps *maps)
+{
+	const char *fix = NULL;
+
+	for (size_t i = 0; i < rts->nr && !fix; i++)
+		if (rts->list[i].ops->fix)
+			fix = rts->list[i].ops->fix(maps);
+	return fix;
+}
+
 int runtimes__merge(struct runtimes *rts, struct sample_event *e)
 {
 	for (size_t i = 0; i < rts->nr; i++) {

@@ -32,7 +32,9 @@
  *              names;
  *   finish     sampling stopped: anything the symbolizer will need that
  *              must be fetched while the processes live (a JVM's perf map);
- *   report     -v, at the end: what it read.
+ *   report     -v, at the end: what it read;
+ *   fix        a process's stacks end early: what would make them whole,
+ *              if the runtime knows (a JVM's flag), for the warning.
  *
  * Every callback but wanted, new and free may be NULL.
  */
@@ -88,6 +90,8 @@ struct runtime_ops {
 	int (*merge)(void *rt, struct sample_event *e);
 	void (*finish)(void *rt);
 	void (*report)(void *rt, const struct runtime_env *env);
+	/* What would make whole the stacks of the process @maps describes, or NULL. */
+	const char *(*fix)(const struct proc_maps *maps);
 };
 
 /*
@@ -152,6 +156,8 @@ int runtimes__watch(struct runtimes *rts, struct procs *procs);
 /* What stands for a frame in a stack unwound from a copy: struct runtime_ops' frame. */
 uint64_t runtimes__frame(struct runtimes *rts, pid_t pid, const struct unwind_input *in,
 			 uint64_t bp, uint64_t ip, uint32_t *flags);
+/* What would make the stacks of @maps' process whole, by the first runtime that knows: or NULL. */
+const char *runtimes__fix(const struct runtimes *rts, const struct proc_maps *maps);
 /* Put each runtime's frames in @e's user stack. 0 or the first -errno. */
 int runtimes__merge(struct runtimes *rts, struct sample_event *e);
 /* Sampling stopped: (-v) each runtime's report, then its finish. */

@@ -27,6 +27,10 @@ struct user_stacks {
 	uint64_t nr_judged, nr_broken;
 	uint64_t nr_broken_by[NR_STACK_ENDS]; /* by UNWIND_STOP_* */
 	struct stack_judgement judgement;     /* of the last record */
+	/* The last maps a runtime was asked to fix stacks of, and its answer. */
+	const struct proc_maps *fix_maps;
+	pid_t fix_pid;
+	const char *fix;
 	struct hashtab broken_files; /* struct broken_file by name: where broken stacks end */
 };
 
@@ -112,6 +116,14 @@ static void count_stack_end(struct user_stacks *us, const struct sample_event *e
 	if (!whole) {
 		map = maps && s->nr_user ? proc_maps__find(maps, s->user[s->nr_user - 1]) : NULL;
 		j->file = map ? broken_file(us, map->name) : NULL;
+		if (j->file && !j->file->fix && us->runtimes) {
+			/* Asked once a snapshot: a runtime looks through its maps. */
+			if (maps != us->fix_maps || maps->pid != us->fix_pid)
+				us->fix = runtimes__fix(us->runtimes, maps);
+			us->fix_maps = maps;
+			us->fix_pid = maps->pid;
+			j->file->fix = us->fix;
+		}
 	}
 	user_stacks__count(us, j, event__count(e));
 }
@@ -260,11 +272,15 @@ uint64_t user_stacks__truncated(const struct user_stacks *us)
 
 static const char *const stack_end_causes[NR_STACK_ENDS] = {
 	/* A stack marked truncated for no reason given: as if it had no information. */
-	[UNWIND_STOP_NONE] = "code without unwind information",
-	[UNWIND_STOP_NO_INFO] = "code without unwind information",
+	[UNWIND_STOP_NONE] = "code without unwind information (built with "
+			     "-fasynchronous-unwind-tables or -fno-omit-frame-pointer, it unwinds)",
+	[UNWIND_STOP_NO_INFO] =
+		"code without unwind information (built with "
+		"-fasynchronous-unwind-tables or -fno-omit-frame-pointer, it unwinds)",
 	[UNWIND_STOP_UNSUPPORTED] = "unwind rules the BPF unwinder cannot follow",
-	[UNWIND_STOP_FP] = ("code without unwind tables whose frame pointers lead nowhere (a JIT, "
-			    "or code built without frame pointers)"),
+	[UNWIND_STOP_FP] =
+		("code without unwind tables whose frame pointers lead nowhere (a JIT, "
+		 "or code built without frame pointers: -fno-omit-frame-pointer keeps them)"),
 	[UNWIND_STOP_READ] = "stack memory that could not be read",
 	[UNWIND_STOP_NEW_CODE] = "code mapped after its process's unwind tables were loaded",
 	[UNWIND_STOP_NO_ROOM] = "unwind tables that did not fit (a larger --unwind-memory helps)",
@@ -322,9 +338,10 @@ void user_stacks__report_ends(const struct user_stacks *us)
 	why = stack_end_cause(us, cause);
 	if (top)
 		pr_warn("warning: %.0f%% of user stacks end before their process's first frame, "
-			"most often (%.0f%%) in '%s'; the likely cause: %s",
+			"most often (%.0f%%) in '%s'; the likely cause: %s%s%s",
 			100.0 * us->nr_broken / us->nr_judged, 100.0 * top->count / us->nr_broken,
-			top->name, why);
+			top->name, why, top->fix ? "; for whole stacks, " : "",
+			top->fix ? top->fix : "");
 	else
 		pr_warn("warning: %.0f%% of user stacks end before their process's first frame; "
 			"the likely cause: %s",
