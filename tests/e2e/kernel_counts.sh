@@ -56,7 +56,10 @@ sent_alpha=$(folded_leaf_pct "$TMP/sent.folded" alpha_work)
 if grep -q ' sums: ' "$TMP/sent.err" || [[ ${sent_samples:-0} -lt 1000 ]]; then
 	fail "$name: the recording with a Firefox output did not send each sample"
 	sed 's/^/#   /' "$TMP/sent.err"
-elif within "$got" "$sent_got" $((sent_got / 20)) && within "$alpha" "$sent_alpha" 5; then
+# The two start apart, so their 3 s differ, and beside other work so does the
+# CPU the threads get (2,946 against 2,803 seen beside two busy loops): 10%.
+# What this guards against is far more: a sum lost or counted twice.
+elif within "$got" "$sent_got" $((sent_got / 10)) && within "$alpha" "$sent_alpha" 5; then
 	ok "$name ($got samples and alpha_work $alpha% counted, $sent_got and $sent_alpha% sent)"
 else
 	fail "$name ($got samples and alpha_work $alpha% counted, $sent_got and $sent_alpha% sent)"

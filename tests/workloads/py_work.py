@@ -143,17 +143,21 @@ def after_exec(end):
         unit()
 
 
-def crowd_worker(end):
-    while time.monotonic() < end:
+def crowd_worker(seconds):
+    # CPU time, not wall time: its share of the process's samples is then the
+    # same on a busy machine, where starting the threads takes more of it.
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
         unit()
 
 
 def crowd(end):
+    seconds = end - time.monotonic()
     done = threading.Event()
     waiting = [threading.Thread(target=done.wait) for _ in range(500)]
     for t in waiting:
         t.start()
-    crowd_worker(end)
+    crowd_worker(seconds)
     done.set()
     for t in waiting:
         t.join()
