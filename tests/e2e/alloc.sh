@@ -192,8 +192,10 @@ else
 fi
 
 # 3. -p: a process allocating already, some of whose blocks from before we see freed.
+# It runs well past the recording: beside other work the profiler took 2-3 s
+# to start (a 3 s run had exited by then once), and is then stopped.
 rm -f "$TMP/attach.ready"
-start_bg sh -c "exec '$HEAP' attach 3 >'$TMP/attach.out'"
+start_bg sh -c "exec '$HEAP' attach 10 >'$TMP/attach.out'"
 for _ in $(seq 100); do
 	grep -q ready "$TMP/attach.out" 2>/dev/null && break
 	sleep 0.05
@@ -211,6 +213,7 @@ else
 	fail "heap profiles: -p failed"
 	sed 's/^/#   /' "$TMP/attach.err"
 fi
+kill "$BG_PID" 2>/dev/null
 wait "$BG_PID" 2>/dev/null
 
 # 4. A child of the command, which runs for a second: probed when the
