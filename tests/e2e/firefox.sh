@@ -9,7 +9,8 @@ TESTS=("firefox: loads in profiler-cli" "firefox: thread names" "firefox: call t
 	"firefox: CPU time" "firefox: platform" "firefox: truncated stacks" "firefox: statistics markers"
 	"firefox --wall: the call tree weighs time" "firefox --wall: time off CPU as on stderr"
 	"firefox: folded output loads" "firefox: Python frames" "firefox --alloc: the call tree weighs bytes")
-require_bpf "${TESTS[@]}"
+# The call tree and the CPU time are two reports each, one per thread.
+require_bpf --plan $((${#TESTS[@]} + 2)) "${TESTS[@]}"
 
 CLI=$OUTPUT/npm/node_modules/@firefox-devtools/profiler-cli/dist/profiler-cli.js
 if [[ ! -f $CLI ]] || ! command -v node >/dev/null; then

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 
 require_bpf "formats: one profile written as pprof, folded, Firefox and SVG" \
-	"formats: per-stack counts agree"
+	"formats: per-stack counts agree" "formats: a full disk for one output leaves the others as they were"
 
 # Each reader prints "process;root;...;leaf count" lines, summed and sorted.
 sum_stacks() {

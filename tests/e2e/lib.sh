@@ -71,15 +71,23 @@ missing() {
 	done
 }
 
-# require_bpf TESTNAMES...: the script's tests, declared: a TAP plan line
-# ("1..N"), by which tests/run checks that every one is reported, none left
-# out by a branch or an early exit. Skip each and exit when BPF is out of
-# reach.
+# require_bpf [--plan N] TESTNAMES...: the script's tests, declared: a TAP
+# plan line ("1..N", N the number of names unless --plan gives it, for a
+# script whose names stand for several reports each), by which tests/run
+# checks that every one is reported, none left out by a branch or an early
+# exit. Skip each name and exit when BPF is out of reach.
 require_bpf() {
-	local why name
-	echo "1..$#"
+	local why name plan=
+	if [[ $1 == --plan ]]; then
+		plan=$2
+		shift 2
+	fi
 	why=$(bpf_unavailable)
-	[[ -z $why ]] && return 0
+	if [[ -z $why ]]; then
+		echo "1..${plan:-$#}"
+		return 0
+	fi
+	echo "1..$#"
 	for name in "$@"; do
 		skip "$name" "$why"
 	done

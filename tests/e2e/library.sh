@@ -2,7 +2,8 @@
 # A hot function inside a shared library is named, under the library's mapping.
 . "$(dirname "$0")/lib.sh"
 
-require_bpf "shared-library function" "shared-library mapping"
+require_bpf "shared-library function" "the main binary is pprof's first mapping" \
+	"shared-library mapping"
 
 if ! "$PROFILER" -F 299 -o "$TMP/lib.pb.gz" -- "$WORKLOADS/uses_lib" 2 2>"$TMP/err"; then
 	fail "shared-library function: profiler failed"

@@ -5,7 +5,8 @@
 # target's debug files are looked up inside its own root.
 . "$(dirname "$0")/lib.sh"
 
-require_bpf "privileges: under sudo, the command runs as the invoking user" \
+# The capabilities case reports three checks.
+require_bpf --plan 8 "privileges: under sudo, the command runs as the invoking user" \
 	"privileges: under sudo, the output belongs to the invoking user" \
 	"privileges: without sudo, the command runs as root" \
 	"privileges: a link planted in /tmp is not followed" \

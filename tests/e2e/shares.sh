@@ -3,7 +3,8 @@
 # both pprof (read with go tool pprof) and folded output.
 . "$(dirname "$0")/lib.sh"
 
-require_bpf "70/30 split by -p" "25/75 split by -- COMMAND" "folded output"
+# Each reports its checks: 3, 2 and 3.
+require_bpf --plan 8 "70/30 split by -p" "25/75 split by -- COMMAND" "folded output"
 
 # The issue's acceptance run: -p for 5 s at 499 Hz.
 start_bg "$WORKLOADS/split" 70 30 8

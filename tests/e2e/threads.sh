@@ -2,7 +2,8 @@
 # Samples carry their thread's name, tid, pid and process name (comm) as pprof labels.
 . "$(dirname "$0")/lib.sh"
 
-require_bpf "thread name labels" "pid and tid labels"
+# Each reports its checks: 3 (one a thread, and the comm) and 2.
+require_bpf --plan 5 "thread name labels" "pid and tid labels"
 
 start_bg "$WORKLOADS/threads" 6
 sleep 0.3

@@ -5,7 +5,8 @@
 # each checked against known shares and against perf on the same workload.
 . "$(dirname "$0")/lib.sh"
 
-require_bpf "unwind: default mode finds a frameless leaf's callers" \
+# Its cases report 21 checks in all, some several each.
+require_bpf --plan 21 "unwind: default mode finds a frameless leaf's callers" \
 	"unwind: --call-graph fp misses them" "unwind: --call-graph dwarf without frame pointers" \
 	"unwind: stacks through qsort" "unwind: a short stack copy is counted as truncated" \
 	"unwind: perf agrees" "unwind: off-CPU time through a C library wrapper" \
