@@ -116,6 +116,9 @@ def present(cpuprofile, folded, script, top):
     for f in missing:
         print('%s %s: in V8\'s profile (%d samples in it), not in ours' % (
             'NOT' if share > 1 else 'inlined?', f, vs[f]))
+    if len(vs) < top:
+        print('NOT: V8\'s profile has %d functions with samples of their own, of %d asked for '
+              '(%d samples in JavaScript)' % (len(vs), top, vt))
     return 1 if share > 1 or len(vs) < top else 0
 
 
