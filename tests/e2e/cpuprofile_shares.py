@@ -11,7 +11,8 @@ run (node --cpu-prof) and in ours of the same run (--format folded).
       profile has under 500 samples in JavaScript.
   cpuprofile_shares.py present CPUPROFILE FOLDED SCRIPT|- TOP
       The TOP functions of V8's profile by their self share are all in ours,
-      by the same name, script and line: exits 1 when one is not.
+      by the same name, script and line: exits 1 when one is not, or V8's
+      profile has under 500 samples in JavaScript.
   cpuprofile_shares.py named FOLDED
       "JS_FRAMES UNNAMED": JavaScript frames in FOLDED (named "name (file:LINE)",
       or not: "[unknown JavaScript]"), and how many are not named.
@@ -116,10 +117,14 @@ def present(cpuprofile, folded, script, top):
     for f in missing:
         print('%s %s: in V8\'s profile (%d samples in it), not in ours' % (
             'NOT' if share > 1 else 'inlined?', f, vs[f]))
-    if len(vs) < top:
-        print('NOT: V8\'s profile has %d functions with samples of their own, of %d asked for '
-              '(%d samples in JavaScript)' % (len(vs), top, vt))
-    return 1 if share > 1 or len(vs) < top else 0
+    # Fewer functions with samples of their own than asked for is no failure
+    # (js_split's checkout and browse have next to none until TurboFan
+    # inlines crunch into them; under node 18 on a busy machine V8's profile
+    # had fewer than four), but too few samples is.
+    if len(vs) < top or vt < 500:
+        print('%s: V8\'s profile has %d functions with samples of their own, of %d asked for, '
+              'in %d samples in JavaScript' % ('NOT' if vt < 500 else 'note', len(vs), top, vt))
+    return 1 if share > 1 or vt < 500 else 0
 
 
 def named(folded):
