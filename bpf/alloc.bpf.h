@@ -233,6 +233,8 @@ static __always_inline bool alloc_call(struct pt_regs *ctx, __u64 cookie)
 	__u32 func = cookie & ALLOC_COOKIE_FUNC;
 	__u64 bytes = 0;
 
+	if (past_deadline())
+		return false;
 	switch (func) {
 	case ALLOC_FUNC_MALLOC:
 	case ALLOC_FUNC_VALLOC:

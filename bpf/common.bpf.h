@@ -31,6 +31,19 @@ const volatile bool filter_cgroup;	   /* only tasks under the cgroup in `cgroups
 /* A target's new processes become targets (profile_fork). */
 const volatile bool follow_children = true;
 
+/*
+ * When sampling ends (-d; bpf_ktime_get_ns()), or 0: set by user space as it
+ * starts. Past it the programs take nothing, so a recording ends on time
+ * even when the profiler's own thread, busy or kept from a CPU, is late to
+ * stop them (at 100 kHz beside two busy loops it stopped 4-8 s late).
+ */
+__u64 deadline_ns;
+
+static __always_inline bool past_deadline(void)
+{
+	return deadline_ns && bpf_ktime_get_ns() >= deadline_ns;
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, PROFILE_MAX_TARGETS);

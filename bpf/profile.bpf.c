@@ -51,6 +51,8 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 	/* Every run but the idle task's, against the timer's firings (profile_clock_fired()). */
 	if (tid)
 		stat_inc(STAT_SAMPLE_RUNS);
+	if (past_deadline())
+		return 0;
 	if (!tid && sample_idle) {
 		sample_idle_cpu(ctx);
 		return 0;
@@ -116,6 +118,9 @@ int BPF_PROG(profile_switch, bool preempt, struct task_struct *prev, struct task
 	bool target = is_target(tgid, tid);
 	struct sample_record *r;
 
+	/* Threads off CPU then are counted until the deadline by user space. */
+	if (deadline_ns && now >= deadline_ns)
+		return 0;
 	if (target)
 		oncpu_leave(prev, tgid, tid, now, false);
 	/*

@@ -1270,6 +1270,7 @@ int collector__start(struct collector *c)
 	c->start_mono = clock_ns(CLOCK_MONOTONIC);
 	c->start_real = clock_ns(CLOCK_REALTIME);
 	c->skel->bss->start_ns = c->start_mono;
+	c->skel->bss->deadline_ns = c->opts.duration_ns ? c->start_mono + c->opts.duration_ns : 0;
 	c->skel->bss->sample_prog_id = prog_id(c->skel->progs.profile_sample);
 	/* Tracepoints first, so no fork of a target is missed once sampling runs. */
 	err = profile_bpf__attach(c->skel);
@@ -1501,6 +1502,9 @@ int collector__run(struct collector *c)
 	}
 	/* Stop sampling, then take what is still in the buffer. */
 	c->stop_mono = clock_ns(CLOCK_MONOTONIC);
+	/* The programs took nothing past the deadline, however late this is. */
+	if (c->deadline && c->stop_mono > c->deadline)
+		c->stop_mono = c->deadline;
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
 		bpf_link__destroy(c->links[cpu]);
 		c->links[cpu] = NULL;
