@@ -76,18 +76,19 @@ fi
 kill "$alice" "$bob" 2>/dev/null
 
 # The command is bash until it exec's split under another name: split's
-# samples carry the new command line, read at the exec.
-if "$PROFILER" -F 199 -o "$TMP/exec.pb.gz" -- bash -c 'exec -a "renamed worker" "$0" 70 30 1' \
+# samples carry the new command line, read at the exec. 3 s, for enough
+# samples beside other work to tell 70% within 10 (1 s gave 59.37%).
+if "$PROFILER" -F 199 -o "$TMP/exec.pb.gz" -- bash -c 'exec -a "renamed worker" "$0" 70 30 3' \
 	"$WORKLOADS/split" 2>"$TMP/err"; then
 	share=$(pprof -tags "$TMP/exec.pb.gz" 2>/dev/null |
 		awk '$1 == "cmdline:" { t = 1; next } /^ *[a-z_]+: Total/ { t = 0 }
-			t && /%\): renamed worker 70 30 1$/ { sub(/^[^(]*\( */, ""); sub(/%.*/, ""); print }')
-	hot=$(pct "$TMP/exec.pb.gz" hot_a cum -tagfocus="cmdline=^renamed worker 70 30 1$")
+			t && /%\): renamed worker 70 30 3$/ { sub(/^[^(]*\( */, ""); sub(/%.*/, ""); print }')
+	hot=$(pct "$TMP/exec.pb.gz" hot_a cum -tagfocus="cmdline=^renamed worker 70 30 3$")
 	if within "${share:-none}" 100 5 && within "$hot" 70 10; then
-		ok "cmdline: read again after exec ('renamed worker 70 30 1' on $share% of samples," \
+		ok "cmdline: read again after exec ('renamed worker 70 30 3' on $share% of samples," \
 			"hot_a on $hot% of those)"
 	else
-		fail "cmdline: read again after exec ('renamed worker 70 30 1' on ${share:-no}%" \
+		fail "cmdline: read again after exec ('renamed worker 70 30 3' on ${share:-no}%" \
 			"of samples, expected 100±5; hot_a on $hot% of those, expected 70±10)"
 		pprof -tags "$TMP/exec.pb.gz" 2>&1 | sed 's/^/#   /'
 	fi
