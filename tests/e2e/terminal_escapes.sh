@@ -50,7 +50,13 @@ PY
 python3 "$TMP/fake_jvm.py" "$TMP" 20 &
 fake=$!
 BG_PIDS+=("$fake")
-sleep 0.5
+# Until it maps its libjvm.so: the profiler looks for a JVM in the maps it
+# reads at the start, and on a busy machine Python took longer than the half
+# second this once waited (no JVM seen, nothing asked).
+for _ in $(seq 200); do
+	grep -q libjvm.so "/proc/$fake/maps" 2>/dev/null && break
+	sleep 0.05
+done
 "$PROFILER" -p "$fake" -d 2 -vv -f folded -o "$TMP/out.folded" 2>"$TMP/err"
 rc=$?
 kill "$fake" 2>/dev/null
