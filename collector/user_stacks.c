@@ -270,13 +270,14 @@ uint64_t user_stacks__truncated(const struct user_stacks *us)
 	return us->nr_unwind_truncated;
 }
 
+#define NO_INFO_CAUSE                                                                              \
+	"code without unwind information (built with -fasynchronous-unwind-tables or "             \
+	"-fno-omit-frame-pointer, it unwinds)"
+
 static const char *const stack_end_causes[NR_STACK_ENDS] = {
 	/* A stack marked truncated for no reason given: as if it had no information. */
-	[UNWIND_STOP_NONE] = "code without unwind information (built with "
-			     "-fasynchronous-unwind-tables or -fno-omit-frame-pointer, it unwinds)",
-	[UNWIND_STOP_NO_INFO] =
-		"code without unwind information (built with "
-		"-fasynchronous-unwind-tables or -fno-omit-frame-pointer, it unwinds)",
+	[UNWIND_STOP_NONE] = NO_INFO_CAUSE,
+	[UNWIND_STOP_NO_INFO] = NO_INFO_CAUSE,
 	[UNWIND_STOP_UNSUPPORTED] = "unwind rules the BPF unwinder cannot follow",
 	[UNWIND_STOP_FP] =
 		("code without unwind tables whose frame pointers lead nowhere (a JIT, "

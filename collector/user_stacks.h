@@ -35,8 +35,8 @@ struct unwinder;
 struct broken_file {
 	const char *name; /* interned */
 	uint64_t count;
-	const char *
-		fix; /* what would make a process's stacks ending here whole (a runtime's), or NULL */
+	/* What would make a process's stacks ending here whole (a runtime's), or NULL. */
+	const char *fix;
 };
 
 /*
