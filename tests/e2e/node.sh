@@ -46,6 +46,9 @@ judge() {
 		[[ -z $w || ${n:-0} -lt 500 ]] || ((w * 100 < n * 95 || unnamed * 50 > js)); then
 		fail "$name ($what)"
 		sed 's/^/#   /' <<<"$cmp"
+		# Self shares too, to tell which frames the two profiles put apart.
+		shares compare "$dir"/*.cpuprofile "$folded" "$script" self "$2" 2>&1 |
+			grep -v '^samples' | sed 's/^/#   /'
 		grep -E 'node:|unwind|warn' "$err" | sed 's/^/#   /'
 	else
 		ok "$name ($what; V8's $present hottest functions named alike, $(grep -c '^inlined? ' <<<"$cmp") missing (inlined?), $1 shares of $(grep -c '^ok ' <<<"$cmp") within tolerance)"
