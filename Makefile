@@ -56,7 +56,15 @@ endif
 	uninstall format-check format asan workloads fixtures oracle profiler-cli playwright-core \
 	go-peers node-peers
 
-all: $(OUTPUT)/profiler
+all: $(OUTPUT)/profiler $(OUTPUT)/libprofiler-heap.so
+
+# The allocation sampler `profiler --alloc -- COMMAND` preloads into the command
+# (preload/heap.c), found beside the profiler. Its own flags, never the sanitizers of
+# `make asan`: it runs inside the command, which loads no sanitizer runtime.
+$(OUTPUT)/libprofiler-heap.so: preload/heap.c preload/heap.h bpf/profile.h | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -std=gnu11 -D_GNU_SOURCE -I. -fPIC -shared -fvisibility=hidden \
+		-Wl,-z,now $(WARN) -o $@ $< -ldl
 
 # --- generated sources -------------------------------------------------------
 
@@ -656,8 +664,10 @@ deps:
 # enabled: `systemctl daemon-reload && systemctl enable --now profiler`.
 SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
 
-install: $(OUTPUT)/profiler
+install: $(OUTPUT)/profiler $(OUTPUT)/libprofiler-heap.so
 	install -D -m 0755 $(OUTPUT)/profiler $(DESTDIR)$(PREFIX)/bin/profiler
+	install -D -m 0644 $(OUTPUT)/libprofiler-heap.so \
+		$(DESTDIR)$(PREFIX)/lib/profiler/libprofiler-heap.so
 	install -D -m 0644 doc/profiler.1 $(DESTDIR)$(PREFIX)/share/man/man1/profiler.1
 	install -d $(DESTDIR)$(SYSTEMD_UNIT_DIR)
 	sed 's|@BINDIR@|$(PREFIX)/bin|g' tools/profiler.service.in > $(DESTDIR)$(SYSTEMD_UNIT_DIR)/profiler.service
@@ -665,9 +675,10 @@ install: $(OUTPUT)/profiler
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/profiler $(DESTDIR)$(PREFIX)/share/man/man1/profiler.1 \
+		$(DESTDIR)$(PREFIX)/lib/profiler/libprofiler-heap.so \
 		$(DESTDIR)$(SYSTEMD_UNIT_DIR)/profiler.service
 
-FORMATTED := $(wildcard $(addsuffix /*.[ch],bpf cli collector common elf export symbolize bench fuzz) \
+FORMATTED := $(wildcard $(addsuffix /*.[ch],bpf cli collector common elf export preload symbolize bench fuzz) \
 	tests/*.h tests/*/*.[ch])
 
 format-check:

@@ -133,20 +133,54 @@ static __always_inline void alloc_release(__u64 addr, bool heap)
 }
 
 /*
+ * Sampled block @a was handed out: watch it and send it with the stack of
+ * @ctx's registers.
+ */
+static __always_inline void alloc_send(void *ctx, struct alloc_block *a)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0, n;
+	struct alloc_key key = { .pid = tgid, .addr = a->addr };
+	const struct unwind_proc *proc;
+	struct sample_record *r;
+	__u8 *state;
+
+	if (bpf_map_update_elem(&alloc_live, &key, &a->size, BPF_ANY)) {
+		a->flags |= SAMPLE_ALLOC_UNTRACKED;
+		stat_inc(STAT_ALLOC_UNTRACKED);
+	}
+	is_sample_target(tgid, tid, &state);
+	proc = find_proc(tgid);
+	if (!proc && stack_copy_bytes) {
+		/* Lost: its free would name a block user space never heard of. */
+		if (sample_with_copy(ctx, tgid, tid, state, a))
+			bpf_map_delete_elem(&alloc_live, &key);
+		return;
+	}
+	r = bpf_map_lookup_elem(&scratch, &zero);
+	if (!r)
+		return;
+	sample_head_init(r, tgid, tid);
+	n = record_stacks(ctx, r, proc, user_fp_stack, 0, true, false);
+	stamp_sample(r);
+	alloc_head(r, a);
+	r->h.flags |= a->flags;
+	if (send_record(r, n, wakeup_flags(tgid, state))) {
+		stat_inc(STAT_LOST_ALLOCS);
+		/* Its free would name a block user space never heard of. */
+		bpf_map_delete_elem(&alloc_live, &key);
+	}
+}
+
+/*
  * A sampled call returned @ret: watch the block it handed out and send it
  * with the caller's stack (the registers are the caller's at a uretprobe).
  */
 static __always_inline void alloc_return(void *ctx, __u64 ret)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0, n;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct alloc_call *call = bpf_map_lookup_elem(&alloc_calls, &tid);
-	const struct unwind_proc *proc;
 	struct alloc_block a = {};
-	struct alloc_key key = { .pid = tgid };
-	struct sample_record *r;
-	__u8 *state;
-
 	__u64 old;
 	bool sampled;
 
@@ -170,35 +204,26 @@ static __always_inline void alloc_return(void *ctx, __u64 ret)
 		alloc_release(old, false);
 	if (!sampled || !a.addr || (a.func == ALLOC_FUNC_MMAP && a.addr == (__u64)-1))
 		return; /* failed: nothing was allocated */
-	key.addr = a.addr;
-	if (bpf_map_update_elem(&alloc_live, &key, &a.size, BPF_ANY)) {
-		a.flags = SAMPLE_ALLOC_UNTRACKED;
-		stat_inc(STAT_ALLOC_UNTRACKED);
-	}
-	is_sample_target(tgid, tid, &state);
-	proc = find_proc(tgid);
-	if (!proc && stack_copy_bytes) {
-		/* Lost: its free would name a block user space never heard of. */
-		if (sample_with_copy(ctx, tgid, tid, state, &a)) {
-			struct alloc_key lost = { .pid = tgid, .addr = a.addr };
+	alloc_send(ctx, &a);
+}
 
-			bpf_map_delete_elem(&alloc_live, &lost);
-		}
+/*
+ * The sampler preloaded into a command (preload/heap.c) sampled a call of
+ * @func for @size bytes that returned @addr: its uprobe, at the entry of
+ * profiler_heap_sampled(), whose caller is the allocation function. Every
+ * process that loaded the sampler runs it: only targets count.
+ */
+static __always_inline void alloc_preloaded(void *ctx, __u64 addr, __u64 size, __u32 func)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct alloc_block a = {
+		.addr = addr, .size = size, .func = func, .flags = SAMPLE_ALLOC_PRELOADED
+	};
+	__u8 *state;
+
+	if (!addr || func >= NR_ALLOC_FUNCS || !is_sample_target(id >> 32, (__u32)id, &state))
 		return;
-	}
-	r = bpf_map_lookup_elem(&scratch, &zero);
-	if (!r)
-		return;
-	sample_head_init(r, tgid, tid);
-	n = record_stacks(ctx, r, proc, user_fp_stack, 0, true, false);
-	stamp_sample(r);
-	alloc_head(r, &a);
-	r->h.flags |= a.flags;
-	if (send_record(r, n, wakeup_flags(tgid, state))) {
-		stat_inc(STAT_LOST_ALLOCS);
-		/* Its free would name a block user space never heard of. */
-		bpf_map_delete_elem(&alloc_live, &key);
-	}
+	alloc_send(ctx, &a);
 }
 
 /*

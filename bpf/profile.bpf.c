@@ -196,6 +196,29 @@ int BPF_KRETPROBE(alloc_ret, __u64 ret)
 }
 
 /*
+ * The sampler preloaded into a command (preload/heap.c): a sampled call
+ * returned, a sampled block is freed. One uprobe each, on the library's
+ * file, for every process that loads it.
+ */
+SEC("uprobe")
+int BPF_KPROBE(heap_sampled, __u64 addr, __u64 size, __u32 func)
+{
+	alloc_preloaded(ctx, addr, size, func);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(heap_freed, __u64 addr)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u8 *state;
+
+	if (is_sample_target(id >> 32, (__u32)id, &state))
+		alloc_release(addr, true);
+	return 0;
+}
+
+/*
  * The same as one uprobe session (Linux 6.13 on), which user space loads
  * instead where the kernel has them: the program runs at the entry and, if
  * that returned 0, at the return of the same call. A uretprobe costs as

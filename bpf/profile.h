@@ -89,6 +89,11 @@ enum event_type {
 #define SAMPLE_SUMMED (1U << 14)
 /* Frames of the user stack are JavaScript functions (V8_FRAME_TAG), not addresses. */
 #define SAMPLE_V8_FRAMES (1U << 15)
+/*
+ * EVENT_ALLOC: sampled by the preloaded sampler (preload/heap.c): the user
+ * stack's leaf is its probe, above the allocation function it wraps.
+ */
+#define SAMPLE_ALLOC_PRELOADED (1U << 16)
 
 enum unwind_stop_reason {
 	UNWIND_STOP_NONE,

@@ -202,7 +202,7 @@ static __always_inline void stamp_sample(struct sample_record *r)
 struct alloc_block {
 	__u64 size, addr;
 	__u32 func;  /* enum alloc_func */
-	__u32 flags; /* SAMPLE_ALLOC_UNTRACKED, or 0 */
+	__u32 flags; /* SAMPLE_ALLOC_UNTRACKED, SAMPLE_ALLOC_PRELOADED, or 0 */
 };
 
 /* Make @r, whose head sample_head_init() wrote, the record of allocation @a. */

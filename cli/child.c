@@ -45,7 +45,7 @@ int child__find_command(const char *file, char *found, size_t size)
 	return err;
 }
 
-int child__fork(struct child *child, char **argv, const struct invoker *user,
+int child__fork(struct child *child, char **argv, char **env, const struct invoker *user,
 		void (*in_child)(void))
 {
 	int go[2], status[2];
@@ -81,7 +81,10 @@ int child__fork(struct child *child, char **argv, const struct invoker *user,
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
 		if (!err) {
-			execvp(argv[0], argv);
+			if (env)
+				execvpe(argv[0], argv, env);
+			else
+				execvp(argv[0], argv);
 			err = errno;
 		}
 		if (write(status[1], &err, sizeof(err)) < 0)

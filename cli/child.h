@@ -39,11 +39,12 @@ struct child {
 int child__find_command(const char *file, char *found, size_t size);
 
 /*
- * Fork a child that waits for the go-ahead, then execs @argv, as @user if
- * not NULL. In the child, @in_child (if not NULL) runs first, to undo the
- * parent's signal handlers: only async-signal-safe calls. 0 or -errno.
+ * Fork a child that waits for the go-ahead, then execs @argv, with the
+ * environment @env (NULL: ours), as @user if not NULL. In the child,
+ * @in_child (if not NULL) runs first, to undo the parent's signal
+ * handlers: only async-signal-safe calls. 0 or -errno.
  */
-int child__fork(struct child *child, char **argv, const struct invoker *user,
+int child__fork(struct child *child, char **argv, char **env, const struct invoker *user,
 		void (*in_child)(void));
 
 /*

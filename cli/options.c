@@ -73,6 +73,8 @@ const char options_usage[] =
 "                          records every one. -p or a COMMAND only\n"
 "      --alloc-max-live N  sampled blocks watched for their free at once\n"
 "                          (default 262144); past it, blocks count as live\n"
+"      --alloc-uprobes     probe a COMMAND's allocator, as -p does, instead\n"
+"                          of preloading the profiler's sampler into it\n"
 "\n"
 "Output:\n"
 "  -o, --output FILE       write the profile to FILE; '-' is stdout. The format\n"
@@ -115,11 +117,13 @@ const char options_usage[] =
 "counts are samples; with --off-cpu microseconds blocked; with --wall\n"
 "microseconds of wall-clock time; with --alloc bytes allocated.\n"
 "\n"
-"Heap profiles: --alloc puts uprobes on each target's allocator (the\n"
-"malloc family and free of the program, a library it loads, or the C\n"
-"library; anonymous mmap and munmap as their own kind) and samples calls by\n"
-"bytes, each sample scaled to the bytes and blocks it stands for, as Go and\n"
-"tcmalloc do. pprof gets Go's heap types alloc_objects, alloc_space,\n"
+"Heap profiles: --alloc samples allocations by bytes, each sample scaled to\n"
+"the bytes and blocks it stands for, as Go and tcmalloc do. A COMMAND runs\n"
+"with the profiler's sampler preloaded (LD_PRELOAD=libprofiler-heap.so),\n"
+"which counts bytes in the process and traps only for a sample; -p puts\n"
+"uprobes on each target's allocator (the malloc family and free of the\n"
+"program, a library it loads, or the C library), which trap at every call.\n"
+"Anonymous mmap and munmap are blocks of their own kind. pprof gets Go's heap types alloc_objects, alloc_space,\n"
 "inuse_objects and inuse_space (live at the end); -f dhat writes DHAT's JSON\n"
 "for valgrind's dh_view.html, with the peak and the blocks' lifetimes.\n"
 "\n"
@@ -216,6 +220,7 @@ enum {
 	OPT_LISTEN,
 	OPT_ALLOC,
 	OPT_ALLOC_MAX_LIVE,
+	OPT_ALLOC_UPROBES,
 };
 
 static const struct option long_options[] = {
@@ -247,6 +252,7 @@ static const struct option long_options[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "alloc", optional_argument, NULL, OPT_ALLOC },
 	{ "alloc-max-live", required_argument, NULL, OPT_ALLOC_MAX_LIVE },
+	{ "alloc-uprobes", no_argument, NULL, OPT_ALLOC_UPROBES },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -655,6 +661,9 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 					    "1 (every allocation) or more, as 524288 or 512K",
 					    optarg);
 			break;
+		case OPT_ALLOC_UPROBES:
+			o->alloc_uprobes = 1;
+			break;
 		case OPT_ALLOC_MAX_LIVE:
 			if (!parse_u64(optarg, 1, 1ULL << 26, &o->alloc_max_live))
 				return fail(err, size,
@@ -696,6 +705,8 @@ int options__parse(struct options *o, int argc, char **argv, uint32_t max_freq, 
 			    o->wall ? "--wall" : "--off-cpu");
 	if (o->alloc_max_live && !o->alloc_rate)
 		return fail(err, size, "--alloc-max-live is an option of --alloc");
+	if (o->alloc_uprobes && !o->alloc_rate)
+		return fail(err, size, "--alloc-uprobes is an option of --alloc");
 	if (o->alloc_rate && o->serve)
 		return fail(err, size,
 			    "profiler serve does not do --alloc: record a heap profile with "

@@ -74,6 +74,7 @@ struct options {
 	uint32_t max_frames;	     /* --max-frames; 0: the default */
 	uint64_t alloc_rate;	     /* --alloc: bytes per sample (1: every call); 0: off */
 	uint64_t alloc_max_live;     /* --alloc-max-live; 0: the default */
+	int alloc_uprobes;	     /* --alloc-uprobes: no sampler preloaded into a COMMAND */
 };
 
 /*

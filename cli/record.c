@@ -21,6 +21,8 @@
 #include "cache_dir.h"
 #include "child.h"
 #include "collector/alloc.h"
+#include "collector/alloc_preload.h"
+#include "preload/heap.h"
 #include "collector/collector.h"
 #include "common/bpf_progs.h"
 #include "common/stack_table.h"
@@ -381,6 +383,41 @@ static bool thread_cpu(void *arg, uint32_t pid, uint32_t tid, uint64_t *ns)
 	return collector__thread_cpu_ns(arg, pid, tid, ns);
 }
 
+/*
+ * --alloc -- COMMAND: the command's environment with the sampler preloaded
+ * (alloc_preload.h) into *@env, its library in @lib (@size bytes); or NULL,
+ * with one line saying why its allocator is probed instead. 0 or -ENOMEM.
+ */
+static int preload_env(const struct options *o, const char *command, char *lib, size_t size,
+		       char ***env)
+{
+	const char *why;
+	int err;
+
+	*env = NULL;
+	if (o->alloc_uprobes)
+		return 0;
+	err = alloc_preload__library(lib, size);
+	if (err) {
+		pr_warn("--alloc: no %s beside the profiler that only its owner can change "
+			"(%s): probing the command's allocator instead, a trap at every call",
+			HEAP_LIBRARY, strerror(-err));
+		return 0;
+	}
+	why = alloc_preload__refused(command);
+	if (why) {
+		pr_warn("--alloc: '%s' is %s: probing its allocator instead, a trap at every "
+			"call",
+			command, why);
+		return 0;
+	}
+	*env = alloc_preload__env(lib, o->alloc_rate, !o->no_inherit);
+	if (!*env)
+		return -ENOMEM;
+	pr_info("alloc: the command runs with %s preloaded", lib);
+	return 0;
+}
+
 int record(const struct options *o)
 {
 	struct collector_opts copts;
@@ -394,7 +431,9 @@ int record(const struct options *o)
 	struct profile *p = NULL;
 	struct invoker user, *invoker = NULL;
 	struct privilege_needs needs;
-	char command_path[PATH_MAX], how[96];
+	char command_path[PATH_MAX], how[96], preload[PATH_MAX];
+	char **env = NULL;
+	bool preloaded = false;
 	const struct stack_table *stacks;
 	struct pseudo_frame overflow, unsampled;
 	struct stacks_opts stack_opts = { 0 };
@@ -424,8 +463,14 @@ int record(const struct options *o)
 			pr_warn("cannot execute '%s': %s", o->command[0], strerror(-err));
 			return 1;
 		}
+		if (o->alloc_rate && preload_env(o, command_path, preload, sizeof(preload), &env)) {
+			pr_warn("cannot start '%s': %s", o->command[0], strerror(ENOMEM));
+			return 1;
+		}
 		/* Fork first, so the command inherits none of the profiler's settings. */
-		err = child__fork(&child, o->command, invoker, restore_signals);
+		err = child__fork(&child, o->command, env, invoker, restore_signals);
+		preloaded = env != NULL;
+		alloc_preload__free_env(env);
 		if (err) {
 			pr_warn("cannot start '%s': %s", o->command[0], strerror(-err));
 			return 1;
@@ -435,6 +480,8 @@ int record(const struct options *o)
 	signal(SIGPIPE, SIG_IGN);
 	if (o->command)
 		copts.command_path = command_path;
+	if (preloaded)
+		copts.alloc_preload = preload;
 
 	p = profile__new(o->freq_hz);
 	if (!p) {

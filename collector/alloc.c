@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "alloc_preload.h"
 #include "common/array.h"
 #include "common/hashtab.h"
 #include "common/log.h"
@@ -26,6 +27,7 @@
 #include "common/proc_maps.h"
 #include "elf/elf_file.h"
 #include "event.h"
+#include "preload/heap.h"
 #include "profile.skel.h"
 #include "common/stack_table.h"
 
@@ -90,6 +92,12 @@ struct alloc {
 	uint64_t rate;
 	bool sessions;	      /* uprobe sessions, not uprobes and uretprobes */
 	struct hashtab procs; /* struct alloc_proc by pid */
+	/*
+	 * The sampler preloaded into the command (alloc_preload.h), or NULL;
+	 * the uprobes on its two functions, for every process that loads it.
+	 */
+	char *preload;
+	struct bpf_link *preload_links[2];
 
 	/*
 	 * Blocks whose free is watched, by (pid, address): linear probing,
@@ -151,6 +159,9 @@ int alloc__configure(struct profile_bpf *skel, uint64_t rate, uint64_t max_live)
 	bpf_program__set_autoload(skel->progs.alloc_probe, rate && !sessions);
 	bpf_program__set_autoload(skel->progs.alloc_ret, rate && !sessions);
 	bpf_program__set_autoload(skel->progs.alloc_session, sessions);
+	/* The preloaded sampler's, for a command that runs it (alloc_preload.h). */
+	bpf_program__set_autoload(skel->progs.heap_sampled, rate);
+	bpf_program__set_autoload(skel->progs.heap_freed, rate);
 	if (sessions)
 		bpf_program__set_expected_attach_type(skel->progs.alloc_session,
 						      ALLOC_UPROBE_SESSION);
@@ -174,7 +185,7 @@ int alloc__configure(struct profile_bpf *skel, uint64_t rate, uint64_t max_live)
 					max_live ? max_live : ALLOC_LIVE_DEFAULT);
 }
 
-struct alloc *alloc__new(struct profile_bpf *skel, uint64_t rate)
+struct alloc *alloc__new(struct profile_bpf *skel, uint64_t rate, const char *preload)
 {
 	struct alloc *a = calloc(1, sizeof(*a));
 	int nr_cpus = libbpf_num_possible_cpus(), fd;
@@ -183,6 +194,10 @@ struct alloc *alloc__new(struct profile_bpf *skel, uint64_t rate)
 
 	if (!a)
 		return NULL;
+	if (preload && !(a->preload = strdup(preload))) {
+		free(a);
+		return NULL;
+	}
 	a->skel = skel;
 	a->rate = rate;
 	a->sessions = bpf_program__autoload(skel->progs.alloc_session);
@@ -218,6 +233,7 @@ void alloc__free(struct alloc *a)
 		free(p);
 	}
 	hashtab__release(&a->procs);
+	free(a->preload);
 	free(a->live);
 	free(a->changed);
 	free(a);
@@ -293,27 +309,6 @@ static void loader_env(pid_t pid, char *buf, size_t size, char **env)
 }
 
 /*
- * The program that runs when @exe is exec'd: itself, or the interpreter
- * its "#!" line names (one level), into @buf.
- */
-static const char *exec_target(const char *exe, char *buf, size_t size)
-{
-	char line[256];
-	ssize_t n;
-	int fd = open(exe, O_RDONLY | O_CLOEXEC);
-
-	n = fd < 0 ? -1 : read(fd, line, sizeof(line) - 1);
-	if (fd >= 0)
-		close(fd);
-	if (n < 3 || line[0] != '#' || line[1] != '!')
-		return exe;
-	line[n] = '\0';
-	n = strspn(line + 2, " \t");
-	snprintf(buf, size, "%.*s", (int)strcspn(line + 2 + n, " \t\n"), line + 2 + n);
-	return *buf == '/' ? buf : exe;
-}
-
-/*
  * The objects a command will load, in load order, from `ld.so --list`, a
  * list of paths: of @exe, or the interpreter of a script, with @pid's
  * environment (0: ours).
@@ -322,7 +317,7 @@ static int loader_list(const char *exe, pid_t pid, char ***paths, size_t *nr)
 {
 	char interp[PATH_MAX], env_buf[8192], *env[3];
 	char *argv[] = { (char *)SYSTEM_LOADER, (char *)"--list",
-			 (char *)exec_target(exe, interp, sizeof(interp)), NULL };
+			 (char *)alloc_exec_target(exe, interp, sizeof(interp)), NULL };
 	posix_spawn_file_actions_t fa;
 	size_t len = 0, alloc = 0, alloc_paths = 0;
 	char *out = NULL, *line, *save;
@@ -602,6 +597,10 @@ void alloc__detach(struct alloc *a)
 	size_t i, nr_threads = 0;
 	struct alloc_proc *p;
 
+	for (i = 0; i < 2; i++) {
+		bpf_link__destroy(a->preload_links[i]);
+		a->preload_links[i] = NULL;
+	}
 	w.procs = calloc(a->procs.nr ? a->procs.nr : 1, sizeof(*w.procs));
 	hashtab__for_each_entry(&a->procs, i, p) {
 		if (w.procs)
@@ -743,6 +742,42 @@ static bool same_file(const char *path, uint64_t ino)
 	return ino && file_ino(path) == ino;
 }
 
+/*
+ * The uprobes on the preloaded sampler's two functions: one each, on its
+ * file, for every process (the BPF programs count only targets' calls).
+ */
+static int attach_preload(struct alloc *a)
+{
+	struct bpf_program *progs[2] = { a->skel->progs.heap_sampled, a->skel->progs.heap_freed };
+	const char *names[2] = { HEAP_SAMPLED_FUNC, HEAP_FREED_FUNC };
+	struct elf_file *f;
+	int err = 0;
+
+	if (a->preload_links[0])
+		return 0;
+	f = elf_file__open(a->preload);
+	if (!f)
+		return -errno;
+	for (int i = 0; i < 2 && !err; i++) {
+		uint64_t value, size, offset;
+
+		if (elf__find_symbol(elf_file__elf(f), names[i], &value, &size) ||
+		    vaddr_to_offset(f, value, &offset)) {
+			err = -ENOENT;
+			pr_warn("%s: no function %s", a->preload, names[i]);
+			break;
+		}
+		a->preload_links[i] =
+			bpf_program__attach_uprobe(progs[i], false, -1, a->preload, offset);
+		if (!a->preload_links[i]) {
+			err = -errno;
+			pr_warn("cannot probe %s in %s: %s", names[i], a->preload, strerror(-err));
+		}
+	}
+	elf_file__put(f);
+	return err;
+}
+
 /* alloc__attach(); @before_exec: @exe is what @pid is about to exec, not what it runs. */
 static int attach(struct alloc *a, pid_t pid, const char *exe, bool before_exec)
 {
@@ -814,6 +849,12 @@ int alloc__exec(struct alloc *a, pid_t pid)
 		p->before_exec = false; /* the exec it was probed for */
 		return 0;
 	}
+	/* The sampler's probes take its calls: its allocator's would count them twice. */
+	if (a->preload && alloc_preload__runs(pid, a->preload)) {
+		if (p)
+			detach_proc(p);
+		return 0;
+	}
 	/*
 	 * Its program by name, for the loader we run: it has none of our
 	 * capabilities, which /proc/PID/exe of another user's process needs.
@@ -828,7 +869,17 @@ int alloc__exec(struct alloc *a, pid_t pid)
 
 int alloc__attach(struct alloc *a, pid_t pid, const char *exe)
 {
+	/* The command, started with the sampler preloaded. */
+	if (exe && a->preload)
+		return attach_preload(a);
 	return attach(a, pid, exe, exe != NULL);
+}
+
+bool alloc__maps_hold(struct alloc *a, const struct proc_maps *maps, const struct sample_event *e)
+{
+	if (e->stack.flags & SAMPLE_ALLOC_PRELOADED)
+		return e->stack.nr_user && proc_maps__find(maps, e->stack.user[0]);
+	return alloc__func_address(a, maps, e) != 0;
 }
 
 uint64_t alloc__func_address(struct alloc *a, const struct proc_maps *maps,

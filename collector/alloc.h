@@ -46,8 +46,11 @@ struct alloc;
  */
 int alloc__configure(struct profile_bpf *skel, uint64_t rate, uint64_t max_live);
 
-/* After @skel is loaded. NULL and errno on failure. */
-struct alloc *alloc__new(struct profile_bpf *skel, uint64_t rate);
+/*
+ * After @skel is loaded; @preload: the sampler preloaded into the command
+ * (alloc_preload.h), or NULL. NULL and errno on failure.
+ */
+struct alloc *alloc__new(struct profile_bpf *skel, uint64_t rate, const char *preload);
 void alloc__free(struct alloc *a);
 
 /* What alloc__attach() returns for a program with no malloc to probe. */
@@ -80,6 +83,12 @@ void alloc__detach(struct alloc *a);
  */
 uint64_t alloc__func_address(struct alloc *a, const struct proc_maps *maps,
 			     const struct sample_event *e);
+
+/*
+ * Do @maps map what @e's record needs to be named: the allocation function
+ * its leaf becomes, or the preloaded sampler?
+ */
+bool alloc__maps_hold(struct alloc *a, const struct proc_maps *maps, const struct sample_event *e);
 
 /*
  * Is @e an anonymous mmap that the allocator made (glibc's malloc maps

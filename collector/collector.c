@@ -515,7 +515,7 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 	if (err)
 		goto out_free;
 	if (opts->alloc_rate) {
-		c->alloc = alloc__new(c->skel, opts->alloc_rate);
+		c->alloc = alloc__new(c->skel, opts->alloc_rate, opts->alloc_preload);
 		if (!c->alloc) {
 			err = -errno;
 			pr_warn("cannot start the collector: %s", strerror(-err));
@@ -1071,7 +1071,7 @@ static void alloc_fresh_maps(struct collector *c, const struct sample_event *e)
 	struct proc *p = procs__get(c->procs, e->pid);
 
 	if (p && (!p->snapshot_time ||
-		  (p->snapshot_time < e->time_ns && !alloc__func_address(c->alloc, p->maps, e))))
+		  (p->snapshot_time < e->time_ns && !alloc__maps_hold(c->alloc, p->maps, e))))
 		procs__snapshot(c->procs, p);
 }
 
@@ -1104,7 +1104,10 @@ static int handle_alloc(struct collector *c, struct sample_event *e)
 		return 0;
 	}
 	leaf = alloc__func_address(c->alloc, p->maps, e);
-	if (leaf && st->nr_kernel == 0) {
+	if ((st->flags & SAMPLE_ALLOC_PRELOADED) && st->nr_user) {
+		/* The sampler's probe: the allocation function it wraps is the leaf. */
+		memmove(&st->user[0], &st->user[1], --st->nr_user * sizeof(st->user[0]));
+	} else if (leaf && st->nr_kernel == 0) {
 		if (st->nr_user == PROFILE_MAX_USER_STACK) {
 			st->nr_user--;
 			st->flags |= SAMPLE_USER_TRUNCATED;

@@ -106,6 +106,8 @@ struct collector_opts {
 	uint64_t alloc_rate;
 	uint64_t alloc_max_live;
 	const char *command_path;
+	/* The allocation sampler the command runs preloaded (alloc_preload.h), or NULL. */
+	const char *alloc_preload;
 	/*
 	 * Count samples only in the windows attached (collector__attach()),
 	 * not in collector__stacks(), which stays empty: profiler serve.
