@@ -386,12 +386,13 @@ static bool thread_cpu(void *arg, uint32_t pid, uint32_t tid, uint64_t *ns)
 /*
  * --alloc -- COMMAND: the command's environment with the sampler preloaded
  * (alloc_preload.h) into *@env, its library in @lib (@size bytes); or NULL,
- * with one line saying why its allocator is probed instead. 0 or -ENOMEM.
+ * with why not in @why (@why_size bytes), which the collector says once it
+ * has probed the command's allocator instead. 0 or -ENOMEM.
  */
 static int preload_env(const struct options *o, const char *command, char *lib, size_t size,
-		       char ***env)
+		       char ***env, char *why, size_t why_size)
 {
-	const char *why;
+	const char *refused;
 	int err;
 
 	*env = NULL;
@@ -399,16 +400,14 @@ static int preload_env(const struct options *o, const char *command, char *lib, 
 		return 0;
 	err = alloc_preload__library(lib, size);
 	if (err) {
-		pr_warn("--alloc: no %s beside the profiler that only its owner can change "
-			"(%s): probing the command's allocator instead, a trap at every call",
-			HEAP_LIBRARY, strerror(-err));
+		snprintf(why, why_size,
+			 "no %s beside the profiler that only its owner can change (%s)",
+			 HEAP_LIBRARY, strerror(-err));
 		return 0;
 	}
-	why = alloc_preload__refused(command);
-	if (why) {
-		pr_warn("--alloc: '%s' is %s: probing its allocator instead, a trap at every "
-			"call",
-			command, why);
+	refused = alloc_preload__refused(command);
+	if (refused) {
+		snprintf(why, why_size, "'%s' is %s", command, refused);
 		return 0;
 	}
 	*env = alloc_preload__env(lib, o->alloc_rate, !o->no_inherit);
@@ -431,7 +430,7 @@ int record(const struct options *o)
 	struct profile *p = NULL;
 	struct invoker user, *invoker = NULL;
 	struct privilege_needs needs;
-	char command_path[PATH_MAX], how[96], preload[PATH_MAX];
+	char command_path[PATH_MAX], how[96], preload[PATH_MAX], not_preloaded[PATH_MAX + 128] = "";
 	char **env = NULL;
 	bool preloaded = false;
 	const struct stack_table *stacks;
@@ -463,7 +462,8 @@ int record(const struct options *o)
 			pr_warn("cannot execute '%s': %s", o->command[0], strerror(-err));
 			return 1;
 		}
-		if (o->alloc_rate && preload_env(o, command_path, preload, sizeof(preload), &env)) {
+		if (o->alloc_rate && preload_env(o, command_path, preload, sizeof(preload), &env,
+						 not_preloaded, sizeof(not_preloaded))) {
 			pr_warn("cannot start '%s': %s", o->command[0], strerror(ENOMEM));
 			return 1;
 		}
@@ -482,6 +482,8 @@ int record(const struct options *o)
 		copts.command_path = command_path;
 	if (preloaded)
 		copts.alloc_preload = preload;
+	if (*not_preloaded)
+		copts.alloc_not_preloaded = not_preloaded;
 
 	p = profile__new(o->freq_hz);
 	if (!p) {

@@ -1212,6 +1212,9 @@ int collector__add_target(struct collector *c, pid_t pid, bool child)
 				   BPF_ANY);
 	if (!err && c->alloc)
 		err = alloc__attach(c->alloc, pid, child ? c->opts.command_path : NULL);
+	if (!err && c->alloc && child && c->opts.alloc_not_preloaded)
+		pr_warn("--alloc: %s: its allocator is probed instead, a trap at every call",
+			c->opts.alloc_not_preloaded);
 	if (err)
 		procs__unfollow_last(c->procs);
 	return err;

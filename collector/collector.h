@@ -108,6 +108,8 @@ struct collector_opts {
 	const char *command_path;
 	/* The allocation sampler the command runs preloaded (alloc_preload.h), or NULL. */
 	const char *alloc_preload;
+	/* Else why not, said once its allocator is probed instead; or NULL. */
+	const char *alloc_not_preloaded;
 	/*
 	 * Count samples only in the windows attached (collector__attach()),
 	 * not in collector__stacks(), which stays empty: profiler serve.
