@@ -151,25 +151,34 @@ static __always_inline void alloc_send(void *ctx, struct alloc_block *a)
 	}
 	is_sample_target(tgid, tid, &state);
 	proc = find_proc(tgid);
-	if (!proc && stack_copy_bytes) {
-		/* Lost: its free would name a block user space never heard of. */
-		if (sample_with_copy(ctx, tgid, tid, state, a))
-			bpf_map_delete_elem(&alloc_live, &key);
-		return;
+	if (proc || !stack_copy_bytes) {
+		r = bpf_map_lookup_elem(&scratch, &zero);
+		if (!r)
+			return;
+		sample_head_init(r, tgid, tid);
+		n = record_stacks(ctx, r, proc, user_fp_stack, 0, true, false);
+		/*
+		 * Not a block the preloaded sampler took before its process's
+		 * tables had the sampler's library (mapped after the exec they
+		 * were loaded at): that stack stops at the sampler, and is
+		 * unwound from a copy in user space instead, with maps read then.
+		 */
+		if (!proc || !stack_copy_bytes || !(a->flags & SAMPLE_ALLOC_PRELOADED) ||
+		    (r->h.flags & SAMPLE_STOP_MASK) != UNWIND_STOP_NEW_CODE << SAMPLE_STOP_SHIFT) {
+			stamp_sample(r);
+			alloc_head(r, a);
+			r->h.flags |= a->flags;
+			if (send_record(r, n, wakeup_flags(tgid, state))) {
+				stat_inc(STAT_LOST_ALLOCS);
+				/* Its free would name a block user space never heard of. */
+				bpf_map_delete_elem(&alloc_live, &key);
+			}
+			return;
+		}
 	}
-	r = bpf_map_lookup_elem(&scratch, &zero);
-	if (!r)
-		return;
-	sample_head_init(r, tgid, tid);
-	n = record_stacks(ctx, r, proc, user_fp_stack, 0, true, false);
-	stamp_sample(r);
-	alloc_head(r, a);
-	r->h.flags |= a->flags;
-	if (send_record(r, n, wakeup_flags(tgid, state))) {
-		stat_inc(STAT_LOST_ALLOCS);
-		/* Its free would name a block user space never heard of. */
+	/* Lost: its free would name a block user space never heard of. */
+	if (sample_with_copy(ctx, tgid, tid, state, a))
 		bpf_map_delete_elem(&alloc_live, &key);
-	}
 }
 
 /*
