@@ -230,7 +230,8 @@ static __always_inline void alloc_preloaded(void *ctx, __u64 addr, __u64 size, _
 	};
 	__u8 *state;
 
-	if (!addr || func >= NR_ALLOC_FUNCS || !is_sample_target(id >> 32, (__u32)id, &state))
+	if (!addr || func >= NR_ALLOC_FUNCS || past_deadline() ||
+	    !is_sample_target(id >> 32, (__u32)id, &state))
 		return;
 	alloc_send(ctx, &a);
 }

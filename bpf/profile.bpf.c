@@ -213,7 +213,7 @@ int BPF_KPROBE(heap_freed, __u64 addr)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u8 *state;
 
-	if (is_sample_target(id >> 32, (__u32)id, &state))
+	if (!past_deadline() && is_sample_target(id >> 32, (__u32)id, &state))
 		alloc_release(addr, true);
 	return 0;
 }
