@@ -218,15 +218,21 @@ static __always_inline void alloc_return(void *ctx, __u64 ret)
 
 /*
  * The sampler preloaded into a command (preload/heap.c) sampled a call of
- * @func for @size bytes that returned @addr: its uprobe, at the entry of
+ * @func for @size bytes that returned @addr, whose bytes reached @points of
+ * its sampling points: its uprobe, at the entry of
  * profiler_heap_sampled(), whose caller is the allocation function. Every
  * process that loaded the sampler runs it: only targets count.
  */
-static __always_inline void alloc_preloaded(void *ctx, __u64 addr, __u64 size, __u32 func)
+static __always_inline void alloc_preloaded(void *ctx, __u64 addr, __u64 size, __u32 func,
+					    __u32 points)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct alloc_block a = {
-		.addr = addr, .size = size, .func = func, .flags = SAMPLE_ALLOC_PRELOADED
+		.addr = addr,
+		.size = size,
+		.func = func,
+		.flags = SAMPLE_ALLOC_PRELOADED,
+		.points = points,
 	};
 	__u8 *state;
 

@@ -201,9 +201,9 @@ int BPF_KRETPROBE(alloc_ret, __u64 ret)
  * file, for every process that loads it.
  */
 SEC("uprobe")
-int BPF_KPROBE(heap_sampled, __u64 addr, __u64 size, __u32 func)
+int BPF_KPROBE(heap_sampled, __u64 addr, __u64 size, __u32 func, __u32 points)
 {
-	alloc_preloaded(ctx, addr, size, func);
+	alloc_preloaded(ctx, addr, size, func, points);
 	return 0;
 }
 

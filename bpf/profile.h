@@ -177,7 +177,12 @@ struct sample_head {
 	 * its place. 0 until it does.
 	 */
 	__u32 code_gen;
-	__u32 unused;
+	/*
+	 * EVENT_ALLOC from the preloaded sampler (SAMPLE_ALLOC_PRELOADED): how
+	 * many of its sampling points the block's bytes reached; it stands for
+	 * that many times the sampling rate in bytes. Else 0.
+	 */
+	__u32 alloc_points;
 	union {
 		__u64 alloc_addr; /* EVENT_ALLOC: the block's address */
 		/*

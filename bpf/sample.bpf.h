@@ -182,7 +182,7 @@ static __always_inline void sample_head_init(struct sample_record *r, __u32 tgid
 	r->h.alloc_func = 0;
 	r->h.alloc_addr = 0;
 	r->h.code_gen = code_gen(tgid);
-	r->h.unused = 0;
+	r->h.alloc_points = 0;
 }
 
 /*
@@ -201,8 +201,9 @@ static __always_inline void stamp_sample(struct sample_record *r)
 /* What an EVENT_ALLOC record says besides its stacks. */
 struct alloc_block {
 	__u64 size, addr;
-	__u32 func;  /* enum alloc_func */
-	__u32 flags; /* SAMPLE_ALLOC_UNTRACKED, SAMPLE_ALLOC_PRELOADED, or 0 */
+	__u32 func;   /* enum alloc_func */
+	__u32 flags;  /* SAMPLE_ALLOC_UNTRACKED, SAMPLE_ALLOC_PRELOADED, or 0 */
+	__u32 points; /* SAMPLE_ALLOC_PRELOADED: sampling points reached (alloc_points) */
 };
 
 /* Make @r, whose head sample_head_init() wrote, the record of allocation @a. */
@@ -212,6 +213,7 @@ static __always_inline void alloc_head(struct sample_record *r, const struct all
 	r->h.weight_ns = a->size;
 	r->h.alloc_func = a->func;
 	r->h.alloc_addr = a->addr;
+	r->h.alloc_points = a->points;
 }
 
 /*

@@ -1029,8 +1029,15 @@ int alloc__add(struct alloc *a, struct stack_entry *s, const struct sample_event
 	struct live_block b;
 	int err;
 
-	/* Sampled with probability 1 - e^(-size/rate), a block stands for 1 / that many. */
-	if (a->rate > 1 && e->weight_ns)
+	/*
+	 * The preloaded sampler says how many of its sampling points the
+	 * block's bytes reached, each standing for @rate bytes. A block the
+	 * BPF program sampled, with probability 1 - e^(-size/rate), stands for
+	 * 1 / that many.
+	 */
+	if (a->rate > 1 && e->alloc_points && e->weight_ns)
+		blocks = (double)e->alloc_points * (double)a->rate / size;
+	else if (a->rate > 1 && e->weight_ns)
 		blocks = 1 / -expm1(-size / (double)a->rate);
 	sa->mmap = e->alloc_func == ALLOC_FUNC_MMAP;
 	sa->bytes += size * blocks;

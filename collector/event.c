@@ -47,6 +47,7 @@ static int parse_sample(const unsigned char *data, size_t size, struct event *ev
 	memcpy(e->stack.user, ips + h.nr_kernel * sizeof(__u64), h.nr_user * sizeof(__u64));
 	e->alloc_func = h.alloc_func;
 	e->alloc_addr = h.type == EVENT_ALLOC ? h.alloc_addr : 0;
+	e->alloc_points = h.type == EVENT_ALLOC ? h.alloc_points : 0;
 	e->go_labels = h.type == EVENT_SAMPLE ? h.go_labels : 0;
 	e->labels = NULL;
 	e->code_gen = h.code_gen;

@@ -48,10 +48,11 @@ struct sample_event {
 	 */
 	__u32 nr_intervals;
 	struct thread_stacks stack;
-	__u16 alloc_func; /* EVENT_ALLOC: enum alloc_func */
-	__u64 alloc_addr; /* EVENT_ALLOC: the block */
-	__u64 go_labels;  /* EVENT_SAMPLE of a Go program: its goroutine's labels (golang.bpf.h) */
-	__u32 code_gen;	  /* the process's code generation (struct sample_head's) */
+	__u16 alloc_func;   /* EVENT_ALLOC: enum alloc_func */
+	__u64 alloc_addr;   /* EVENT_ALLOC: the block */
+	__u32 alloc_points; /* EVENT_ALLOC from the preloaded sampler: struct sample_head's */
+	__u64 go_labels; /* EVENT_SAMPLE of a Go program: its goroutine's labels (golang.bpf.h) */
+	__u32 code_gen;	 /* the process's code generation (struct sample_head's) */
 	/*
 	 * The sample's labels (common/profile.h's format), set by a runtime
 	 * (collector/golang.c): owned by it, NULL when none.

@@ -5,11 +5,11 @@
  * starts, so that they pay per sample rather than per call.
  *
  * Each thread counts down the bytes it asks for to its next sampling point,
- * the intervals drawn from an exponential distribution of mean
- * PROFILER_HEAP_RATE bytes (as jemalloc and tcmalloc sample, and as the BPF
- * program does for processes probed at their allocator). Only the call that
- * reaches the point calls profiler_heap_sampled(), where the profiler's
- * uprobe takes the stack; the others cost a subtraction. A sampled block is
+ * the intervals between points of mean PROFILER_HEAP_RATE bytes (as
+ * jemalloc and tcmalloc sample). Only the call whose bytes reach a point
+ * calls profiler_heap_sampled(), where the profiler's uprobe takes the
+ * stack, saying how many points they reached: the block stands for that
+ * many times the rate in bytes. The others cost a subtraction. A sampled block is
  * remembered here, and freeing one calls profiler_heap_freed(); any other
  * free costs a load from a 64 KiB filter. With PROFILER_HEAP_RATE=1 every
  * call is sampled, and every free calls profiler_heap_freed().
@@ -55,7 +55,7 @@ static struct {
 
 /* Mean bytes between samples; 0: sampling off. */
 static uint64_t rate;
-/* Intervals drawn once, exponentially distributed, picked at random. */
+/* Intervals between sampling points, drawn once, picked at random (start()). */
 static int64_t intervals[ALLOC_NR_INTERVALS];
 static atomic_int state; /* 0: not started, 1: starting, 2: started */
 
@@ -96,27 +96,6 @@ static uint64_t hash_addr(uintptr_t a)
 	uint64_t h = a * 0x9e3779b97f4a7c15ULL;
 
 	return h ^ h >> 29;
-}
-
-/* -ln(u) for u in (0, 1], without libm: ln by its series around 1 after halving. */
-static double neg_log(double u)
-{
-	double r = 0, y, y2, term;
-	int k = 0;
-
-	while (u < 0.5) {
-		u *= 2;
-		k++;
-	}
-	/* ln(u) = 2 atanh((u - 1) / (u + 1)) */
-	y = (u - 1) / (u + 1);
-	y2 = y * y;
-	term = y;
-	for (int i = 1; i < 40; i += 2) {
-		r += term / i;
-		term *= y2;
-	}
-	return k * 0.69314718055994530942 - 2 * r;
 }
 
 /* Count one block more or less (@n) at hash @h; with watched_lock held. */
@@ -160,7 +139,6 @@ static void start(void)
 {
 	int expected = 0;
 	const char *env;
-	double sum = 0;
 
 	if (!atomic_compare_exchange_strong(&state, &expected, 1))
 		return;
@@ -178,17 +156,17 @@ static void start(void)
 	env = getenv(HEAP_RATE_ENV);
 	rate = env ? strtoull(env, NULL, 10) : 0;
 	/*
-	 * Stratified draws of the exponential distribution, scaled so that
-	 * their mean is the rate exactly, as the profiler draws the BPF
-	 * program's (alloc__configure()).
+	 * Evenly spread from half the rate to one and a half times it: of mean
+	 * the rate, and random enough that no allocation pattern keeps step
+	 * with them. Counting the points a block reaches (not the chance that
+	 * it reaches one, as the BPF program's exponential intervals allow)
+	 * makes the estimate right whatever the intervals' spread, and a
+	 * narrow spread makes it closer: over sqlite3's 664 MB, exponential
+	 * intervals put the total from -2.2% to +3.5% off in six runs.
 	 */
 	for (size_t i = 0; i < ALLOC_NR_INTERVALS && rate > 1; i++)
-		sum += neg_log((i + 0.5) / ALLOC_NR_INTERVALS);
-	for (size_t i = 0; i < ALLOC_NR_INTERVALS && rate > 1; i++)
-		intervals[i] = (int64_t)(neg_log((i + 0.5) / ALLOC_NR_INTERVALS) *
-						 ALLOC_NR_INTERVALS / sum * (double)rate +
-					 0.5) +
-			       1;
+		intervals[i] = (int64_t)(((double)i + 0.5) / ALLOC_NR_INTERVALS * (double)rate +
+					 (double)rate / 2 + 0.5);
 	pthread_atfork(fork_prepare, fork_done, fork_done);
 	atomic_store(&state, 2);
 }
@@ -206,33 +184,47 @@ static int64_t next_interval(void)
 	return intervals[xorshift64(&seed) & (ALLOC_NR_INTERVALS - 1)];
 }
 
-/* A call for @size bytes reached this thread's sampling point, or is its first. */
-static __attribute__((noinline)) bool sampling_point(size_t size)
+/*
+ * A call's bytes took this thread's countdown to @left or below 0, or it is
+ * the thread's first: how many sampling points they reached.
+ */
+static __attribute__((noinline)) uint32_t sampling_points(void)
 {
+	uint64_t bulk;
+	uint32_t points = 0;
+
 	if (!seed) {
-		/* The thread's first call: its first point, from here. */
+		/* The thread's first call: its first point, from its first byte. */
 		seed = ((uint64_t)(uintptr_t)&left ^ 0x9e3779b97f4a7c15ULL) | 1;
-		left = next_interval() - (int64_t)size;
-		if (left > 0)
-			return false;
+		left += next_interval();
 	}
-	left = next_interval();
-	return true;
+	/* A block of many intervals (a large mapping): all but the last few at their mean. */
+	bulk = left < 0 ? (uint64_t)-left / rate : 0;
+	if (bulk > 16) {
+		points = (uint32_t)(bulk - 8 < UINT32_MAX / 2 ? bulk - 8 : UINT32_MAX / 2);
+		left += (int64_t)points * (int64_t)rate;
+		if (points == UINT32_MAX / 2 && left < 0)
+			left = 0; /* past what a record says: the rest is not counted */
+	}
+	while (left <= 0) {
+		left += next_interval();
+		points++;
+	}
+	return points;
 }
 
 /*
- * Does a call for @size bytes reach this thread's next sampling point?
- * Sampled so, a block of n bytes is sampled with probability
- * 1 - e^(-n/rate), as the BPF program's are (alloc_sampled()).
+ * How many of this thread's sampling points a call for @size bytes reaches:
+ * mostly none. With a rate of 1, every call is sampled, as one point.
  */
-static inline bool sampled(size_t size)
+static inline uint32_t sampled(size_t size)
 {
 	if (__builtin_expect(rate <= 1, 0))
 		return rate == 1;
 	left -= (int64_t)size;
 	if (__builtin_expect(left > 0, 1))
-		return false;
-	return sampling_point(size);
+		return 0;
+	return sampling_points();
 }
 
 static void watch(uintptr_t a)
@@ -300,12 +292,13 @@ static bool unwatch(uintptr_t a)
 
 /*
  * The profiler's uprobes: a sampled call of @func for @size bytes returned
- * @ptr; a sampled block @ptr is being freed. Written out, so that each
+ * @ptr, its bytes reaching @points sampling points; a sampled block @ptr is
+ * being freed. Written out, so that each
  * begins with an instruction the kernel emulates at a uprobe (a push): the
  * compiler's lone `ret` is stepped out of line, a second trap, which made
  * --alloc=1 of 60,000 blocks take 7.1 s against 2.1 s probing malloc.
  */
-void profiler_heap_sampled(void *ptr, size_t size, unsigned int func);
+void profiler_heap_sampled(void *ptr, size_t size, unsigned int func, uint32_t points);
 void profiler_heap_freed(void *ptr);
 
 #define HOOK(name)                                                                                 \
@@ -325,10 +318,12 @@ __asm__(".pushsection .text\n" HOOK(HEAP_SAMPLED_FUNC) HOOK(HEAP_FREED_FUNC) ".p
 /* A block @p of @size bytes was handed out by @func: sample it if its turn. */
 static inline void *allocated(void *p, size_t size, unsigned int func)
 {
-	if (p && sampled(size)) {
+	uint32_t points;
+
+	if (p && (points = sampled(size))) {
 		if (rate > 1)
 			watch((uintptr_t)p);
-		profiler_heap_sampled(p, size, func);
+		profiler_heap_sampled(p, size, func, points);
 	}
 	return p;
 }
