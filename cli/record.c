@@ -417,6 +417,35 @@ static int preload_env(const struct options *o, const char *command, char *lib, 
 	return 0;
 }
 
+/*
+ * -v with --alloc, where an allocator was probed: what a call cost the
+ * target. A hit is a trap (timed on a function of ours at the start) and a
+ * run of the BPF program; a malloc and its free are two hits, and a sampled
+ * malloc's return a third.
+ */
+static void report_alloc_cost(const struct collector *c)
+{
+	struct alloc_cost cost;
+	double hit_us;
+
+	if (collector__alloc_cost(c, &cost) || !cost.probed || !cost.trap_ns)
+		return;
+	if (!cost.hits) {
+		pr_info("alloc: a hit of a probe on an allocator costs %.1f us here (its trap, "
+			"timed at the start), a malloc and its free about %.1f us; sysctl "
+			"kernel.bpf_stats_enabled=1 counts the hits and the BPF program's time",
+			cost.trap_ns / 1e3, 2 * cost.trap_ns / 1e3);
+		return;
+	}
+	hit_us = (cost.trap_ns + (double)cost.run_ns / cost.hits) / 1e3;
+	pr_info("alloc: %llu hits of the probes on the allocators, %.1f us each: the trap %.1f us "
+		"(timed at the start), the BPF program %llu ns; a malloc and its free about "
+		"%.1f us, %.2f s of the targets' time in all",
+		(unsigned long long)cost.hits, hit_us, cost.trap_ns / 1e3,
+		(unsigned long long)(cost.run_ns / cost.hits), 2 * hit_us,
+		hit_us * cost.hits / 1e6);
+}
+
 int record(const struct options *o)
 {
 	struct collector_opts copts;
@@ -484,6 +513,7 @@ int record(const struct options *o)
 		copts.alloc_preload = preload;
 	if (*not_preloaded)
 		copts.alloc_not_preloaded = not_preloaded;
+	copts.alloc_cost = o->verbose > 0;
 
 	p = profile__new(o->freq_hz);
 	if (!p) {
@@ -655,6 +685,7 @@ int record(const struct options *o)
 		if (!collector__bpf_stats(c, true, &run_ns, &runs) && runs)
 			pr_info("bpf: sched_switch: %llu runs, %llu ns per run",
 				(unsigned long long)runs, (unsigned long long)(run_ns / runs));
+		report_alloc_cost(c);
 	}
 	phase = "writing the profile";
 	symbolized_ns = clock_ns(CLOCK_MONOTONIC);

@@ -25,6 +25,7 @@
 #include "common/log.h"
 #include "common/profile.h"
 #include "common/proc_maps.h"
+#include "common/procfs.h"
 #include "elf/elf_file.h"
 #include "event.h"
 #include "preload/heap.h"
@@ -116,7 +117,10 @@ struct alloc {
 	struct stack_entry **changed; /* entries changed since the last copy */
 	size_t nr_changed, alloc_changed;
 
-	uint64_t unknown_frees; /* of blocks whose record never came */
+	uint64_t unknown_frees;		 /* of blocks whose record never came */
+	uint64_t trap_ns;		 /* alloc__measure_trap()'s, or 0 */
+	uint64_t trap_runs, trap_run_ns; /* its runs of the program, not the targets' */
+	uint64_t probed;		 /* times attach() probed a process's allocator */
 };
 
 static bool proc_eq(const void *entry, const void *key)
@@ -617,6 +621,146 @@ void alloc__detach(struct alloc *a)
 	free(w.procs);
 }
 
+/*
+ * The function alloc__measure_trap() probes: it begins with a push, as the
+ * points probe_point() picks in the allocators do, which the kernel
+ * emulates at a uprobe (an instruction stepped out of line costs a second
+ * trap).
+ */
+void alloc_trap_point(void);
+__asm__(".pushsection .text\n"
+	".globl alloc_trap_point\n"
+	".type alloc_trap_point, @function\n"
+	"alloc_trap_point:\n"
+	".cfi_startproc\n"
+	"push %rbp\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"pop %rbp\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size alloc_trap_point, . - alloc_trap_point\n"
+	".popsection\n");
+
+/* Nanoseconds that @n calls of alloc_trap_point() take, the fastest of three rounds. */
+static uint64_t time_trap_point(int n)
+{
+	void (*volatile call)(void) = alloc_trap_point;
+	uint64_t best = UINT64_MAX;
+
+	for (int round = 0; round < 3; round++) {
+		struct timespec t0, t1;
+		uint64_t ns;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (int i = 0; i < n; i++)
+			call();
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ULL + (uint64_t)t1.tv_nsec -
+		     (uint64_t)t0.tv_nsec;
+		if (ns < best)
+			best = ns;
+	}
+	return best;
+}
+
+/* The offset in our program's file of alloc_trap_point(), from our maps; 0 if not found. */
+static uint64_t trap_point_offset(void)
+{
+	uintptr_t addr = (uintptr_t)alloc_trap_point;
+	unsigned long long start, end, off;
+	char line[512], perms[8];
+	uint64_t found = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx %7s %llx", &start, &end, perms, &off) == 4 &&
+		    addr >= start && addr < end && perms[2] == 'x')
+			found = addr - start + off;
+	fclose(f);
+	return found;
+}
+
+/* @prog's runs and run time so far (kernel.bpf_stats_enabled): 0 when not counted. */
+static void prog_runs(const struct bpf_program *prog, uint64_t *runs, uint64_t *run_ns)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	*runs = *run_ns = 0;
+	if (bpf_program__fd(prog) >= 0 &&
+	    !bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len)) {
+		*runs = info.run_cnt;
+		*run_ns = info.run_time_ns;
+	}
+}
+
+int alloc__measure_trap(struct alloc *a)
+{
+	enum {
+		CALLS = 2000
+	};
+	uint64_t offset = trap_point_offset(), cookie = ALLOC_FUNC_MALLOC, bare, probed, runs,
+		 run_ns;
+	struct bpf_program *prog = a->sessions ? a->skel->progs.alloc_session :
+						 a->skel->progs.alloc_probe;
+	struct bpf_link *link = NULL;
+	int fd = -1, err = 0;
+
+	if (!offset)
+		return -ENOENT;
+	prog_runs(prog, &runs, &run_ns);
+	/*
+	 * Our own process is no target: the program stops at its first
+	 * check, as it does for the calls of a target's threads that are not
+	 * sampled, and asks for no return.
+	 */
+	if (a->sessions) {
+		fd = link_session(prog, getpid(), "/proc/self/exe", &offset, &cookie, 1);
+		err = fd < 0 ? fd : 0;
+	} else {
+		link = bpf_program__attach_uprobe(prog, false, getpid(), "/proc/self/exe", offset);
+		err = link ? 0 : -errno;
+	}
+	if (err)
+		return err;
+	probed = time_trap_point(CALLS);
+	if (fd >= 0)
+		close(fd);
+	bpf_link__destroy(link);
+	bare = time_trap_point(CALLS);
+	a->trap_ns = probed > bare ? (probed - bare) / CALLS : 1;
+	prog_runs(prog, &a->trap_runs, &a->trap_run_ns);
+	a->trap_runs -= runs;
+	a->trap_run_ns -= run_ns;
+	return 0;
+}
+
+void alloc__cost(const struct alloc *a, struct alloc_cost *cost)
+{
+	const struct bpf_program *progs[] = { a->skel->progs.alloc_session,
+					      a->skel->progs.alloc_probe,
+					      a->skel->progs.alloc_ret };
+
+	memset(cost, 0, sizeof(*cost));
+	cost->trap_ns = a->trap_ns;
+	cost->probed = a->probed;
+	if (procfs__read_long("/proc/sys/kernel/bpf_stats_enabled", 0) <= 0)
+		return;
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		uint64_t runs, run_ns;
+
+		prog_runs(progs[i], &runs, &run_ns);
+		cost->hits += runs;
+		cost->run_ns += run_ns;
+	}
+	/* Not the calibration's. */
+	cost->hits -= cost->hits >= a->trap_runs ? a->trap_runs : cost->hits;
+	cost->run_ns -= cost->run_ns >= a->trap_run_ns ? a->trap_run_ns : cost->run_ns;
+}
+
 /* The probes of one file: where each function is, and its cookie. */
 struct file_probes {
 	uint64_t offsets[NR_FUNCS], cookies[NR_FUNCS];
@@ -835,6 +979,8 @@ static int attach(struct alloc *a, pid_t pid, const char *exe, bool before_exec)
 	err = attach_file(a, p, paths[allocator], false);
 	if (!err && libc >= 0)
 		err = attach_file(a, p, paths[libc], true);
+	if (!err)
+		a->probed++;
 	free_paths(paths, nr);
 	return err;
 }

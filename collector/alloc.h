@@ -78,6 +78,24 @@ int alloc__exec(struct alloc *a, pid_t pid);
 void alloc__detach(struct alloc *a);
 
 /*
+ * Time what one hit of a probe at an allocator costs here: a probe like
+ * the allocators' on a function of ours, called in a loop, against the
+ * loop without it. Takes a few tens of milliseconds, and one grace period
+ * of the kernel's to remove the probe. 0 or -errno.
+ */
+int alloc__measure_trap(struct alloc *a);
+
+/* What the probes on the targets' allocators cost (alloc__cost()). */
+struct alloc_cost {
+	uint64_t trap_ns; /* a hit's trap, from alloc__measure_trap(); 0: not measured */
+	uint64_t probed;  /* times a process's allocator was probed */
+	/* With kernel.bpf_stats_enabled on: the allocator programs' hits and run time. */
+	uint64_t hits, run_ns;
+};
+
+void alloc__cost(const struct alloc *a, struct alloc_cost *cost);
+
+/*
  * The address in @maps of the allocation function an EVENT_ALLOC record
  * names, to show as the stack's leaf; 0 when @maps does not map it.
  */

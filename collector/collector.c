@@ -521,6 +521,9 @@ struct collector *collector__new(const struct collector_opts *opts, struct strse
 			pr_warn("cannot start the collector: %s", strerror(-err));
 			goto out_free;
 		}
+		if (opts->alloc_cost && (err = alloc__measure_trap(c->alloc)))
+			pr_info("alloc: cannot time a probe's trap: %s", strerror(-err));
+		err = 0;
 	}
 	/*
 	 * A recording's kernel stacks may run through BPF programs: read those
@@ -1688,6 +1691,14 @@ uint64_t collector__duration(const struct collector *c)
 int collector__child_status(const struct collector *c)
 {
 	return procs__child_status(c->procs);
+}
+
+int collector__alloc_cost(const struct collector *c, struct alloc_cost *cost)
+{
+	if (!c->alloc)
+		return -ENOENT;
+	alloc__cost(c->alloc, cost);
+	return 0;
 }
 
 int collector__bpf_stats(const struct collector *c, bool offcpu, uint64_t *run_time_ns,

@@ -110,6 +110,8 @@ struct collector_opts {
 	const char *alloc_preload;
 	/* Else why not, said once its allocator is probed instead; or NULL. */
 	const char *alloc_not_preloaded;
+	/* Time a probe's trap at the start, for collector__alloc_cost() (-v). */
+	bool alloc_cost;
 	/*
 	 * Count samples only in the windows attached (collector__attach()),
 	 * not in collector__stacks(), which stays empty: profiler serve.
@@ -273,6 +275,12 @@ uint64_t collector__start_real(const struct collector *c);
 uint64_t collector__duration(const struct collector *c);
 /* Exit status (as from waitpid) of the child target, or -1 if it did not exit. */
 int collector__child_status(const struct collector *c);
+/*
+ * What the probes on the targets' allocators cost (alloc.h's struct
+ * alloc_cost). 0, or -ENOENT without --alloc.
+ */
+struct alloc_cost;
+int collector__alloc_cost(const struct collector *c, struct alloc_cost *cost);
 /*
  * BPF run time and run count of the sampling program, or with @offcpu of the
  * sched_switch one (needs kernel.bpf_stats_enabled). 0 or -errno (-ENOENT:
