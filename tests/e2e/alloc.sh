@@ -14,7 +14,8 @@ require_bpf "$H: --alloc=1 against DHAT" "$H: dh_view.html shows our DHAT file" 
 	"$H: --alloc=1: site70" "$H: --alloc=1: site30" "$H: folded stacks of site70" \
 	"$H: aligned_alloc, realloc: site_aligned" "$H: aligned_alloc, realloc: site70" \
 	"$H: aligned_alloc, realloc: site30" "$H: sampled: site70" "$H: sampled: site30" \
-	"$H: -p" "$H: a child of the command" "$H: three processes leaking" \
+	"$H: -p" "$H: -v: what a malloc and its free cost under the allocator's probes" \
+	"$H: a child of the command" "$H: three processes leaking" \
 	"$H: anonymous mmap" "$H: a full live-block map" \
 	"bad input: --alloc on a static, stripped program" "bad input: --alloc with -a" \
 	"bad input: --alloc with --off-cpu" "bad input: --alloc=0" \
@@ -183,6 +184,28 @@ else
 fi
 kill "$BG_PID" 2>/dev/null
 wait "$BG_PID" 2>/dev/null
+
+# 3b. What -v says a malloc and its free cost under the allocator's probes
+# (as -p places them; --alloc-uprobes for a command), against what 50,000
+# of them cost heap_work churn, by its own clock: within a factor of 3 (the
+# trap is timed at the start, on a machine maybe busier or quieter later).
+"$HEAP" churn 50000 >"$TMP/churn-alone.out"
+if "$PROFILER" -v --alloc --alloc-uprobes -o "$TMP/churn.pb.gz" -- "$HEAP" churn 50000 \
+	>"$TMP/churn.out" 2>"$TMP/churn.err"; then
+	said=$(sed -n 's/.*a malloc and its free about \([0-9.]*\) us.*/\1/p' "$TMP/churn.err")
+	alone=$(sed -n 's/^seconds=//p' "$TMP/churn-alone.out")
+	probed=$(sed -n 's/^seconds=//p' "$TMP/churn.out")
+	pair=$(awk -v p="$probed" -v a="$alone" 'BEGIN { if (p != "") printf "%.1f", (p - a) * 1e6 / 50000 }')
+	if [[ -n $said && -n $pair ]] && awk -v s="$said" -v m="$pair" 'BEGIN { exit !(s > 0 && m > 0 && s <= 3 * m && m <= 3 * s) }'; then
+		ok "heap profiles: -v: what a malloc and its free cost under the allocator's probes: said $said us, measured $pair us"
+	else
+		fail "heap profiles: -v: a malloc and its free said to cost '$said' us under the allocator's probes, measured '$pair' us"
+		grep 'alloc:' "$TMP/churn.err" | sed 's/^/#   /'
+	fi
+else
+	fail "heap profiles: -v: what a malloc and its free cost: the profiler failed"
+	sed 's/^/#   /' "$TMP/churn.err"
+fi
 
 # 4. A child of the command, which runs for a second: probed when the
 # profiler hears of its fork (its probes hold through its exec of a program
