@@ -25,6 +25,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -58,6 +59,8 @@ static uint64_t rate;
 /* Intervals between sampling points, drawn once, picked at random (start()). */
 static int64_t intervals[ALLOC_NR_INTERVALS];
 static atomic_int state; /* 0: not started, 1: starting, 2: started */
+/* Set while this thread runs start(): what dlsym() allocates comes from the bootstrap. */
+static __thread bool starting __attribute__((tls_model("initial-exec")));
 
 /*
  * While dlsym() looks the allocator up, it may allocate itself (its
@@ -142,6 +145,7 @@ static void start(void)
 
 	if (!atomic_compare_exchange_strong(&state, &expected, 1))
 		return;
+	starting = true;
 	real.malloc = dlsym(RTLD_NEXT, "malloc");
 	real.calloc = dlsym(RTLD_NEXT, "calloc");
 	real.realloc = dlsym(RTLD_NEXT, "realloc");
@@ -168,14 +172,22 @@ static void start(void)
 		intervals[i] = (int64_t)(((double)i + 0.5) / ALLOC_NR_INTERVALS * (double)rate +
 					 (double)rate / 2 + 0.5);
 	pthread_atfork(fork_prepare, fork_done, fork_done);
+	starting = false;
 	atomic_store(&state, 2);
 }
 
+/*
+ * Is the allocator found? Else find it. A thread that calls while another
+ * finds it waits (dlsym() takes microseconds): the bootstrap's 4 KiB are
+ * for what dlsym() itself allocates, not for the program.
+ */
 static inline bool started(void)
 {
 	if (__builtin_expect(atomic_load_explicit(&state, memory_order_acquire) == 2, 1))
 		return true;
 	start();
+	while (!starting && atomic_load(&state) != 2)
+		sched_yield();
 	return atomic_load(&state) == 2;
 }
 
