@@ -91,7 +91,7 @@ theirs=$(handler_share "$TMP/labels-go.pprof")
 n_ours=$(summary_count "$TMP/labels.err" "on-CPU samples")
 n_go=$(shares summary "$TMP/labels-go.pprof" 2>/dev/null | awk '{ print $2 }')
 # Three standard deviations of the difference, and a point for the clocks.
-tol=$(awk -v a="$n_ours" -v b="$n_go" 'BEGIN { if (a && b) printf "%.1f", 300 * sqrt(0.21 * (1 / a + 1 / b)) + 1 }')
+tol=$(share_tol "$n_ours" "$n_go")
 what="checkout ${ours:-none}% of labelled samples (folded under --root-frame labels: ${folded:-none}%), Go's profile ${theirs:-none}% (±${tol:-?}); ${n_ours:-0} and ${n_go:-0} samples"
 if within "$ours" 70 5 && within "$ours" "$theirs" "${tol:-x}" && within "$folded" "$ours" 0.5; then
 	ok "$labels_name ($what)"

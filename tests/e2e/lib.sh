@@ -216,6 +216,16 @@ within() {
 			d = v - e; if (d < 0) d = -d; exit !(d <= t) }'
 }
 
+# share_tol COUNT...: three standard deviations, in points, of a 70/30
+# share counted over COUNT samples (of the difference of the shares, with
+# several counts), and a point for the clock's aliasing: at least FLOOR
+# points (SHARE_TOL_FLOOR, 0). Nothing when a count is missing or 0.
+share_tol() {
+	awk -v list="$*" -v floor="${SHARE_TOL_FLOOR:-0}" 'BEGIN { n = split(list, c, " ")
+		for (i = 1; i <= n; i++) { if (c[i] + 0 <= 0) exit; s += 1 / c[i] }
+		t = 300 * sqrt(0.21 * s) + 1; if (n) printf "%.1f", (t > floor ? t : floor) }'
+}
+
 # share_is NAME FILE FUNC EXPECTED TOLERANCE [PPROF_ARGS...]: FUNC's share
 # of the samples, with what was inlined into it (pprof's cumulative column).
 share_is() {
