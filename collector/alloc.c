@@ -628,19 +628,7 @@ void alloc__detach(struct alloc *a)
  * trap).
  */
 void alloc_trap_point(void);
-__asm__(".pushsection .text\n"
-	".globl alloc_trap_point\n"
-	".type alloc_trap_point, @function\n"
-	"alloc_trap_point:\n"
-	".cfi_startproc\n"
-	"push %rbp\n"
-	".cfi_adjust_cfa_offset 8\n"
-	"pop %rbp\n"
-	".cfi_adjust_cfa_offset -8\n"
-	"ret\n"
-	".cfi_endproc\n"
-	".size alloc_trap_point, . - alloc_trap_point\n"
-	".popsection\n");
+__asm__(".pushsection .text\n" HEAP_PROBE_POINT("alloc_trap_point") ".popsection\n");
 
 /* Nanoseconds that @n calls of alloc_trap_point() take, the fastest of three rounds. */
 static uint64_t time_trap_point(int n)
@@ -668,17 +656,17 @@ static uint64_t time_trap_point(int n)
 static uint64_t trap_point_offset(void)
 {
 	uintptr_t addr = (uintptr_t)alloc_trap_point;
-	unsigned long long start, end, off;
-	char line[512], perms[8];
+	struct proc_maps_line m;
+	char line[PATH_MAX + 128];
 	uint64_t found = 0;
 	FILE *f = fopen("/proc/self/maps", "re");
 
 	if (!f)
 		return 0;
 	while (!found && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx-%llx %7s %llx", &start, &end, perms, &off) == 4 &&
-		    addr >= start && addr < end && perms[2] == 'x')
-			found = addr - start + off;
+		if (!proc_maps__parse_line(line, &m) && addr >= m.start && addr < m.end &&
+		    m.perms[2] == 'x')
+			found = addr - m.start + m.pgoff;
 	fclose(f);
 	return found;
 }

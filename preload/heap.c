@@ -313,19 +313,8 @@ static bool unwatch(uintptr_t a)
 void profiler_heap_sampled(void *ptr, size_t size, unsigned int func, uint32_t points);
 void profiler_heap_freed(void *ptr);
 
-#define HOOK(name)                                                                                 \
-	".globl " name "\n"                                                                        \
-	".type " name ", @function\n" name ":\n"                                                   \
-	".cfi_startproc\n"                                                                         \
-	"push %rbp\n"                                                                              \
-	".cfi_adjust_cfa_offset 8\n"                                                               \
-	"pop %rbp\n"                                                                               \
-	".cfi_adjust_cfa_offset -8\n"                                                              \
-	"ret\n"                                                                                    \
-	".cfi_endproc\n"                                                                           \
-	".size " name ", . - " name "\n"
-
-__asm__(".pushsection .text\n" HOOK(HEAP_SAMPLED_FUNC) HOOK(HEAP_FREED_FUNC) ".popsection\n");
+__asm__(".pushsection .text\n" HEAP_PROBE_POINT(HEAP_SAMPLED_FUNC)
+		HEAP_PROBE_POINT(HEAP_FREED_FUNC) ".popsection\n");
 
 /* A block @p of @size bytes was handed out by @func: sample it if its turn. */
 static inline void *allocated(void *p, size_t size, unsigned int func)

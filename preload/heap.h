@@ -16,4 +16,22 @@
 #define HEAP_SAMPLED_FUNC "profiler_heap_sampled"
 #define HEAP_FREED_FUNC "profiler_heap_freed"
 
+/*
+ * The assembly of a function @name that does nothing, for a uprobe: it
+ * begins with a push, which the kernel emulates at a uprobe (an instruction
+ * stepped out of line, as the compiler's lone `ret` is, costs a second
+ * trap). For a top-level __asm__ of .text.
+ */
+#define HEAP_PROBE_POINT(name)                                                                     \
+	".globl " name "\n"                                                                        \
+	".type " name ", @function\n" name ":\n"                                                   \
+	".cfi_startproc\n"                                                                         \
+	"push %rbp\n"                                                                              \
+	".cfi_adjust_cfa_offset 8\n"                                                               \
+	"pop %rbp\n"                                                                               \
+	".cfi_adjust_cfa_offset -8\n"                                                              \
+	"ret\n"                                                                                    \
+	".cfi_endproc\n"                                                                           \
+	".size " name ", . - " name "\n"
+
 #endif
